@@ -1,0 +1,41 @@
+# streamwatch: `make test` is what CI runs (.ci/run) and what the README tells you to run.
+GO       ?= go
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS  := -s -w -X main.version=$(VERSION)
+
+.PHONY: build test lint vet fmt-check staticcheck race fuzz bench image-build clean
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/streamwatch .
+
+# test: formatting, vet, staticcheck, then every test with the race detector against a real
+# redis-server (REDIS_URL, or a throwaway server scripts/with-redis starts on a free port).
+test: fmt-check vet staticcheck
+	scripts/with-redis $(GO) test -race -count=1 -timeout 20m ./...
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+staticcheck:
+	@command -v staticcheck >/dev/null 2>&1 || [ -x "$$($(GO) env GOPATH)/bin/staticcheck" ] || \
+	  $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2
+	@PATH="$$PATH:$$($(GO) env GOPATH)/bin" staticcheck ./...
+
+# fuzz runs every fuzz target for FUZZTIME each (the seeds run in `make test`).
+FUZZTIME ?= 30s
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for t in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	    echo "== $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+bench:
+	scripts/with-redis $(GO) test -run '^$$' -bench . -benchmem ./...
+
+clean:
+	rm -rf bin

@@ -1,0 +1,99 @@
+// Package bot is streamwatch's Slack side: it serves alert webhooks, runs the socket-mode loop,
+// turns envelopes into commands and delivers the outbox to Slack.
+package bot
+
+import (
+	"context"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/slack-go/slack"
+	"github.com/streamwatch/streamwatch/commands"
+	"github.com/streamwatch/streamwatch/integrations/alerts"
+	"github.com/streamwatch/streamwatch/state"
+)
+
+// Options configure a Bot. Zero values get defaults.
+type Options struct {
+	Log      *slog.Logger
+	Store    *state.Store
+	Router   *alerts.Router
+	Commands *commands.Handler
+	// API is the Slack Web API client (bot token; app token for socket mode).
+	API *slack.Client
+	// WebhookToken is the bearer token webhooks must present; "" with AllowUnauthenticated.
+	WebhookToken         string
+	AllowUnauthenticated bool
+	MaxBodyBytes         int64
+	// Replica names this process as an outbox consumer; unique per replica.
+	Replica string
+	// ClaimAfter is how long an outbox entry may sit with a consumer before another claims it.
+	ClaimAfter time.Duration
+	// Poll is how often the deliverer looks for due coalesced updates and retries.
+	Poll time.Duration
+	// AllowedChannels, when not empty, are the only channels where commands are answered.
+	AllowedChannels []string
+	Now             func() time.Time
+}
+
+// Bot ties Slack, the webhooks and the state together.
+type Bot struct {
+	opt       Options
+	log       *slog.Logger
+	connected atomic.Bool
+	authBad   atomic.Bool
+	draining  atomic.Bool
+	wake      chan struct{}
+}
+
+// New returns a Bot; Run starts it.
+func New(opt Options) *Bot {
+	if opt.Log == nil {
+		opt.Log = slog.New(slog.DiscardHandler)
+	}
+	if opt.MaxBodyBytes <= 0 {
+		opt.MaxBodyBytes = 1 << 20
+	}
+	if opt.ClaimAfter <= 0 {
+		opt.ClaimAfter = 30 * time.Second
+	}
+	if opt.Poll <= 0 {
+		opt.Poll = 200 * time.Millisecond
+	}
+	if opt.Replica == "" {
+		opt.Replica = "streamwatch"
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	return &Bot{opt: opt, log: opt.Log, wake: make(chan struct{}, 1)}
+}
+
+// Connected reports whether the socket-mode connection is up.
+func (b *Bot) Connected() bool { return b.connected.Load() }
+
+// Drain makes /readyz answer 503 and webhooks refuse new alerts with 503, ahead of shutdown.
+func (b *Bot) Drain() { b.draining.Store(true) }
+
+// Run runs the socket-mode loop and the outbox deliverer until ctx ends.
+func (b *Bot) Run(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b.runDelivery(ctx)
+	}()
+	b.runSocket(ctx)
+	<-done
+	return nil
+}
+
+// RunDelivery runs only the outbox deliverer (a replica may run without a socket).
+func (b *Bot) RunDelivery(ctx context.Context) { b.runDelivery(ctx) }
+
+func (b *Bot) poke() {
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,227 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/slack-go/slack"
+	"github.com/streamwatch/streamwatch/state"
+)
+
+// deliverer holds one replica's retry bookkeeping for the outbox.
+type deliverer struct {
+	b         *Bot
+	retryAt   map[string]time.Time // stream id → not before
+	attempts  map[string]int
+	replied   map[string]bool      // stream id → thread reply posted, root update still to do
+	paused    map[string]time.Time // channel → not before (HTTP 429)
+	lastClaim time.Time
+}
+
+// runDelivery delivers the outbox until ctx ends. Entries of one incident go out in sequence
+// order, across replicas; a failed entry is retried with backoff (or Slack's Retry-After) and
+// holds back the later entries of its incident; entries of a replica that died are claimed.
+func (b *Bot) runDelivery(ctx context.Context) {
+	d := &deliverer{b: b, retryAt: map[string]time.Time{}, attempts: map[string]int{},
+		replied: map[string]bool{}, paused: map[string]time.Time{}}
+	for ctx.Err() == nil {
+		if err := b.opt.Store.EnsureOutbox(ctx); err == nil {
+			break
+		}
+		if !sleep(ctx, time.Second) {
+			return
+		}
+	}
+	for ctx.Err() == nil {
+		if err := d.pass(ctx); err != nil && ctx.Err() == nil {
+			b.log.Warn("outbox pass", "err", err)
+			sleep(ctx, time.Second)
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+func (d *deliverer) pass(ctx context.Context) error {
+	b := d.b
+	st := b.opt.Store
+	if _, err := st.Pump(ctx); err != nil {
+		return err
+	}
+	if ids, err := st.AutoResolveDue(ctx); err != nil {
+		return err
+	} else if len(ids) > 0 {
+		b.log.Info("auto-resolved", "incidents", ids)
+	}
+	if time.Since(d.lastClaim) > b.opt.ClaimAfter/2 {
+		d.lastClaim = time.Now()
+		claimed, err := st.ClaimStale(ctx, b.opt.Replica, b.opt.ClaimAfter)
+		if err != nil {
+			return err
+		}
+		if len(claimed) > 0 {
+			b.log.Info("claimed outbox entries of a stalled replica", "entries", len(claimed))
+		}
+	}
+	pending, err := st.ReadOutbox(ctx, b.opt.Replica, true, 200, 0)
+	if err != nil {
+		return err
+	}
+	blocked := map[string]bool{}
+	d.deliverAll(ctx, pending, blocked)
+	fresh, err := st.ReadOutbox(ctx, b.opt.Replica, false, 200, b.opt.Poll)
+	if err != nil {
+		return err
+	}
+	d.deliverAll(ctx, fresh, blocked)
+	if len(fresh) == 0 && len(pending) > 0 {
+		// Only waiting entries: do not spin.
+		select {
+		case <-ctx.Done():
+		case <-b.wake:
+		case <-time.After(b.opt.Poll):
+		}
+	}
+	return nil
+}
+
+func (d *deliverer) deliverAll(ctx context.Context, list []state.Delivery, blocked map[string]bool) {
+	now := time.Now()
+	for _, e := range list {
+		if ctx.Err() != nil {
+			return
+		}
+		if blocked[e.Incident] || now.Before(d.retryAt[e.StreamID]) {
+			blocked[e.Incident] = true
+			continue
+		}
+		if err := d.deliver(ctx, e); err != nil {
+			blocked[e.Incident] = true
+			d.attempts[e.StreamID]++
+			wait := backoff(d.attempts[e.StreamID])
+			var rl *slack.RateLimitedError
+			if errors.As(err, &rl) && rl.RetryAfter > 0 {
+				wait = rl.RetryAfter
+			}
+			if !errors.Is(err, errWaiting) {
+				d.b.log.Warn("slack delivery failed; will retry", "incident", e.Incident, "kind", e.Kind,
+					"attempt", d.attempts[e.StreamID], "retry_in", wait, "err", err)
+			}
+			d.retryAt[e.StreamID] = time.Now().Add(wait)
+			continue
+		}
+		delete(d.retryAt, e.StreamID)
+		delete(d.attempts, e.StreamID)
+		delete(d.replied, e.StreamID)
+	}
+}
+
+// errWaiting means an entry must wait for an earlier one of its incident.
+var errWaiting = errors.New("waiting for an earlier delivery of the incident")
+
+func backoff(attempt int) time.Duration {
+	d := 250 * time.Millisecond << min(attempt, 8)
+	return min(d, time.Minute)
+}
+
+// deliver posts one entry. A nil error means it is done (delivered, or dropped for good with
+// a log line); an error means retry later.
+func (d *deliverer) deliver(ctx context.Context, e state.Delivery) error {
+	b := d.b
+	st := b.opt.Store
+	prog, err := st.Progress(ctx, e.Incident)
+	if err != nil {
+		return err
+	}
+	if e.Seq <= prog.Delivered {
+		return st.Complete(ctx, e, "", "") // delivered before; only the ack was lost
+	}
+	if e.Seq > prog.Delivered+1 {
+		return errWaiting
+	}
+	if until, ok := d.paused[prog.Channel]; ok && time.Now().Before(until) {
+		return &slack.RateLimitedError{RetryAfter: time.Until(until)}
+	}
+	inc, err := st.Get(ctx, e.Incident)
+	if err != nil {
+		return err
+	}
+	switch e.Kind {
+	case state.KindRoot:
+		_, ts, err := b.opt.API.PostMessageContext(ctx, inc.Channel, slack.MsgOptionText(rootText(inc), false),
+			slack.MsgOptionBlocks(rootBlocks(inc)...), slack.MsgOptionDisableLinkUnfurl())
+		if err != nil {
+			return d.slackErr(ctx, e, inc.Channel, "chat.postMessage", err)
+		}
+		return st.Complete(ctx, e, ts, inc.Channel)
+	case state.KindFlush, state.KindEvent:
+		if prog.RootTS == "" {
+			b.log.Error("incident has no root message; thread update dropped", "incident", e.Incident, "kind", e.Kind)
+			return st.Complete(ctx, e, "", "")
+		}
+		if text := threadText(e); text != "" && !d.replied[e.StreamID] {
+			if _, _, err := b.opt.API.PostMessageContext(ctx, prog.Channel, slack.MsgOptionText(text, false),
+				slack.MsgOptionTS(prog.RootTS), slack.MsgOptionDisableLinkUnfurl()); err != nil {
+				return d.slackErr(ctx, e, prog.Channel, "chat.postMessage", err)
+			}
+			d.replied[e.StreamID] = true
+		}
+		if _, _, _, err := b.opt.API.UpdateMessageContext(ctx, prog.Channel, prog.RootTS,
+			slack.MsgOptionText(rootText(inc), false), slack.MsgOptionBlocks(rootBlocks(inc)...)); err != nil {
+			return d.slackErr(ctx, e, prog.Channel, "chat.update", err)
+		}
+		return st.Complete(ctx, e, "", "")
+	}
+	b.log.Error("unknown outbox entry dropped", "kind", e.Kind, "incident", e.Incident)
+	return st.Complete(ctx, e, "", "")
+}
+
+// slackErr decides whether a Slack error is worth retrying; errors no retry can fix drop the
+// entry with an error log so that the incident's later messages are not held back forever.
+func (d *deliverer) slackErr(ctx context.Context, e state.Delivery, channel, method string, err error) error {
+	var rl *slack.RateLimitedError
+	if errors.As(err, &rl) {
+		d.paused[channel] = time.Now().Add(rl.RetryAfter)
+		return err
+	}
+	if permanent(err) {
+		d.b.log.Error("slack rejected a delivery; dropped", "method", method, "incident", e.Incident,
+			"kind", e.Kind, "channel", channel, "err", err)
+		return d.b.opt.Store.Complete(ctx, e, "", "")
+	}
+	if isInvalidAuth(err) {
+		d.b.authBad.Store(true)
+	}
+	return err
+}
+
+// permanent is true for Slack errors that no retry can fix.
+func permanent(err error) bool {
+	var se slack.SlackErrorResponse
+	if errors.As(err, &se) {
+		err = errors.New(se.Err)
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return false
+	}
+	for _, code := range []string{"channel_not_found", "not_in_channel", "is_archived", "msg_too_long",
+		"invalid_blocks", "no_text", "message_not_found", "cant_update_message", "invalid_arguments"} {
+		if strings.Contains(err.Error(), code) {
+			return true
+		}
+	}
+	return false
+}

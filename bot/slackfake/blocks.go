@@ -1,0 +1,256 @@
+package slackfake
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"unicode/utf8"
+)
+
+// Slack's documented limits.
+const (
+	maxBlocks        = 50
+	maxTextLen       = 40000 // message text; beyond it chat.postMessage answers msg_too_long
+	maxSectionText   = 3000
+	maxSectionFields = 10
+	maxFieldText     = 2000
+	maxHeaderText    = 150
+	maxBlockID       = 255
+	maxActions       = 25
+	maxContextElems  = 10
+)
+
+// knownBlocks are the block types Slack accepts in messages.
+var knownBlocks = map[string]bool{
+	"actions": true, "context": true, "divider": true, "file": true, "header": true,
+	"image": true, "input": true, "markdown": true, "rich_text": true, "section": true,
+	"table": true, "video": true,
+}
+
+// blockError is why Slack rejects a message's blocks: the "error" code and one line per problem.
+type blockError struct {
+	code     string // "invalid_blocks" or "invalid_blocks_format"
+	messages []string
+}
+
+// answer renders the error as Slack does: {"ok":false,"error":code,"errors":[…],
+// "response_metadata":{"messages":["[ERROR] …"]}}.
+func (e *blockError) answer() answer {
+	a := errAnswer(e.code)
+	meta := make([]string, len(e.messages))
+	for i, m := range e.messages {
+		meta[i] = "[ERROR] " + m
+	}
+	a.body["errors"] = e.messages
+	a.body["response_metadata"] = map[string]any{"messages": meta}
+	return a
+}
+
+// parseBlocks checks a blocks argument the way Slack does and returns it compacted. Text that is
+// not a JSON array gets invalid_blocks_format (Slack's code for unparseable blocks); a JSON array
+// that breaks Block Kit's rules gets invalid_blocks with one line per problem.
+func parseBlocks(raw string) (json.RawMessage, *blockError) {
+	if raw == "" {
+		return nil, nil
+	}
+	var blocks []map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(raw), &blocks); err != nil {
+		return nil, &blockError{code: "invalid_blocks_format",
+			messages: []string{"blocks must be a JSON array of objects: " + err.Error()}}
+	}
+	var msgs []string
+	bad := func(ptr, format string, args ...any) {
+		msgs = append(msgs, fmt.Sprintf(format+" [json-pointer:/blocks%s]", append(args, ptr)...))
+	}
+	if len(blocks) > maxBlocks {
+		bad("", "no more than %d items allowed", maxBlocks)
+	}
+	ids := map[string]bool{}
+	for i, b := range blocks {
+		at := fmt.Sprintf("/%d", i)
+		var typ, id string
+		if json.Unmarshal(b["type"], &typ) != nil || typ == "" {
+			bad(at+"/type", "missing required field: type")
+			continue
+		}
+		if !knownBlocks[typ] {
+			bad(at+"/type", "unsupported type: %s", typ)
+			continue
+		}
+		if _, ok := b["block_id"]; ok {
+			if json.Unmarshal(b["block_id"], &id) != nil || utf8.RuneCountInString(id) > maxBlockID {
+				bad(at+"/block_id", "must be a string of at most %d characters", maxBlockID)
+			} else if ids[id] {
+				bad(at+"/block_id", "duplicate block_id: %s", id)
+			}
+			ids[id] = true
+		}
+		switch typ {
+		case "section":
+			text, hasText := textOf(b["text"])
+			fields := arrayOf(b["fields"])
+			if !hasText && len(fields) == 0 {
+				bad(at, "must provide either text or fields")
+			}
+			if utf8.RuneCountInString(text) > maxSectionText {
+				bad(at+"/text/text", "must be less than %d characters", maxSectionText+1)
+			}
+			if len(fields) > maxSectionFields {
+				bad(at+"/fields", "no more than %d items allowed", maxSectionFields)
+			}
+			for j, f := range fields {
+				if ft, _ := textOf(f); utf8.RuneCountInString(ft) > maxFieldText {
+					bad(fmt.Sprintf("%s/fields/%d/text", at, j), "must be less than %d characters", maxFieldText+1)
+				}
+			}
+		case "header":
+			text, ok := textOf(b["text"])
+			if !ok {
+				bad(at+"/text", "missing required field: text")
+			}
+			if utf8.RuneCountInString(text) > maxHeaderText {
+				bad(at+"/text/text", "must be less than %d characters", maxHeaderText+1)
+			}
+		case "actions":
+			n := len(arrayOf(b["elements"]))
+			if n == 0 || n > maxActions {
+				bad(at+"/elements", "must have between 1 and %d items", maxActions)
+			}
+		case "context":
+			n := len(arrayOf(b["elements"]))
+			if n == 0 || n > maxContextElems {
+				bad(at+"/elements", "must have between 1 and %d items", maxContextElems)
+			}
+		}
+	}
+	if len(msgs) > 0 {
+		return nil, &blockError{code: "invalid_blocks", messages: msgs}
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, []byte(raw)); err != nil {
+		return nil, &blockError{code: "invalid_blocks_format", messages: []string{err.Error()}}
+	}
+	if buf.String() == "[]" {
+		return nil, nil
+	}
+	return buf.Bytes(), nil
+}
+
+// fillBlockIDsLocked gives every block without a block_id a made-up one, as Slack does when it
+// stores a message (button clicks always carry a block_id). Callers hold s.mu.
+func (s *Server) fillBlockIDsLocked(blocks json.RawMessage) json.RawMessage {
+	if len(blocks) == 0 {
+		return blocks
+	}
+	var bs []map[string]json.RawMessage
+	if json.Unmarshal(blocks, &bs) != nil {
+		return blocks
+	}
+	changed := false
+	for _, b := range bs {
+		if _, ok := b["block_id"]; !ok {
+			id, _ := json.Marshal(s.randLocked(alnum+"abcdefghijklmnopqrstuvwxyz", 5))
+			b["block_id"] = id
+			changed = true
+		}
+	}
+	if !changed {
+		return blocks
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(bs) != nil {
+		return blocks
+	}
+	return bytes.TrimSpace(buf.Bytes())
+}
+
+// textOf returns a text object's "text", and whether the object was there.
+func textOf(raw json.RawMessage) (string, bool) {
+	if len(raw) == 0 {
+		return "", false
+	}
+	var t struct {
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &t) != nil {
+		return "", false
+	}
+	return t.Text, true
+}
+
+func arrayOf(raw json.RawMessage) []json.RawMessage {
+	var a []json.RawMessage
+	_ = json.Unmarshal(raw, &a)
+	return a
+}
+
+// mentionRE matches Slack's notifying mention syntax: users, special mentions, usergroups.
+var mentionRE = regexp.MustCompile(`<(?:@[UW][A-Z0-9]+|!(?:here|channel|everyone)|!subteam\^[A-Z0-9]+)(?:\|[^>]*)?>`)
+
+// mentions finds every notifying mention in text and in every string inside blocks. (Block JSON
+// from Go escapes "<" as \u003c, so the strings are decoded rather than searched raw.)
+func mentions(text string, blocks json.RawMessage) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(s string) {
+		for _, m := range mentionRE.FindAllString(s, -1) {
+			if !seen[m] {
+				seen[m] = true
+				out = append(out, m)
+			}
+		}
+	}
+	add(text)
+	if len(blocks) > 0 {
+		var v any
+		if json.Unmarshal(blocks, &v) == nil {
+			walkStrings(v, add)
+		}
+	}
+	return out
+}
+
+func walkStrings(v any, f func(string)) {
+	switch v := v.(type) {
+	case string:
+		f(v)
+	case []any:
+		for _, e := range v {
+			walkStrings(e, f)
+		}
+	case map[string]any:
+		for _, e := range v {
+			walkStrings(e, f)
+		}
+	}
+}
+
+// findAction finds the interactive element with actionID in a message's blocks (in an actions
+// block's elements or a section's accessory) and returns its block_id and the element.
+func findAction(blocks json.RawMessage, actionID string) (blockID string, elem map[string]any, ok bool) {
+	var bs []map[string]any
+	if json.Unmarshal(blocks, &bs) != nil {
+		return "", nil, false
+	}
+	for _, b := range bs {
+		var candidates []any
+		if els, ok := b["elements"].([]any); ok {
+			candidates = append(candidates, els...)
+		}
+		if acc, ok := b["accessory"]; ok {
+			candidates = append(candidates, acc)
+		}
+		for _, c := range candidates {
+			e, ok := c.(map[string]any)
+			if !ok || e["action_id"] != actionID {
+				continue
+			}
+			id, _ := b["block_id"].(string)
+			return id, e, true
+		}
+	}
+	return "", nil, false
+}

@@ -1,0 +1,239 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
+	"github.com/slack-go/slack/socketmode"
+	"github.com/streamwatch/streamwatch/commands"
+)
+
+// runSocket keeps a socket-mode connection up until ctx ends: slack-go reconnects on Slack's
+// refresh requests by itself; this loop restarts it, with backoff, when it gives up.
+func (b *Bot) runSocket(ctx context.Context) {
+	sm := socketmode.New(b.opt.API, socketmode.OptionLog(slogAdapter{b.log}))
+	go b.consume(ctx, sm)
+	backoff := time.Second
+	for ctx.Err() == nil {
+		err := sm.RunContext(ctx)
+		b.connected.Store(false)
+		if ctx.Err() != nil {
+			return
+		}
+		if isInvalidAuth(err) {
+			b.authBad.Store(true)
+			b.log.Error("slack refused the tokens (invalid_auth): check SLACK_BOT_TOKEN and SLACK_APP_TOKEN; retrying slowly")
+			backoff = 5 * time.Minute
+		} else {
+			b.log.Warn("slack socket stopped; reconnecting", "err", err, "in", backoff)
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		if backoff < time.Minute {
+			backoff *= 2
+		}
+	}
+}
+
+func isInvalidAuth(err error) bool {
+	return err != nil && (strings.Contains(err.Error(), "invalid_auth") || strings.Contains(err.Error(), "not_allowed_token_type"))
+}
+
+func (b *Bot) consume(ctx context.Context, sm *socketmode.Client) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-sm.Events:
+			if !ok {
+				return
+			}
+			b.handleEvent(ctx, sm, ev)
+		}
+	}
+}
+
+func (b *Bot) handleEvent(ctx context.Context, sm *socketmode.Client, ev socketmode.Event) {
+	switch ev.Type {
+	case socketmode.EventTypeConnected:
+		b.connected.Store(true)
+		b.authBad.Store(false)
+		b.log.Info("slack socket connected")
+	case socketmode.EventTypeDisconnect, socketmode.EventTypeConnectionError, socketmode.EventTypeIncomingError:
+		b.connected.Store(false)
+	case socketmode.EventTypeInvalidAuth:
+		b.connected.Store(false)
+		b.authBad.Store(true)
+	case socketmode.EventTypeSlashCommand, socketmode.EventTypeEventsAPI, socketmode.EventTypeInteractive:
+		if ev.Request == nil {
+			return
+		}
+		// Ack at once: Slack retries an envelope that is not acked within 3 s.
+		if err := sm.Ack(*ev.Request); err != nil {
+			b.log.Warn("ack envelope", "err", err)
+		}
+		if !b.firstDelivery(ctx, "env:"+ev.Request.EnvelopeID) {
+			b.log.Info("redelivered envelope ignored", "envelope", ev.Request.EnvelopeID, "retry_attempt", ev.Request.RetryAttempt)
+			return
+		}
+		go b.handleRequest(ctx, ev)
+	}
+}
+
+// firstDelivery is false for an envelope or event some replica already took. When Redis is
+// down the bot answers anyway: twice is better than never.
+func (b *Bot) firstDelivery(ctx context.Context, id string) bool {
+	first, err := b.opt.Store.FirstDelivery(ctx, id)
+	if err != nil {
+		b.log.Warn("envelope dedup unavailable", "err", err)
+		return true
+	}
+	return first
+}
+
+func (b *Bot) handleRequest(ctx context.Context, ev socketmode.Event) {
+	switch data := ev.Data.(type) {
+	case slack.SlashCommand:
+		b.slashCommand(ctx, data)
+	case slackevents.EventsAPIEvent:
+		if cb, ok := data.Data.(*slackevents.EventsAPICallbackEvent); ok && cb.EventID != "" {
+			if !b.firstDelivery(ctx, "event:"+cb.EventID) {
+				return
+			}
+		}
+		if m, ok := data.InnerEvent.Data.(*slackevents.AppMentionEvent); ok {
+			b.mention(ctx, m)
+		}
+	case slack.InteractionCallback:
+		if data.Type == slack.InteractionTypeBlockActions {
+			b.blockActions(ctx, data)
+		}
+	}
+}
+
+func (b *Bot) allowed(channel string) bool {
+	if len(b.opt.AllowedChannels) == 0 {
+		return true
+	}
+	for _, c := range b.opt.AllowedChannels {
+		if c == channel {
+			return true
+		}
+	}
+	return false
+}
+
+var refusal = commands.Reply{Text: "streamwatch does not take commands in this channel; ask in one of its incident channels."}
+
+func (b *Bot) slashCommand(ctx context.Context, sc slack.SlashCommand) {
+	req := commands.Request{UserID: sc.UserID, UserName: sc.UserName, ChannelID: sc.ChannelID, Text: sc.Text}
+	reply := refusal
+	if b.allowed(sc.ChannelID) {
+		reply = b.run(ctx, req)
+	} else {
+		b.audit(ctx, req, "command", sc.ChannelID, "refused", "channel not in slack.allowed_channels")
+	}
+	text, blocks := replyBlocks(reply)
+	msg := &slack.WebhookMessage{Text: text, Blocks: &slack.Blocks{BlockSet: blocks}, ResponseType: slack.ResponseTypeEphemeral}
+	if reply.Public {
+		msg.ResponseType = slack.ResponseTypeInChannel
+	}
+	if sc.ResponseURL != "" {
+		if err := slack.PostWebhookContext(ctx, sc.ResponseURL, msg); err == nil {
+			return
+		} else {
+			b.log.Warn("reply through response_url failed; posting ephemeral", "err", err)
+		}
+	}
+	if _, err := b.opt.API.PostEphemeralContext(ctx, sc.ChannelID, sc.UserID,
+		slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...)); err != nil {
+		b.log.Error("reply to slash command", "err", err, "channel", sc.ChannelID)
+	}
+}
+
+var mentionPrefix = regexp.MustCompile(`^\s*<@[A-Z0-9]+(\|[^>]*)?>\s*`)
+
+func (b *Bot) mention(ctx context.Context, m *slackevents.AppMentionEvent) {
+	text := mentionPrefix.ReplaceAllString(m.Text, "")
+	req := commands.Request{UserID: m.User, ChannelID: m.Channel, ThreadTS: m.ThreadTimeStamp, Text: text}
+	reply := refusal
+	if b.allowed(m.Channel) {
+		reply = b.run(ctx, req)
+	} else {
+		b.audit(ctx, req, "command", m.Channel, "refused", "channel not in slack.allowed_channels")
+	}
+	thread := m.ThreadTimeStamp
+	if thread == "" {
+		thread = m.TimeStamp
+	}
+	t, blocks := replyBlocks(reply)
+	if _, _, err := b.opt.API.PostMessageContext(ctx, m.Channel, slack.MsgOptionText(t, false),
+		slack.MsgOptionBlocks(blocks...), slack.MsgOptionTS(thread), slack.MsgOptionDisableLinkUnfurl()); err != nil {
+		b.log.Error("reply to mention", "err", err, "channel", m.Channel)
+	}
+}
+
+func (b *Bot) run(ctx context.Context, req commands.Request) commands.Reply {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	start := time.Now()
+	reply := b.opt.Commands.Handle(ctx, req)
+	b.log.Info("command", "user", req.UserID, "channel", req.ChannelID, "command", firstWords(req.Text, 2),
+		"usage", reply.Usage, "took", time.Since(start))
+	return reply
+}
+
+func firstWords(s string, n int) string {
+	f := strings.Fields(s)
+	if len(f) > n {
+		f = f[:n]
+	}
+	return strings.Join(f, " ")
+}
+
+// blockActions handles the root message's buttons: they do what the commands do.
+func (b *Bot) blockActions(ctx context.Context, cb slack.InteractionCallback) {
+	name := cb.User.Name
+	if name == "" {
+		name = cb.User.ID
+	}
+	for _, a := range cb.ActionCallback.BlockActions {
+		var words string
+		switch a.ActionID {
+		case actionAck:
+			words = "incident ack " + a.Value
+		case actionResolve:
+			words = "incident resolve " + a.Value
+		default:
+			continue
+		}
+		req := commands.Request{UserID: cb.User.ID, UserName: name, ChannelID: cb.Channel.ID, Text: words}
+		reply := b.run(ctx, req)
+		if strings.HasPrefix(reply.Text, "Sorry") || reply.Usage {
+			text, blocks := replyBlocks(reply)
+			if _, err := b.opt.API.PostEphemeralContext(ctx, cb.Channel.ID, cb.User.ID, slack.MsgOptionText(text, false),
+				slack.MsgOptionBlocks(blocks...)); err != nil {
+				b.log.Warn("ephemeral answer to button", "err", err)
+			}
+		}
+	}
+	b.poke()
+}
+
+func (b *Bot) audit(ctx context.Context, req commands.Request, action, target, outcome, detail string) {
+	if err := b.opt.Store.Audit(ctx, auditEntry(req, action, target, outcome, detail)); err != nil {
+		b.log.Warn("audit", "err", err)
+	}
+}
+
+var errNoRoot = errors.New("root message not posted yet")

@@ -1,0 +1,204 @@
+// Package commands holds streamwatch's command grammar and handlers. It knows no Slack types:
+// the bot turns a slash command, a mention or a button into a Request and renders the Reply.
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Request is one command as a person typed it.
+type Request struct {
+	UserID    string
+	UserName  string // display name when known, used instead of a mention
+	ChannelID string
+	ThreadTS  string // the thread the command was typed in, when known (mentions)
+	Text      string // the words after the command name or the mention
+}
+
+// Actor names the person in replies and timelines without mentioning them.
+func (r Request) Actor() string {
+	if r.UserName != "" {
+		return r.UserName
+	}
+	return r.UserID
+}
+
+// Reply is what a command answers. Sections render as blocks; Pre sections as monospace.
+type Reply struct {
+	Text     string
+	Sections []Section
+	Public   bool // visible to the channel; otherwise only to the person who asked
+	Usage    bool // the input was not understood; Text says how to use the command
+}
+
+// Section is one titled part of a reply.
+type Section struct {
+	Title string
+	Lines []string
+	Pre   bool
+}
+
+// Command is one entry of the grammar.
+type Command struct {
+	Path    string // words that select it, e.g. "incident merge"
+	Args    string // argument synopsis, e.g. "FROM INTO"
+	Summary string
+	Example string
+	Min     int // minimum number of arguments after Path
+	Max     int // maximum number, -1 for any
+	Run     func(ctx context.Context, req Request, args []string) (Reply, error)
+}
+
+// Usage is the one-line synopsis of c.
+func (c *Command) Usage(prefix string) string {
+	u := prefix + " " + c.Path
+	if c.Args != "" {
+		u += " " + c.Args
+	}
+	return u
+}
+
+// Handler answers commands.
+type Handler struct {
+	// Name is how commands are introduced in usage lines, e.g. "/streamwatch".
+	Name      string
+	Incidents Incidents
+	Now       func() time.Time
+	commands  []*Command
+}
+
+// New returns a Handler with the built-in grammar.
+func New(name string, incidents Incidents) *Handler {
+	h := &Handler{Name: name, Incidents: incidents, Now: time.Now}
+	h.Register(&Command{Path: "help", Summary: "list the commands", Max: 1, Run: h.help, Example: "help"})
+	h.registerIncidents()
+	return h
+}
+
+// Register adds a command to the grammar.
+func (h *Handler) Register(c *Command) {
+	h.commands = append(h.commands, c)
+	sort.SliceStable(h.commands, func(i, j int) bool {
+		return len(strings.Fields(h.commands[i].Path)) > len(strings.Fields(h.commands[j].Path))
+	})
+}
+
+// Commands lists the grammar in a stable order.
+func (h *Handler) Commands() []*Command {
+	out := append([]*Command(nil), h.commands...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+// Parse finds the command text names and its arguments. It returns an error saying what was
+// wrong, with the matching usage, when the text does not fit the grammar.
+func (h *Handler) Parse(text string) (*Command, []string, error) {
+	words := strings.Fields(text)
+	if len(words) == 0 {
+		return h.find("help"), nil, nil
+	}
+	var family []*Command
+	for _, c := range h.commands {
+		path := strings.Fields(c.Path)
+		if len(words) < len(path) {
+			if strings.EqualFold(words[0], path[0]) {
+				family = append(family, c)
+			}
+			continue
+		}
+		match := true
+		for i, p := range path {
+			if !strings.EqualFold(words[i], p) {
+				match = false
+				break
+			}
+		}
+		if !match {
+			if strings.EqualFold(words[0], path[0]) {
+				family = append(family, c)
+			}
+			continue
+		}
+		args := words[len(path):]
+		if len(args) < c.Min || (c.Max >= 0 && len(args) > c.Max) {
+			return c, nil, &UsageError{Msg: fmt.Sprintf("%s takes %s", c.Path, argCount(c)), Usages: []string{c.Usage(h.Name)}}
+		}
+		return c, args, nil
+	}
+	ue := &UsageError{Msg: fmt.Sprintf("unknown command %q", strings.Join(words[:min(2, len(words))], " "))}
+	for _, c := range family {
+		ue.Usages = append(ue.Usages, c.Usage(h.Name))
+	}
+	if len(ue.Usages) == 0 {
+		ue.Usages = []string{h.Name + " help"}
+	}
+	sort.Strings(ue.Usages)
+	return nil, nil, ue
+}
+
+func argCount(c *Command) string {
+	switch {
+	case c.Args == "":
+		return "no arguments"
+	default:
+		return "arguments " + c.Args
+	}
+}
+
+func (h *Handler) find(path string) *Command {
+	for _, c := range h.commands {
+		if c.Path == path {
+			return c
+		}
+	}
+	return nil
+}
+
+// UsageError is wrong input: the reply shows Msg and the usages.
+type UsageError struct {
+	Msg    string
+	Usages []string
+}
+
+func (e *UsageError) Error() string { return e.Msg }
+
+// Handle runs one command and always returns a reply: wrong input gets usage, a failure a
+// sentence, never a stack trace.
+func (h *Handler) Handle(ctx context.Context, req Request) Reply {
+	c, args, err := h.Parse(req.Text)
+	if err == nil {
+		var r Reply
+		r, err = c.Run(ctx, req, args)
+		if err == nil {
+			return r
+		}
+	}
+	var ue *UsageError
+	if errors.As(err, &ue) {
+		lines := []string{"Usage:"}
+		for _, u := range ue.Usages {
+			lines = append(lines, "  "+u)
+		}
+		return Reply{Text: ue.Msg + ".", Sections: []Section{{Lines: lines, Pre: true}}, Usage: true}
+	}
+	return Reply{Text: "Sorry: " + err.Error() + "."}
+}
+
+func (h *Handler) help(_ context.Context, _ Request, args []string) (Reply, error) {
+	var lines []string
+	for _, c := range h.Commands() {
+		if len(args) == 1 && !strings.HasPrefix(c.Path, strings.ToLower(args[0])) {
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("%-45s %s", c.Usage(h.Name), c.Summary))
+	}
+	if len(lines) == 0 {
+		return Reply{}, &UsageError{Msg: fmt.Sprintf("no command starts with %q", args[0]), Usages: []string{h.Name + " help"}}
+	}
+	return Reply{Text: "streamwatch commands", Sections: []Section{{Lines: lines, Pre: true}}}, nil
+}

@@ -1,0 +1,231 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/streamwatch/streamwatch/integrations/alerts"
+	"github.com/streamwatch/streamwatch/state"
+)
+
+// Incidents is what the incident commands need from the incident store.
+type Incidents interface {
+	Get(ctx context.Context, id string) (*state.Incident, error)
+	ListOpen(ctx context.Context, channel string) ([]*state.Incident, error)
+	ByThread(ctx context.Context, channel, ts string) (string, error)
+	Timeline(ctx context.Context, id string, n int64) ([]state.Event, error)
+	Acknowledge(ctx context.Context, id, actor string) error
+	Resolve(ctx context.Context, id, actor, note string) error
+	Merge(ctx context.Context, from, into, actor string) error
+}
+
+var idPattern = regexp.MustCompile(`(?i)^(inc-)?[0-9]+$`)
+
+func (h *Handler) registerIncidents() {
+	h.Register(&Command{Path: "incident list", Summary: "open incidents (in this channel first)", Max: 0,
+		Run: h.incidentList, Example: "incident list"})
+	h.Register(&Command{Path: "incident show", Args: "[ID]", Summary: "an incident with its alerts and timeline", Max: 1,
+		Run: h.incidentShow, Example: "incident show INC-42"})
+	h.Register(&Command{Path: "incident ack", Args: "[ID]", Summary: "acknowledge an incident", Max: 1,
+		Run: h.incidentAck, Example: "incident ack INC-42"})
+	h.Register(&Command{Path: "incident resolve", Args: "[ID] [note…]", Summary: "resolve an incident", Max: -1,
+		Run: h.incidentResolve, Example: "incident resolve INC-42 checkpoint ACL restored"})
+	h.Register(&Command{Path: "incident merge", Args: "FROM INTO", Summary: "thread FROM and its future duplicates into INTO", Min: 2, Max: 2,
+		Run: h.incidentMerge, Example: "incident merge INC-43 INC-42"})
+}
+
+// target finds the incident a command means: the given id, else the incident whose thread the
+// command was typed in, else the only open incident of the channel.
+func (h *Handler) target(ctx context.Context, req Request, args []string, cmd string) (string, []string, error) {
+	if len(args) > 0 && idPattern.MatchString(args[0]) {
+		return state.NormalizeID(args[0]), args[1:], nil
+	}
+	if req.ThreadTS != "" {
+		id, err := h.Incidents.ByThread(ctx, req.ChannelID, req.ThreadTS)
+		if err != nil {
+			return "", nil, err
+		}
+		if id != "" {
+			return id, args, nil
+		}
+	}
+	open, err := h.Incidents.ListOpen(ctx, req.ChannelID)
+	if err != nil {
+		return "", nil, err
+	}
+	if len(open) == 1 {
+		return open[0].ID, args, nil
+	}
+	msg := "which incident? This channel has no open incident"
+	if len(open) > 1 {
+		ids := make([]string, len(open))
+		for i, inc := range open {
+			ids[i] = inc.ID
+		}
+		msg = fmt.Sprintf("which incident? This channel has %d open: %s", len(open), strings.Join(ids, ", "))
+	}
+	return "", nil, &UsageError{Msg: msg, Usages: []string{h.find(cmd).Usage(h.Name)}}
+}
+
+func (h *Handler) incidentList(ctx context.Context, req Request, _ []string) (Reply, error) {
+	open, err := h.Incidents.ListOpen(ctx, "")
+	if err != nil {
+		return Reply{}, err
+	}
+	if len(open) == 0 {
+		return Reply{Text: "No open incidents."}, nil
+	}
+	// This channel's incidents first, then the rest, each oldest first.
+	sort.SliceStable(open, func(i, j int) bool {
+		return open[i].Channel == req.ChannelID && open[j].Channel != req.ChannelID
+	})
+	lines := []string{fmt.Sprintf("%-8s %-14s %-13s %-14s %6s  %s", "ID", "SEVERITY", "STATUS", "PIPELINE", "COUNT", "TITLE")}
+	for _, inc := range open {
+		lines = append(lines, fmt.Sprintf("%-8s %-14s %-13s %-14s %6d  %s", inc.ID, alerts.Severity(inc.Severity),
+			inc.Status, dash(inc.Pipeline), inc.Count, inc.Title))
+	}
+	return Reply{Text: fmt.Sprintf("%d open incident%s", len(open), plural(len(open))), Sections: []Section{{Lines: lines, Pre: true}}}, nil
+}
+
+func (h *Handler) incidentShow(ctx context.Context, req Request, args []string) (Reply, error) {
+	id, _, err := h.target(ctx, req, args, "incident show")
+	if err != nil {
+		return Reply{}, err
+	}
+	inc, err := h.Incidents.Get(ctx, id)
+	if err != nil {
+		return Reply{}, notFound(err, id)
+	}
+	facts := []string{
+		"Severity: " + alerts.Severity(inc.Severity).String(),
+		"Status: " + StatusLine(inc),
+		"Pipeline: " + dash(inc.Pipeline),
+		fmt.Sprintf("Occurrences: %d", inc.Count),
+		"First seen: " + stamp(inc.FirstSeen) + "   Last seen: " + stamp(inc.LastSeen),
+	}
+	if inc.Previous != "" {
+		facts = append(facts, "Reopened: previous "+inc.Previous)
+	}
+	if len(inc.MergedFrom) > 0 {
+		facts = append(facts, "Merged in: "+strings.Join(inc.MergedFrom, ", "))
+	}
+	fps := make([]string, 0, len(inc.Alerts))
+	for fp := range inc.Alerts {
+		fps = append(fps, fp)
+	}
+	sort.Strings(fps)
+	var al []string
+	for _, fp := range fps {
+		a := inc.Alerts[fp]
+		al = append(al, fmt.Sprintf("%-18s %-8s last %s", fp, a.Status, stamp(a.LastSeen)))
+	}
+	tl, err := h.Incidents.Timeline(ctx, id, 15)
+	if err != nil {
+		return Reply{}, err
+	}
+	var tls []string
+	for _, e := range tl {
+		line := stamp(e.At) + "  " + e.Event
+		if e.Actor != "" {
+			line += " by " + e.Actor
+		}
+		if e.Detail != "" {
+			line += ": " + e.Detail
+		}
+		tls = append(tls, line)
+	}
+	return Reply{
+		Text: fmt.Sprintf("%s: %s", inc.ID, inc.Title),
+		Sections: []Section{
+			{Lines: facts},
+			{Title: fmt.Sprintf("Alerts (%d)", len(al)), Lines: al, Pre: true},
+			{Title: "Timeline", Lines: tls, Pre: true},
+		},
+	}, nil
+}
+
+func (h *Handler) incidentAck(ctx context.Context, req Request, args []string) (Reply, error) {
+	id, _, err := h.target(ctx, req, args, "incident ack")
+	if err != nil {
+		return Reply{}, err
+	}
+	if err := h.Incidents.Acknowledge(ctx, id, req.Actor()); err != nil {
+		return Reply{}, notFound(err, id)
+	}
+	return Reply{Text: fmt.Sprintf("%s acknowledged.", id)}, nil
+}
+
+func (h *Handler) incidentResolve(ctx context.Context, req Request, args []string) (Reply, error) {
+	id, rest, err := h.target(ctx, req, args, "incident resolve")
+	if err != nil {
+		return Reply{}, err
+	}
+	if err := h.Incidents.Resolve(ctx, id, req.Actor(), strings.Join(rest, " ")); err != nil {
+		return Reply{}, notFound(err, id)
+	}
+	return Reply{Text: fmt.Sprintf("%s resolved.", id)}, nil
+}
+
+func (h *Handler) incidentMerge(ctx context.Context, req Request, args []string) (Reply, error) {
+	for _, a := range args {
+		if !idPattern.MatchString(a) {
+			return Reply{}, &UsageError{Msg: fmt.Sprintf("%q is not an incident id", a), Usages: []string{h.find("incident merge").Usage(h.Name)}}
+		}
+	}
+	from, into := state.NormalizeID(args[0]), state.NormalizeID(args[1])
+	if err := h.Incidents.Merge(ctx, from, into, req.Actor()); err != nil {
+		return Reply{}, notFound(err, from)
+	}
+	return Reply{Text: fmt.Sprintf("%s merged into %s: its alerts and future duplicates now thread there.", from, into)}, nil
+}
+
+// notFound turns store errors into sentences for people.
+func notFound(err error, id string) error {
+	var ce *state.ChangeError
+	if errors.As(err, &ce) {
+		return errors.New(ce.Error())
+	}
+	if errors.Is(err, state.ErrNotFound) {
+		return fmt.Errorf("incident %s does not exist", id)
+	}
+	return err
+}
+
+// StatusLine describes an incident's status for people.
+func StatusLine(inc *state.Incident) string {
+	switch {
+	case inc.MergedInto != "":
+		return "resolved (merged into " + inc.MergedInto + ")"
+	case inc.Status == state.StatusAcknowledged && inc.AckBy != "":
+		return "acknowledged by " + inc.AckBy
+	case inc.Status == state.StatusResolved && inc.ResolvedBy != "":
+		return "resolved by " + inc.ResolvedBy
+	}
+	return inc.Status
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05Z")
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

@@ -1,0 +1,306 @@
+// Package config is streamwatch's configuration contract: the YAML file (decoded strictly, with
+// defaults, and validated with errors that name YAML paths) and the secrets that come only from
+// the environment.
+//
+// docs/config.md documents every key; deploy/config.example.yaml shows every key.
+package config
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"regexp"
+	"slices"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is a decoded, defaulted and validated configuration file. The `default` struct tags
+// are the defaults applied to keys the file leaves out; docs/config.md lists them too.
+type Config struct {
+	HTTP      HTTP       `yaml:"http"`
+	Slack     Slack      `yaml:"slack"`
+	Redis     Redis      `yaml:"redis"`
+	Alerts    Alerts     `yaml:"alerts"`
+	Kafka     Kafka      `yaml:"kafka"`
+	Storage   Storage    `yaml:"storage"`
+	Pipelines []Pipeline `yaml:"pipelines"`
+	Health    Health     `yaml:"health"`
+	Diagnose  Diagnose   `yaml:"diagnose"`
+	Repair    Repair     `yaml:"repair"`
+}
+
+// HTTP is the server for alert webhooks, /healthz, /readyz and /metrics.
+type HTTP struct {
+	Listen       string `yaml:"listen" default:"127.0.0.1:8080"`
+	MaxBodyBytes int64  `yaml:"max_body_bytes" default:"1048576"`
+	// AllowUnauthenticatedWebhooks accepts webhooks without STREAMWATCH_WEBHOOK_TOKEN.
+	AllowUnauthenticatedWebhooks bool `yaml:"allow_unauthenticated_webhooks" default:"false"`
+}
+
+// Slack is where and how the bot talks.
+type Slack struct {
+	Command string `yaml:"command" default:"/streamwatch"`
+	// DefaultChannel receives incidents of alerts that match no pipeline, and is the channel of
+	// every pipeline that names none.
+	DefaultChannel string `yaml:"default_channel"`
+	// HealthChannel receives scheduled digests; Parse fills it with DefaultChannel when unset.
+	HealthChannel string `yaml:"health_channel"`
+	// ThreadCoalesce bounds updates to one thread reply and one root update per incident per
+	// window; 0 posts every update at once.
+	ThreadCoalesce time.Duration `yaml:"thread_coalesce" default:"10s"`
+	// AllowedChannels are the channel IDs commands are answered in; empty means every channel.
+	AllowedChannels []string `yaml:"allowed_channels"`
+	// Remediators are user IDs (U…, W…) or user-group IDs (S…) allowed to confirm repairs.
+	Remediators []string `yaml:"remediators"`
+}
+
+// Redis holds the non-secret Redis settings; the address is REDIS_URL.
+type Redis struct {
+	KeyPrefix string `yaml:"key_prefix" default:"streamwatch"`
+}
+
+// Alerts is alert intake: deduplication, auto-resolution and routing to pipelines.
+type Alerts struct {
+	// GroupBy are the labels that make an alert's dedup key (a generic webhook's dedup_key wins).
+	GroupBy []string `yaml:"group_by" default:"alertname,pipeline"`
+	// AutoResolveAfter resolves an incident that has seen no alert for this long; 0 leaves
+	// resolving to a person.
+	AutoResolveAfter time.Duration `yaml:"auto_resolve_after" default:"0s"`
+	// Routes are tried in order and the first match wins; an alert's own `pipeline` label also
+	// routes it.
+	Routes []Route `yaml:"routes"`
+}
+
+// Route sends alerts whose labels match to a pipeline. Every entry of Match and of MatchRE
+// must hold.
+type Route struct {
+	// Match maps a label name to the exact value it must have.
+	Match map[string]string `yaml:"match"`
+	// MatchRE maps a label name to a regular expression its whole value must match; the
+	// expressions are compiled anchored, as ^(?:re)$.
+	MatchRE map[string]*regexp.Regexp `yaml:"match_re"`
+	// Pipeline is the name of a pipeline in Config.Pipelines.
+	Pipeline string `yaml:"pipeline"`
+}
+
+// Kafka is the Kafka clusters pipelines read from. Not yet used.
+type Kafka struct {
+	// SampleInterval is how often pipelines' consumer lag is sampled in the background.
+	SampleInterval time.Duration           `yaml:"sample_interval" default:"30s"`
+	Clusters       map[string]KafkaCluster `yaml:"clusters"`
+}
+
+// KafkaCluster is how to reach one Kafka cluster.
+type KafkaCluster struct {
+	Brokers []string `yaml:"brokers"`
+	// Version is the Kafka protocol version the client speaks, as sarama parses it.
+	Version  string        `yaml:"version" default:"2.8.0"`
+	ClientID string        `yaml:"client_id" default:"streamwatch"`
+	Timeout  time.Duration `yaml:"timeout" default:"5s"`
+	TLS      TLS           `yaml:"tls"`
+	SASL     SASL          `yaml:"sasl"`
+}
+
+// TLS configures TLS to Kafka brokers. CertFile and KeyFile are set together or not at all.
+type TLS struct {
+	Enabled  bool   `yaml:"enabled" default:"false"`
+	CAFile   string `yaml:"ca_file"`
+	CertFile string `yaml:"cert_file"`
+	KeyFile  string `yaml:"key_file"`
+}
+
+// SASL configures SASL authentication to Kafka brokers. The password comes from the
+// environment variable PasswordEnv names.
+type SASL struct {
+	// Mechanism is "" (no SASL), PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512.
+	Mechanism   string `yaml:"mechanism"`
+	Username    string `yaml:"username"`
+	PasswordEnv string `yaml:"password_env"`
+}
+
+// Storage configures access to checkpoint storage. Not yet used.
+type Storage struct {
+	S3 S3 `yaml:"s3"`
+}
+
+// S3 configures s3:// locations; credentials are the usual AWS_* environment variables.
+type S3 struct {
+	// Endpoint is an S3-compatible endpoint URL; empty means AWS.
+	Endpoint  string `yaml:"endpoint"`
+	Region    string `yaml:"region" default:"us-east-1"`
+	PathStyle bool   `yaml:"path_style" default:"true"`
+}
+
+// Pipeline is one monitored data pipeline: where its incidents go, and (in later features) its
+// Kafka consumer group, Spark checkpoint, storage probe and logs.
+type Pipeline struct {
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	// Channel is where the pipeline's incidents go; Parse fills it with
+	// slack.default_channel when unset.
+	Channel    string        `yaml:"channel"`
+	Kafka      PipelineKafka `yaml:"kafka"`
+	Checkpoint Checkpoint    `yaml:"checkpoint"`
+	Probe      Probe         `yaml:"probe"`
+	Logs       Logs          `yaml:"logs"`
+	// DeployedConfig is the path of the deployed job's options, for drift checks; empty: none.
+	DeployedConfig string `yaml:"deployed_config"`
+}
+
+// PipelineKafka is the pipeline's consumer group. Cluster is empty when the pipeline has no
+// kafka section. Not yet used.
+type PipelineKafka struct {
+	// Cluster names an entry of kafka.clusters; it defaults to the only one if there is
+	// exactly one.
+	Cluster string `yaml:"cluster"`
+	// Topics narrows lag to these topics; empty means every topic the group commits to.
+	Topics []string `yaml:"topics"`
+	Group  string   `yaml:"group"`
+	// StallAfter is how long the group may commit nothing while lag grows before it counts as
+	// stalled.
+	StallAfter time.Duration `yaml:"stall_after" default:"5m"`
+}
+
+// Enabled reports whether the pipeline has a Kafka consumer group to watch.
+func (k PipelineKafka) Enabled() bool { return k.Cluster != "" }
+
+// Checkpoint is the pipeline's Spark checkpoint. Location is empty when the pipeline has none.
+// Not yet used.
+type Checkpoint struct {
+	// Location is a plain path, a file:// URL or an s3://bucket/prefix URL.
+	Location string `yaml:"location"`
+	// StaleAfter is how old the newest commit may be before the checkpoint counts as stale.
+	StaleAfter time.Duration `yaml:"stale_after" default:"10m"`
+	// BackupLocation is where repairs copy the checkpoint first; empty: repairs that need a
+	// backup are refused.
+	BackupLocation string `yaml:"backup_location"`
+}
+
+// Probe periodically lists (and optionally writes) the pipeline's storage. Not yet used.
+type Probe struct {
+	// Schedule is a robfig/cron spec (see ParseSchedule); empty turns the probe off.
+	Schedule string `yaml:"schedule" default:"@every 5m"`
+	Write    bool   `yaml:"write" default:"true"`
+	// Path is probed; Parse fills it with <checkpoint location>/_streamwatch_probe when unset.
+	Path         string        `yaml:"path"`
+	SlowAfter    time.Duration `yaml:"slow_after" default:"2s"`
+	OpenIncident bool          `yaml:"open_incident" default:"true"`
+}
+
+// Enabled reports whether the probe runs: it has a schedule and a path.
+func (p Probe) Enabled() bool { return p.Schedule != "" && p.Path != "" }
+
+// Logs are the pipeline's driver logs, searched by diagnose. Not yet used.
+type Logs struct {
+	// Paths are filepath.Glob patterns.
+	Paths []string `yaml:"paths"`
+	// MaxBytes is how much of the end of each log is read.
+	MaxBytes int64 `yaml:"max_bytes" default:"8388608"`
+}
+
+// Health is the scheduled health digest. Not yet used.
+type Health struct {
+	// DigestSchedule is a robfig/cron spec (see ParseSchedule); empty turns the digest off.
+	DigestSchedule string `yaml:"digest_schedule"`
+}
+
+// Diagnose bounds the diagnose command. Not yet used.
+type Diagnose struct {
+	Timeout time.Duration `yaml:"timeout" default:"15s"`
+}
+
+// Repair bounds repairs. Not yet used.
+type Repair struct {
+	// BackupMaxAge is how old a checkpoint backup may be for a repair to proceed.
+	BackupMaxAge time.Duration `yaml:"backup_max_age" default:"1h"`
+}
+
+// Pipeline returns the pipeline with the given name.
+func (c *Config) Pipeline(name string) (*Pipeline, bool) {
+	for i := range c.Pipelines {
+		if c.Pipelines[i].Name == name {
+			return &c.Pipelines[i], true
+		}
+	}
+	return nil, false
+}
+
+// Load reads and parses the configuration file at path. A configuration that is read but
+// invalid yields an error wrapping Errors.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	cfg, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("config %s:\n%w", path, err)
+	}
+	return cfg, nil
+}
+
+// Parse decodes a YAML configuration strictly (unknown keys and wrong types are errors),
+// applies defaults and validates it. Every problem found is reported at once as Errors, each
+// naming its YAML path.
+func Parse(data []byte) (*Config, error) {
+	root, err := parseYAML(data)
+	if err != nil {
+		return nil, Errors{{Msg: err.Error()}}
+	}
+	d := newDecoder()
+	cfg := &Config{}
+	applyDefaults(reflectValue(cfg))
+	if root != nil {
+		d.value(root, reflectValue(cfg), "")
+	}
+	fillDerived(cfg, d.lines)
+	v := &validator{lines: d.lines, decodeErrs: d.errs}
+	v.config(cfg)
+	if errs := append(d.errs, v.errs...); len(errs) > 0 {
+		// File order is the order a person fixes them in; problems without a line go last.
+		slices.SortStableFunc(errs, func(a, b FieldError) int {
+			return cmp.Compare(sortLine(a.Line), sortLine(b.Line))
+		})
+		return nil, errs
+	}
+	return cfg, nil
+}
+
+func sortLine(line int) int {
+	if line == 0 {
+		return math.MaxInt
+	}
+	return line
+}
+
+// parseYAML returns the single document's root node, or nil for an empty document.
+func parseYAML(data []byte) (*yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("invalid YAML: %w", err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		if err != nil {
+			return nil, fmt.Errorf("invalid YAML: %w", err)
+		}
+		return nil, fmt.Errorf("invalid YAML: more than one document (line %d)", extra.Line)
+	}
+	if doc.Kind == yaml.DocumentNode {
+		if len(doc.Content) == 0 {
+			return nil, nil
+		}
+		return doc.Content[0], nil
+	}
+	return &doc, nil
+}

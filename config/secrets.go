@@ -1,0 +1,206 @@
+package config
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The environment variables streamwatch reads secrets (and the Slack API override) from.
+const (
+	EnvSlackBotToken = "SLACK_BOT_TOKEN"
+	EnvSlackAppToken = "SLACK_APP_TOKEN"
+	EnvRedisURL      = "REDIS_URL"
+	EnvWebhookToken  = "STREAMWATCH_WEBHOOK_TOKEN"
+	EnvSlackAPIURL   = "SLACK_API_URL"
+)
+
+// redacted replaces a secret wherever one might be printed.
+const redacted = "[redacted]"
+
+// SecretNeeds says which secrets must be set. A secret that is set is checked whether or not
+// it is needed.
+type SecretNeeds struct {
+	// Slack needs SLACK_BOT_TOKEN and SLACK_APP_TOKEN.
+	Slack bool
+	// Redis needs REDIS_URL.
+	Redis bool
+	// WebhookToken needs STREAMWATCH_WEBHOOK_TOKEN.
+	WebhookToken bool
+	// KafkaPasswordEnv are the variables named by kafka.clusters.*.sasl.password_env.
+	KafkaPasswordEnv []string
+}
+
+// SecretNeeds is what running the bot with this configuration needs: the Slack tokens, Redis,
+// the webhook token unless http.allow_unauthenticated_webhooks, and every SASL password.
+func (c *Config) SecretNeeds() SecretNeeds {
+	need := SecretNeeds{Slack: true, Redis: true, WebhookToken: !c.HTTP.AllowUnauthenticatedWebhooks}
+	for _, name := range sortedKeys(c.Kafka.Clusters) {
+		if env := c.Kafka.Clusters[name].SASL.PasswordEnv; env != "" && !slices.Contains(need.KafkaPasswordEnv, env) {
+			need.KafkaPasswordEnv = append(need.KafkaPasswordEnv, env)
+		}
+	}
+	return need
+}
+
+// Secrets are the values that come only from the environment. Every way of printing Secrets
+// (fmt verbs, slog, JSON) prints [redacted]; read the fields themselves to use them.
+type Secrets struct {
+	SlackBotToken string // starts with xoxb-
+	SlackAppToken string // starts with xapp-
+	// SlackAPIURL overrides Slack's API base URL (tests, the demo); empty means Slack's own.
+	// It ends with a slash, as slack-go's OptionAPIURL expects. It is not secret.
+	SlackAPIURL string
+	RedisURL    string
+	// Redis is RedisURL parsed by redis.ParseURL; nil when REDIS_URL is not set.
+	Redis        *redis.Options
+	WebhookToken string
+	// KafkaPasswords maps a sasl.password_env variable name to its value.
+	KafkaPasswords map[string]string
+}
+
+// String returns [redacted].
+func (Secrets) String() string { return redacted }
+
+// GoString returns [redacted], for %#v.
+func (Secrets) GoString() string { return redacted }
+
+// Format prints [redacted] for every verb, so %d or %x cannot print the fields either.
+func (Secrets) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, redacted) }
+
+// LogValue logs Secrets as [redacted].
+func (Secrets) LogValue() slog.Value { return slog.StringValue(redacted) }
+
+// MarshalJSON encodes Secrets as "[redacted]".
+func (Secrets) MarshalJSON() ([]byte, error) { return []byte(`"` + redacted + `"`), nil }
+
+// Values returns every secret value that is set (tokens, the Redis URL and its password, SASL
+// passwords), for tests that check logs and replies never contain one.
+func (s Secrets) Values() []string {
+	var vals []string
+	add := func(v string) {
+		if v != "" && !slices.Contains(vals, v) {
+			vals = append(vals, v)
+		}
+	}
+	add(s.SlackBotToken)
+	add(s.SlackAppToken)
+	add(s.RedisURL)
+	if s.Redis != nil {
+		add(s.Redis.Password)
+	}
+	add(s.WebhookToken)
+	for _, env := range sortedKeys(s.KafkaPasswords) {
+		add(s.KafkaPasswords[env])
+	}
+	return vals
+}
+
+// LoadSecrets reads secrets from getenv (os.Getenv in production). Every variable that need
+// requires but is unset, and every variable that is set but malformed, is reported in Errors
+// by its name; values never appear in errors.
+func LoadSecrets(getenv func(string) string, need SecretNeeds) (Secrets, error) {
+	var s Secrets
+	var errs Errors
+	fail := func(env, format string, args ...any) {
+		errs = append(errs, FieldError{Path: env, Msg: fmt.Sprintf(format, args...)})
+	}
+	// read returns a variable's value if it is set and free of stray whitespace (a classic of
+	// values pasted from files).
+	read := func(env string, needed bool) (string, bool) {
+		val := getenv(env)
+		switch {
+		case val == "":
+			if needed {
+				fail(env, "not set")
+			}
+			return "", false
+		case strings.TrimSpace(val) != val || strings.ContainsAny(val, " \t\r\n"):
+			fail(env, "contains whitespace")
+			return "", false
+		}
+		return val, true
+	}
+	token := func(env, prefix string) string {
+		val, ok := read(env, need.Slack)
+		if ok && (!strings.HasPrefix(val, prefix) || len(val) == len(prefix)) {
+			fail(env, "must be a token starting with %q", prefix)
+			return ""
+		}
+		return val
+	}
+
+	s.SlackBotToken = token(EnvSlackBotToken, "xoxb-")
+	s.SlackAppToken = token(EnvSlackAppToken, "xapp-")
+	if val, ok := read(EnvSlackAPIURL, false); ok {
+		u, err := url.Parse(val)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			fail(EnvSlackAPIURL, "must be an http:// or https:// URL")
+		} else {
+			s.SlackAPIURL = strings.TrimRight(val, "/") + "/"
+		}
+	}
+	if val, ok := read(EnvRedisURL, need.Redis); ok {
+		opts, msg := parseRedisURL(val)
+		if msg != "" {
+			fail(EnvRedisURL, "%s", msg)
+		} else {
+			s.RedisURL, s.Redis = val, opts
+		}
+	}
+	if val, ok := read(EnvWebhookToken, need.WebhookToken); ok {
+		s.WebhookToken = val
+	}
+	for _, env := range need.KafkaPasswordEnv {
+		// A password may contain spaces, so it skips read's whitespace check.
+		if val := getenv(env); val == "" {
+			fail(env, "not set (named by a kafka sasl.password_env)")
+		} else {
+			if s.KafkaPasswords == nil {
+				s.KafkaPasswords = map[string]string{}
+			}
+			s.KafkaPasswords[env] = val
+		}
+	}
+	if len(errs) > 0 {
+		return Secrets{}, errs
+	}
+	return s, nil
+}
+
+// parseRedisURL parses a redis:// or rediss:// URL. On failure it returns a message that is
+// safe to show: url.Parse errors quote the whole URL, password included, so they are never
+// passed on, and go-redis's own messages are scrubbed of the user name and password.
+func parseRedisURL(val string) (*redis.Options, string) {
+	u, err := url.Parse(val)
+	if err != nil {
+		return nil, "is not a valid URL (want redis://[user:password@]host:port[/db] or rediss://…)"
+	}
+	if u.Scheme != "redis" && u.Scheme != "rediss" {
+		return nil, "must be a redis:// or rediss:// URL"
+	}
+	if u.Host == "" {
+		return nil, "has no host (want redis://[user:password@]host:port[/db])"
+	}
+	opts, err := redis.ParseURL(val)
+	if err != nil {
+		msg := err.Error()
+		secrets := []string{val}
+		if u.User != nil {
+			pw, _ := u.User.Password()
+			secrets = append(secrets, u.User.String(), pw)
+		}
+		for _, sec := range secrets {
+			if sec != "" {
+				msg = strings.ReplaceAll(msg, sec, redacted)
+			}
+		}
+		return nil, "is not a valid Redis URL: " + msg
+	}
+	return opts, ""
+}

@@ -1,0 +1,447 @@
+package config
+
+import (
+	"fmt"
+	"maps"
+	"net"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+var (
+	pipelineName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+	channelID    = regexp.MustCompile(`^[CDG][A-Z0-9]+$`)
+	remediatorID = regexp.MustCompile(`^[UWS][A-Z0-9]+$`)
+	slashCommand = regexp.MustCompile(`^/[^\s/]+$`)
+	// kafkaVersion is what sarama.ParseKafkaVersion accepts.
+	kafkaVersion = regexp.MustCompile(`^(0\.[0-9]+\.[0-9]+\.[0-9]+|[0-9]+\.[0-9]+\.[0-9]+)$`)
+	envName      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	s3Bucket     = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
+)
+
+// saslMechanisms are the SASL mechanisms sarama supports without Kerberos or OAuth.
+var saslMechanisms = []string{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"}
+
+// probeDir is the name of the directory a probe writes under a checkpoint location by default.
+const probeDir = "_streamwatch_probe"
+
+// fillDerived applies the defaults that depend on other keys.
+func fillDerived(c *Config, lines map[string]int) {
+	if c.Slack.HealthChannel == "" {
+		c.Slack.HealthChannel = c.Slack.DefaultChannel
+	}
+	var onlyCluster string
+	if len(c.Kafka.Clusters) == 1 {
+		for name := range c.Kafka.Clusters {
+			onlyCluster = name
+		}
+	}
+	for i := range c.Pipelines {
+		p := &c.Pipelines[i]
+		if p.Channel == "" {
+			p.Channel = c.Slack.DefaultChannel
+		}
+		if _, present := lines[fmt.Sprintf("pipelines[%d].kafka", i)]; present && p.Kafka.Cluster == "" {
+			p.Kafka.Cluster = onlyCluster
+		}
+		if p.Probe.Path == "" && p.Checkpoint.Location != "" {
+			p.Probe.Path = joinLocation(p.Checkpoint.Location, probeDir)
+		}
+	}
+}
+
+// joinLocation appends a path element to a plain path or a file:// or s3:// URL.
+func joinLocation(loc, elem string) string {
+	if strings.Contains(loc, "://") {
+		return strings.TrimRight(loc, "/") + "/" + elem
+	}
+	return filepath.Join(loc, elem)
+}
+
+// validator checks a decoded Config. It skips problems under a path the decoder already
+// reported, so one mistake is not reported twice.
+type validator struct {
+	errs       Errors
+	lines      map[string]int
+	decodeErrs Errors
+}
+
+func (v *validator) errorf(path, format string, args ...any) {
+	for _, e := range v.decodeErrs {
+		if within(path, e.Path) {
+			return
+		}
+	}
+	v.errs = append(v.errs, FieldError{Path: path, Msg: fmt.Sprintf(format, args...), Line: v.line(path)})
+}
+
+// line is the line of path, or of its nearest ancestor present in the document.
+func (v *validator) line(path string) int {
+	for p := path; p != ""; p = parentPath(p) {
+		if l, ok := v.lines[p]; ok {
+			return l
+		}
+	}
+	return 0
+}
+
+// decodeFailed reports whether the decoder reported a problem at or under path.
+func (v *validator) decodeFailed(path string) bool {
+	for _, e := range v.decodeErrs {
+		if within(e.Path, path) {
+			return true
+		}
+	}
+	return false
+}
+
+// within reports whether path is base or lies under it.
+func within(path, base string) bool {
+	return path == base || strings.HasPrefix(path, base+".") || strings.HasPrefix(path, base+"[")
+}
+
+func (v *validator) present(path string) bool {
+	_, ok := v.lines[path]
+	return ok
+}
+
+func (v *validator) config(c *Config) {
+	v.http(c.HTTP)
+	v.slack(c)
+	v.redis(c.Redis)
+	v.alerts(c)
+	v.kafka(c.Kafka)
+	v.storage(c.Storage)
+	v.pipelines(c)
+	v.health(c)
+	v.positive("diagnose.timeout", c.Diagnose.Timeout)
+	v.positive("repair.backup_max_age", c.Repair.BackupMaxAge)
+}
+
+func (v *validator) http(h HTTP) {
+	if err := checkHostPort(h.Listen, true); err != nil {
+		v.errorf("http.listen", "invalid address %q: %v", h.Listen, err)
+	}
+	if h.MaxBodyBytes <= 0 {
+		v.errorf("http.max_body_bytes", "must be greater than 0")
+	}
+}
+
+func (v *validator) slack(c *Config) {
+	s := c.Slack
+	if !slashCommand.MatchString(s.Command) {
+		v.errorf("slack.command", "invalid slash command %q (want one word starting with /, such as /streamwatch)", s.Command)
+	}
+	if s.DefaultChannel != "" {
+		v.channel("slack.default_channel", s.DefaultChannel)
+	} else if len(c.Pipelines) == 0 {
+		v.errorf("slack.default_channel", "required when no pipelines are configured")
+	}
+	if s.HealthChannel != "" && s.HealthChannel != s.DefaultChannel {
+		v.channel("slack.health_channel", s.HealthChannel)
+	}
+	v.nonNegative("slack.thread_coalesce", s.ThreadCoalesce)
+	for i, ch := range s.AllowedChannels {
+		v.channel(fmt.Sprintf("slack.allowed_channels[%d]", i), ch)
+	}
+	for i, id := range s.Remediators {
+		if !remediatorID.MatchString(id) {
+			v.errorf(fmt.Sprintf("slack.remediators[%d]", i),
+				"invalid user or user-group ID %q (want U…, W… or S…, such as U0123ABCD)", id)
+		}
+	}
+}
+
+func (v *validator) channel(path, id string) {
+	if !channelID.MatchString(id) {
+		v.errorf(path, "invalid channel ID %q (want an ID such as C0123ABCD, not a channel name)", id)
+	}
+}
+
+func (v *validator) redis(r Redis) {
+	if r.KeyPrefix == "" {
+		v.errorf("redis.key_prefix", "must not be empty")
+	} else if strings.ContainsFunc(r.KeyPrefix, isSpaceOrControl) {
+		v.errorf("redis.key_prefix", "must not contain spaces or control characters")
+	}
+}
+
+func isSpaceOrControl(r rune) bool { return r <= ' ' || r == 0x7f }
+
+func (v *validator) alerts(c *Config) {
+	a := c.Alerts
+	if len(a.GroupBy) == 0 {
+		v.errorf("alerts.group_by", "must name at least one label")
+	}
+	seen := map[string]bool{}
+	for i, label := range a.GroupBy {
+		p := fmt.Sprintf("alerts.group_by[%d]", i)
+		switch {
+		case label == "":
+			v.errorf(p, "must not be empty")
+		case seen[label]:
+			v.errorf(p, "duplicate label %q", label)
+		}
+		seen[label] = true
+	}
+	v.nonNegative("alerts.auto_resolve_after", a.AutoResolveAfter)
+	for i, r := range a.Routes {
+		p := fmt.Sprintf("alerts.routes[%d]", i)
+		if len(r.Match) == 0 && len(r.MatchRE) == 0 && !v.decodeFailed(p+".match_re") {
+			v.errorf(p, "needs match or match_re")
+		}
+		for _, label := range sortedKeys(r.Match) {
+			if label == "" {
+				v.errorf(p+".match", "label names must not be empty")
+			}
+		}
+		switch _, ok := c.Pipeline(r.Pipeline); {
+		case r.Pipeline == "":
+			v.errorf(p+".pipeline", "required")
+		case !ok:
+			v.errorf(p+".pipeline", "unknown pipeline %q", r.Pipeline)
+		}
+	}
+}
+
+func (v *validator) kafka(k Kafka) {
+	v.positive("kafka.sample_interval", k.SampleInterval)
+	for _, name := range sortedKeys(k.Clusters) {
+		v.cluster(keyPath("kafka.clusters", name), name, k.Clusters[name])
+	}
+}
+
+func (v *validator) cluster(p, name string, c KafkaCluster) {
+	if !pipelineName.MatchString(name) {
+		v.errorf(p, "invalid cluster name %q (want lower-case letters, digits, '.', '_' or '-')", name)
+	}
+	if len(c.Brokers) == 0 {
+		v.errorf(p+".brokers", "required")
+	}
+	for i, b := range c.Brokers {
+		if err := checkHostPort(b, false); err != nil {
+			v.errorf(fmt.Sprintf("%s.brokers[%d]", p, i), "invalid broker address %q: %v", b, err)
+		}
+	}
+	if !kafkaVersion.MatchString(c.Version) {
+		v.errorf(p+".version", "invalid version %q (want dotted numbers such as \"3.6.0\", or \"0.11.0.2\" before 1.0)", c.Version)
+	}
+	if c.ClientID == "" {
+		v.errorf(p+".client_id", "must not be empty")
+	}
+	v.positive(p+".timeout", c.Timeout)
+
+	t := c.TLS
+	if (t.CertFile == "") != (t.KeyFile == "") {
+		v.errorf(p+".tls", "cert_file and key_file must be set together")
+	}
+	if !t.Enabled && (t.CAFile != "" || t.CertFile != "" || t.KeyFile != "") {
+		v.errorf(p+".tls.enabled", "must be true when ca_file, cert_file or key_file is set")
+	}
+
+	s := c.SASL
+	if s.Mechanism == "" {
+		if s.Username != "" || s.PasswordEnv != "" {
+			v.errorf(p+".sasl.mechanism", "required when username or password_env is set")
+		}
+		return
+	}
+	if !slices.Contains(saslMechanisms, s.Mechanism) {
+		v.errorf(p+".sasl.mechanism", "unknown mechanism %q (want %s)", s.Mechanism, strings.Join(saslMechanisms, ", "))
+	}
+	if s.Username == "" {
+		v.errorf(p+".sasl.username", "required with mechanism %s", s.Mechanism)
+	}
+	switch {
+	case s.PasswordEnv == "":
+		v.errorf(p+".sasl.password_env", "required with mechanism %s", s.Mechanism)
+	case !envName.MatchString(s.PasswordEnv):
+		v.errorf(p+".sasl.password_env", "invalid environment variable name %q", s.PasswordEnv)
+	}
+}
+
+func (v *validator) storage(s Storage) {
+	if s.S3.Region == "" {
+		v.errorf("storage.s3.region", "must not be empty")
+	}
+	if s.S3.Endpoint != "" {
+		u, err := url.Parse(s.S3.Endpoint)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			v.errorf("storage.s3.endpoint", "invalid endpoint %q (want an http:// or https:// URL)", s.S3.Endpoint)
+		}
+	}
+}
+
+func (v *validator) pipelines(c *Config) {
+	first := map[string]int{}
+	for i, pl := range c.Pipelines {
+		p := fmt.Sprintf("pipelines[%d]", i)
+		switch j, dup := first[pl.Name]; {
+		case pl.Name == "":
+			v.errorf(p+".name", "required")
+		case !pipelineName.MatchString(pl.Name):
+			v.errorf(p+".name", "invalid name %q (want lower-case letters, digits, '.', '_' or '-', starting with a letter or digit)", pl.Name)
+		case dup:
+			v.errorf(p+".name", "duplicate pipeline name %q (also pipelines[%d])", pl.Name, j)
+		default:
+			first[pl.Name] = i
+		}
+		switch {
+		case pl.Channel == "":
+			v.errorf(p+".channel", "required (no slack.default_channel)")
+		case pl.Channel != c.Slack.DefaultChannel:
+			v.channel(p+".channel", pl.Channel)
+		}
+		v.pipelineKafka(c, p+".kafka", pl.Kafka)
+		v.checkpoint(p+".checkpoint", pl.Checkpoint)
+		v.probe(p, pl)
+		for j, pattern := range pl.Logs.Paths {
+			if _, err := filepath.Match(pattern, ""); err != nil || pattern == "" {
+				v.errorf(fmt.Sprintf("%s.logs.paths[%d]", p, j), "invalid glob pattern %q", pattern)
+			}
+		}
+		if pl.Logs.MaxBytes <= 0 {
+			v.errorf(p+".logs.max_bytes", "must be greater than 0")
+		}
+	}
+}
+
+func (v *validator) pipelineKafka(c *Config, p string, k PipelineKafka) {
+	v.positive(p+".stall_after", k.StallAfter)
+	if !v.present(p) {
+		return
+	}
+	switch _, ok := c.Kafka.Clusters[k.Cluster]; {
+	case k.Cluster == "" && len(c.Kafka.Clusters) == 0:
+		v.errorf(p+".cluster", "required (no kafka.clusters are configured)")
+	case k.Cluster == "":
+		v.errorf(p+".cluster", "required (kafka.clusters has %d clusters: %s)",
+			len(c.Kafka.Clusters), strings.Join(sortedKeys(c.Kafka.Clusters), ", "))
+	case !ok:
+		v.errorf(p+".cluster", "unknown cluster %q (kafka.clusters has: %s)",
+			k.Cluster, strings.Join(sortedKeys(c.Kafka.Clusters), ", "))
+	}
+	if k.Group == "" {
+		v.errorf(p+".group", "required")
+	}
+	for i, topic := range k.Topics {
+		if topic == "" {
+			v.errorf(fmt.Sprintf("%s.topics[%d]", p, i), "must not be empty")
+		}
+	}
+}
+
+func (v *validator) checkpoint(p string, cp Checkpoint) {
+	v.positive(p+".stale_after", cp.StaleAfter)
+	if cp.Location == "" {
+		if v.present(p) {
+			v.errorf(p+".location", "required")
+		}
+	} else if err := checkLocation(cp.Location); err != nil {
+		v.errorf(p+".location", "invalid location %q: %v", cp.Location, err)
+	}
+	if cp.BackupLocation != "" {
+		if err := checkLocation(cp.BackupLocation); err != nil {
+			v.errorf(p+".backup_location", "invalid location %q: %v", cp.BackupLocation, err)
+		}
+	}
+}
+
+func (v *validator) probe(pipelinePath string, pl Pipeline) {
+	p := pipelinePath + ".probe"
+	if pl.Probe.Schedule != "" {
+		if _, err := ParseSchedule(pl.Probe.Schedule); err != nil {
+			v.errorf(p+".schedule", "invalid schedule %q for pipeline %q: %v", pl.Probe.Schedule, pl.Name, err)
+		}
+	}
+	switch {
+	case pl.Probe.Path == "":
+		if v.present(p) && pl.Probe.Schedule != "" {
+			v.errorf(p+".path", "required (no checkpoint.location to probe)")
+		}
+	case v.present(p + ".path"): // a derived path is checked as checkpoint.location
+		if err := checkLocation(pl.Probe.Path); err != nil {
+			v.errorf(p+".path", "invalid location %q: %v", pl.Probe.Path, err)
+		}
+	}
+	v.positive(p+".slow_after", pl.Probe.SlowAfter)
+}
+
+func (v *validator) health(c *Config) {
+	spec := c.Health.DigestSchedule
+	if spec == "" {
+		return
+	}
+	if _, err := ParseSchedule(spec); err != nil {
+		v.errorf("health.digest_schedule", "invalid schedule %q: %v", spec, err)
+	}
+	if c.Slack.HealthChannel == "" {
+		v.errorf("slack.health_channel", "required by health.digest_schedule (no slack.default_channel either)")
+	}
+}
+
+func (v *validator) positive(path string, d time.Duration) {
+	if d <= 0 {
+		v.errorf(path, "must be greater than 0, got %s", d)
+	}
+}
+
+func (v *validator) nonNegative(path string, d time.Duration) {
+	if d < 0 {
+		v.errorf(path, "must not be negative, got %s", d)
+	}
+}
+
+// checkHostPort checks a host:port address; an empty host means every interface, which only a
+// listen address may have, and port 0 (any free port) is likewise only for listening.
+func checkHostPort(addr string, listen bool) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("want host:port: %w", err)
+	}
+	if host == "" && !listen {
+		return fmt.Errorf("missing host")
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 0 || n > 65535 || (n == 0 && !listen) {
+		return fmt.Errorf("invalid port %q", port)
+	}
+	return nil
+}
+
+// checkLocation checks a storage location: a plain path, file:///path or s3://bucket[/prefix].
+func checkLocation(loc string) error {
+	if strings.TrimSpace(loc) != loc {
+		return fmt.Errorf("leading or trailing spaces")
+	}
+	if !strings.Contains(loc, "://") {
+		return nil
+	}
+	u, err := url.Parse(loc)
+	if err != nil {
+		return fmt.Errorf("parse URL: %w", err)
+	}
+	switch u.Scheme {
+	case "file":
+		if (u.Host != "" && u.Host != "localhost") || !strings.HasPrefix(u.Path, "/") {
+			return fmt.Errorf("a file:// location needs an absolute path, such as file:///var/lib/spark")
+		}
+	case "s3":
+		if u.Host == "" {
+			return fmt.Errorf("an s3:// location needs a bucket, such as s3://bucket/prefix")
+		}
+		if !s3Bucket.MatchString(u.Host) {
+			return fmt.Errorf("invalid S3 bucket name %q", u.Host)
+		}
+	default:
+		return fmt.Errorf("unsupported scheme %q (want a plain path, file:// or s3://)", u.Scheme)
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

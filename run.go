@@ -1,0 +1,227 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/slack-go/slack"
+	"github.com/streamwatch/streamwatch/bot"
+	"github.com/streamwatch/streamwatch/commands"
+	"github.com/streamwatch/streamwatch/config"
+	"github.com/streamwatch/streamwatch/integrations/alerts"
+	"github.com/streamwatch/streamwatch/state"
+)
+
+// version is stamped at build time: -ldflags "-X main.version=…".
+var version = "dev"
+
+const usage = `usage: streamwatch <command> [flags]
+
+commands:
+  serve          run the bot (--config FILE or STREAMWATCH_CONFIG)
+  check-config   validate a configuration file and list every problem
+  version        print the version
+
+flags:
+  --config FILE        configuration file
+  --log-format FORMAT  json (default) or text
+  --log-level LEVEL    debug, info (default), warn or error
+`
+
+// exitError carries a process exit status other than 1.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func exitCode(err error) int {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	return 1
+}
+
+// run is the whole program: tests call it with their own arguments, environment and writers.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) < 2 {
+		fmt.Fprint(stderr, usage)
+		return &exitError{code: 2, err: errors.New("no command given")}
+	}
+	cmd, rest := args[1], args[2:]
+	switch cmd {
+	case "version", "--version":
+		fmt.Fprintln(stdout, "streamwatch", version)
+		return nil
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	case "serve", "check-config":
+	default:
+		fmt.Fprint(stderr, usage)
+		return &exitError{code: 2, err: fmt.Errorf("unknown command %q", cmd)}
+	}
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	path := fs.String("config", getenv("STREAMWATCH_CONFIG"), "configuration file")
+	logFormat := fs.String("log-format", "json", "json or text")
+	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	if err := fs.Parse(rest); err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	if *path == "" {
+		return &exitError{code: 2, err: errors.New("no configuration: pass --config FILE or set STREAMWATCH_CONFIG")}
+	}
+	cfg, err := config.Load(*path)
+	if cmd == "check-config" {
+		if err != nil {
+			fmt.Fprintf(stdout, "%s: invalid\n%v\n", *path, err)
+			return &exitError{code: 1, err: fmt.Errorf("%s is invalid", *path)}
+		}
+		fmt.Fprintf(stdout, "%s: ok (%d pipeline%s)\n", *path, len(cfg.Pipelines), map[bool]string{true: "", false: "s"}[len(cfg.Pipelines) == 1])
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("load configuration: %w", err)
+	}
+	log, err := newLogger(stderr, *logFormat, *logLevel)
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	_ = stdout
+	return serve(ctx, cfg, getenv, log)
+}
+
+func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %q is not one of debug, info, warn, error", level)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format: %q is not json or text", format)
+}
+
+// serve wires every part together and runs until ctx ends, then shuts down in order: stop
+// taking webhooks, let in-flight requests finish, stop Slack and the deliverer.
+func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, log *slog.Logger) error {
+	sec, err := config.LoadSecrets(getenv, cfg.SecretNeeds())
+	if err != nil {
+		if !cfg.HTTP.AllowUnauthenticatedWebhooks && getenv(config.EnvWebhookToken) == "" {
+			err = fmt.Errorf("%w\n(webhooks need STREAMWATCH_WEBHOOK_TOKEN unless http.allow_unauthenticated_webhooks: true)", err)
+		}
+		return fmt.Errorf("environment: %w", err)
+	}
+	rdb := redis.NewUniversalClient(universalOptions(sec.Redis))
+	defer rdb.Close()
+	store := state.New(rdb, cfg.Redis.KeyPrefix)
+	store.Coalesce = cfg.Slack.ThreadCoalesce
+	store.AutoResolveAfter = cfg.Alerts.AutoResolveAfter
+
+	routes := make([]alerts.Route, len(cfg.Alerts.Routes))
+	for i, r := range cfg.Alerts.Routes {
+		routes[i] = alerts.Route{Match: r.Match, MatchRE: r.MatchRE, Pipeline: r.Pipeline}
+	}
+	channels := map[string]string{}
+	for _, p := range cfg.Pipelines {
+		channels[p.Name] = p.Channel
+	}
+	router := alerts.NewRouter(routes, cfg.Alerts.GroupBy, channels, cfg.Slack.DefaultChannel)
+
+	apiOpts := []slack.Option{slack.OptionAppLevelToken(sec.SlackAppToken),
+		slack.OptionHTTPClient(&http.Client{Timeout: 15 * time.Second})}
+	if sec.SlackAPIURL != "" {
+		apiOpts = append(apiOpts, slack.OptionAPIURL(sec.SlackAPIURL))
+	}
+	api := slack.New(sec.SlackBotToken, apiOpts...)
+
+	handler := commands.New(cfg.Slack.Command, store)
+	b := bot.New(bot.Options{
+		Log: log, Store: store, Router: router, Commands: handler, API: api,
+		WebhookToken: sec.WebhookToken, AllowUnauthenticated: cfg.HTTP.AllowUnauthenticatedWebhooks,
+		MaxBodyBytes: cfg.HTTP.MaxBodyBytes, Replica: replicaName(), AllowedChannels: cfg.Slack.AllowedChannels,
+	})
+
+	ln, err := net.Listen("tcp", cfg.HTTP.Listen)
+	if err != nil {
+		return fmt.Errorf("http.listen %s: %w", cfg.HTTP.Listen, err)
+	}
+	srv := &http.Server{
+		Handler:           b.Routes(),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	log.Info("streamwatch starting", "version", version, "http", ln.Addr().String(),
+		"pipelines", len(cfg.Pipelines), "redis_tls", sec.Redis.TLSConfig != nil)
+
+	botCtx, stopBot := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopBot()
+	botDone := make(chan error, 1)
+	go func() { botDone <- b.Run(botCtx) }()
+	httpDone := make(chan error, 1)
+	go func() { httpDone <- srv.Serve(ln) }()
+
+	select {
+	case <-ctx.Done():
+	case err := <-httpDone:
+		stopBot()
+		<-botDone
+		return fmt.Errorf("http server: %w", err)
+	}
+	log.Info("shutting down")
+	b.Drain()
+	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutCtx); err != nil {
+		log.Warn("http shutdown", "err", err)
+	}
+	stopBot()
+	select {
+	case <-botDone:
+	case <-time.After(4 * time.Second):
+		log.Warn("slack loop did not stop in time")
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// universalOptions turns REDIS_URL's options into go-redis universal options, with timeouts
+// short enough that a webhook answers 503 quickly while Redis is down.
+func universalOptions(o *redis.Options) *redis.UniversalOptions {
+	return &redis.UniversalOptions{
+		Addrs: []string{o.Addr}, DB: o.DB, Username: o.Username, Password: o.Password,
+		TLSConfig: o.TLSConfig, Protocol: o.Protocol, DialTimeout: 2 * time.Second,
+		ReadTimeout: 3 * time.Second, WriteTimeout: 3 * time.Second, MaxRetries: 1,
+	}
+}
+
+func replicaName() string {
+	host, _ := os.Hostname()
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return strings.TrimSpace(host) + "-" + hex.EncodeToString(b)
+}

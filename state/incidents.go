@@ -1,0 +1,314 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Status values of an incident.
+const (
+	StatusOpen         = "open"
+	StatusAcknowledged = "acknowledged"
+	StatusResolved     = "resolved"
+)
+
+// AlertRecord is one normalized alert to record. State does not interpret labels; the caller
+// has already routed the alert and computed its dedup key.
+type AlertRecord struct {
+	Key         string // dedup key
+	Fingerprint string
+	Resolved    bool
+	Title       string
+	Severity    int // 1 most severe … 5, 0 unknown
+	Pipeline    string
+	Channel     string
+	Source      string // alertmanager, grafana, generic, probe
+	Detail      string // one line shown in coalesced thread replies
+}
+
+// Outcome says what recording an alert did.
+type Outcome struct {
+	Incident string // "" when a resolved alert matched no open incident
+	Result   string // opened, duplicate, resolved, ignored
+	Previous string // for opened: the previous incident of the same key, if any
+}
+
+// Incident is an incident as stored.
+type Incident struct {
+	ID          string
+	Key         string
+	Title       string
+	Severity    int
+	Pipeline    string
+	Channel     string
+	Status      string
+	Source      string
+	FirstSeen   time.Time
+	LastSeen    time.Time
+	Count       int64
+	RootTS      string
+	Previous    string
+	MergedInto  string
+	MergedFrom  []string
+	AckBy       string
+	ResolvedBy  string
+	ResolvedAt  time.Time
+	Note        string
+	AllResolved bool
+	Alerts      map[string]AlertState
+}
+
+// AlertState is the last known state of one alert (by fingerprint) in an incident.
+type AlertState struct {
+	Status   string
+	LastSeen time.Time
+}
+
+// Event is one timeline entry of an incident.
+type Event struct {
+	At     time.Time
+	Event  string
+	Actor  string
+	Detail string
+}
+
+// RecordAlert records a into the incident of its dedup key, opening one if none is open. It is
+// atomic across goroutines and processes. Errors wrap ErrUnavailable when Redis is unreachable.
+func (s *Store) RecordAlert(ctx context.Context, a AlertRecord) (Outcome, error) {
+	if a.Key == "" {
+		return Outcome{}, errors.New("record alert: empty dedup key")
+	}
+	status := "firing"
+	if a.Resolved {
+		status = "resolved"
+	}
+	var ar int64
+	if s.AutoResolveAfter > 0 {
+		ar = s.AutoResolveAfter.Milliseconds()
+	}
+	res, err := recordScript.Run(ctx, s.rdb, []string{s.base},
+		a.Key, a.Fingerprint, status, a.Title, a.Severity, a.Pipeline, a.Channel,
+		ms(s.now()), s.Coalesce.Milliseconds(), a.Source, ar, a.Detail).StringSlice()
+	if err != nil {
+		return Outcome{}, wrap("record alert", err)
+	}
+	return Outcome{Incident: res[0], Result: res[1], Previous: res[2]}, nil
+}
+
+// Get returns the incident with the given id (case-insensitive "inc-7" and "7" work too).
+func (s *Store) Get(ctx context.Context, id string) (*Incident, error) {
+	id = NormalizeID(id)
+	pipe := s.rdb.Pipeline()
+	h := pipe.HGetAll(ctx, s.key("inc", id))
+	al := pipe.HGetAll(ctx, s.key("inc", id, "alerts"))
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, wrap("get incident "+id, err)
+	}
+	if len(h.Val()) == 0 {
+		return nil, fmt.Errorf("incident %s: %w", id, ErrNotFound)
+	}
+	return parseIncident(h.Val(), al.Val()), nil
+}
+
+// NormalizeID turns "7", "inc-7" and "INC-7" into "INC-7".
+func NormalizeID(id string) string {
+	id = strings.TrimSpace(id)
+	if _, err := strconv.Atoi(id); err == nil {
+		return "INC-" + id
+	}
+	if len(id) > 4 && strings.EqualFold(id[:4], "inc-") {
+		return "INC-" + id[4:]
+	}
+	return id
+}
+
+func parseIncident(h map[string]string, alerts map[string]string) *Incident {
+	n := func(k string) int64 { v, _ := strconv.ParseInt(h[k], 10, 64); return v }
+	inc := &Incident{
+		ID: h["id"], Key: h["key"], Title: h["title"], Severity: int(n("severity")),
+		Pipeline: h["pipeline"], Channel: h["channel"], Status: h["status"], Source: h["source"],
+		FirstSeen: fromMS(n("first_seen")), LastSeen: fromMS(n("last_seen")), Count: n("count"),
+		RootTS: h["root_ts"], Previous: h["previous"], MergedInto: h["merged_into"],
+		AckBy: h["ack_by"], ResolvedBy: h["resolved_by"], ResolvedAt: fromMS(n("resolved_at")),
+		Note: h["note"], AllResolved: h["all_resolved"] == "1",
+		Alerts: make(map[string]AlertState, len(alerts)),
+	}
+	if mf := h["merged_from"]; mf != "" {
+		inc.MergedFrom = strings.Split(mf, ",")
+	}
+	for fp, v := range alerts {
+		inc.Alerts[fp] = parseAlertState(v)
+	}
+	return inc
+}
+
+// parseAlertState reads the small JSON the scripts write ({"status":"firing","last_seen":123}).
+func parseAlertState(v string) AlertState {
+	var st AlertState
+	if strings.Contains(v, `"resolved"`) {
+		st.Status = "resolved"
+	} else {
+		st.Status = "firing"
+	}
+	if i := strings.Index(v, `"last_seen":`); i >= 0 {
+		rest := v[i+len(`"last_seen":`):]
+		j := strings.IndexAny(rest, ",}")
+		if j > 0 {
+			f, _ := strconv.ParseFloat(rest[:j], 64)
+			st.LastSeen = fromMS(int64(f))
+		}
+	}
+	return st
+}
+
+// ListOpen returns the open and acknowledged incidents, oldest first; with channel set, only
+// those of that channel.
+func (s *Store) ListOpen(ctx context.Context, channel string) ([]*Incident, error) {
+	ids, err := s.rdb.ZRange(ctx, s.key("open"), 0, -1).Result()
+	if err != nil {
+		return nil, wrap("list incidents", err)
+	}
+	pipe := s.rdb.Pipeline()
+	cmds := make([]*redis.MapStringStringCmd, len(ids))
+	for i, id := range ids {
+		cmds[i] = pipe.HGetAll(ctx, s.key("inc", id))
+	}
+	if len(ids) > 0 {
+		if _, err := pipe.Exec(ctx); err != nil {
+			return nil, wrap("list incidents", err)
+		}
+	}
+	var out []*Incident
+	for _, c := range cmds {
+		if len(c.Val()) == 0 {
+			continue
+		}
+		inc := parseIncident(c.Val(), nil)
+		if channel == "" || inc.Channel == channel {
+			out = append(out, inc)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].FirstSeen.Before(out[j].FirstSeen) })
+	return out, nil
+}
+
+// ByThread returns the id of the incident whose root message is ts in channel, or "".
+func (s *Store) ByThread(ctx context.Context, channel, ts string) (string, error) {
+	id, err := s.rdb.Get(ctx, s.key("ts", channel, ts)).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", nil
+	}
+	if err != nil {
+		return "", wrap("find incident by thread", err)
+	}
+	return id, nil
+}
+
+// Timeline returns the newest n events of an incident, oldest first.
+func (s *Store) Timeline(ctx context.Context, id string, n int64) ([]Event, error) {
+	msgs, err := s.rdb.XRevRangeN(ctx, s.key("inc", NormalizeID(id), "timeline"), "+", "-", n).Result()
+	if err != nil {
+		return nil, wrap("read timeline", err)
+	}
+	out := make([]Event, 0, len(msgs))
+	for i := len(msgs) - 1; i >= 0; i-- {
+		v := msgs[i].Values
+		at, _ := strconv.ParseInt(str(v["at"]), 10, 64)
+		out = append(out, Event{At: fromMS(at), Event: str(v["event"]), Actor: str(v["actor"]), Detail: str(v["detail"])})
+	}
+	return out, nil
+}
+
+// ChangeError explains why an acknowledge, resolve or merge did not apply.
+type ChangeError struct {
+	Incident string
+	Reason   string // notfound, resolved, acknowledged, same
+}
+
+func (e *ChangeError) Error() string {
+	switch e.Reason {
+	case "notfound":
+		return fmt.Sprintf("incident %s does not exist", e.Incident)
+	case "same":
+		return "cannot merge an incident into itself"
+	default:
+		return fmt.Sprintf("incident %s is already %s", e.Incident, e.Reason)
+	}
+}
+
+// Acknowledge marks an open incident acknowledged by actor.
+func (s *Store) Acknowledge(ctx context.Context, id, actor string) error {
+	id = NormalizeID(id)
+	res, err := ackScript.Run(ctx, s.rdb, []string{s.base}, id, actor, ms(s.now())).StringSlice()
+	if err != nil {
+		return wrap("acknowledge "+id, err)
+	}
+	if res[0] != "ok" {
+		return &ChangeError{Incident: id, Reason: res[0]}
+	}
+	return nil
+}
+
+// Resolve resolves an incident; later alerts with its keys open a new incident linked to it.
+func (s *Store) Resolve(ctx context.Context, id, actor, note string) error {
+	id = NormalizeID(id)
+	res, err := resolveScript.Run(ctx, s.rdb, []string{s.base}, id, actor, note, ms(s.now()), "").StringSlice()
+	if err != nil {
+		return wrap("resolve "+id, err)
+	}
+	if res[0] != "ok" {
+		return &ChangeError{Incident: id, Reason: res[0]}
+	}
+	return nil
+}
+
+// Merge moves from's alerts and dedup keys into into (so from's future duplicates thread into
+// into) and resolves from as merged.
+func (s *Store) Merge(ctx context.Context, from, into, actor string) error {
+	from, into = NormalizeID(from), NormalizeID(into)
+	res, err := mergeScript.Run(ctx, s.rdb, []string{s.base}, from, into, actor, ms(s.now())).StringSlice()
+	if err != nil {
+		return wrap("merge "+from+" into "+into, err)
+	}
+	if res[0] != "ok" {
+		who := from
+		if len(res) > 1 {
+			who = res[1]
+		}
+		return &ChangeError{Incident: who, Reason: res[0]}
+	}
+	return nil
+}
+
+// AutoResolveDue resolves the incidents whose auto-resolve time has come; each exactly once
+// across replicas. It returns the ids it resolved.
+func (s *Store) AutoResolveDue(ctx context.Context) ([]string, error) {
+	now := ms(s.now())
+	ids, err := s.rdb.ZRangeByScore(ctx, s.key("autoresolve"), &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(now, 10), Count: 100}).Result()
+	if err != nil {
+		return nil, wrap("auto-resolve", err)
+	}
+	var done []string
+	for _, id := range ids {
+		res, err := resolveScript.Run(ctx, s.rdb, []string{s.base}, id, "streamwatch", "auto-resolved: every alert resolved", now, "auto").StringSlice()
+		if err != nil {
+			return done, wrap("auto-resolve "+id, err)
+		}
+		if res[0] == "ok" {
+			done = append(done, id)
+		}
+	}
+	return done, nil
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}

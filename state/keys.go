@@ -1,0 +1,32 @@
+package state
+
+// Key layout. Every key starts with the hash tag "{<key_prefix>}", so every key the scripts
+// touch lives in one Redis Cluster slot: the incident engine is one consistent unit, and a
+// script never crosses slots. P below stands for "{<key_prefix>}".
+//
+//	P:seq:incident            string  INCR counter behind the human ids INC-1, INC-2, …
+//	P:dedup:<sha1(key)>       string  dedup key → id of the open incident that absorbs it
+//	P:last:<sha1(key)>        string  dedup key → id of the newest incident it ever opened
+//	P:inc:<id>                hash    the incident (see incidentFields)
+//	P:inc:<id>:alerts         hash    fingerprint → JSON {"status","last_seen"}
+//	P:inc:<id>:keys           set     dedup keys routed to this incident (its own and merged ones)
+//	P:inc:<id>:timeline       stream  events: opened, duplicate, acknowledged, resolved, merged, …
+//	P:open                    zset    open incidents by first-seen time (ms)
+//	P:ts:<channel>:<ts>       string  Slack message (root) → incident id
+//	P:outbox                  stream  deliveries for Slack; consumer group "deliver"
+//	P:due                     zset    incident id → time (ms) its coalesced thread update is due
+//	P:autoresolve             zset    incident id → time (ms) it auto-resolves
+//	P:envelope:<id>           string  a handled socket-mode envelope (expires after a day)
+//	P:lock:<name>             string  a lock with an expiry (scheduled jobs, singletons)
+//	P:audit                   stream  who did what (commands, refusals)
+const (
+	outboxGroup = "deliver"
+)
+
+func (s *Store) key(parts ...string) string {
+	k := s.base
+	for _, p := range parts {
+		k += ":" + p
+	}
+	return k
+}

@@ -1,0 +1,170 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Delivery kinds in the outbox.
+const (
+	KindRoot  = "root"  // post the incident's root message
+	KindFlush = "flush" // coalesced duplicates: a thread reply and a root update
+	KindEvent = "event" // a status change: a thread reply and a root update
+)
+
+// Delivery is one outbox entry: something to show in Slack for an incident. Within an incident,
+// deliveries carry consecutive sequence numbers and are delivered in that order.
+type Delivery struct {
+	StreamID string
+	Incident string
+	Seq      int64
+	Kind     string
+	Event    string    // KindEvent: all_resolved, acknowledged, resolved, merged_into, merged_from
+	Actor    string    // who caused it
+	Detail   string    // note, other incident id, or the last duplicate's summary
+	Count    int64     // KindFlush: occurrences since Since; merged_from: occurrences merged
+	Since    time.Time // KindFlush: first of those occurrences; all_resolved: auto-resolve time
+}
+
+// EnsureOutbox creates the outbox stream and its consumer group if missing.
+func (s *Store) EnsureOutbox(ctx context.Context) error {
+	err := s.rdb.XGroupCreateMkStream(ctx, s.key("outbox"), outboxGroup, "0").Err()
+	if err != nil && !strings.Contains(err.Error(), "BUSYGROUP") {
+		return wrap("create outbox group", err)
+	}
+	return nil
+}
+
+// ReadOutbox returns entries for consumer: with pending, the ones it already holds and has not
+// completed (retries); otherwise new ones, waiting up to block.
+func (s *Store) ReadOutbox(ctx context.Context, consumer string, pending bool, count int64, block time.Duration) ([]Delivery, error) {
+	id := ">"
+	if pending {
+		id = "0"
+		block = -1
+	}
+	res, err := s.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{
+		Group: outboxGroup, Consumer: consumer, Streams: []string{s.key("outbox"), id},
+		Count: count, Block: block,
+	}).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		if strings.Contains(err.Error(), "NOGROUP") {
+			if err := s.EnsureOutbox(ctx); err != nil {
+				return nil, err
+			}
+			return nil, nil
+		}
+		return nil, wrap("read outbox", err)
+	}
+	var out []Delivery
+	for _, st := range res {
+		for _, m := range st.Messages {
+			if m.Values == nil { // deleted while pending
+				_ = s.rdb.XAck(ctx, s.key("outbox"), outboxGroup, m.ID).Err()
+				continue
+			}
+			out = append(out, parseDelivery(m))
+		}
+	}
+	return out, nil
+}
+
+// ClaimStale takes over entries another consumer has held longer than minIdle (a replica that
+// died mid-delivery) and returns them.
+func (s *Store) ClaimStale(ctx context.Context, consumer string, minIdle time.Duration) ([]Delivery, error) {
+	var out []Delivery
+	start := "0-0"
+	for i := 0; i < 10; i++ {
+		msgs, next, err := s.rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{
+			Stream: s.key("outbox"), Group: outboxGroup, Consumer: consumer,
+			MinIdle: minIdle, Start: start, Count: 100,
+		}).Result()
+		if err != nil {
+			if strings.Contains(err.Error(), "NOGROUP") {
+				return nil, s.EnsureOutbox(ctx)
+			}
+			return out, wrap("claim outbox", err)
+		}
+		for _, m := range msgs {
+			out = append(out, parseDelivery(m))
+		}
+		if next == "0-0" || next == "" {
+			break
+		}
+		start = next
+	}
+	return out, nil
+}
+
+func parseDelivery(m redis.XMessage) Delivery {
+	v := m.Values
+	seq, _ := strconv.ParseInt(str(v["seq"]), 10, 64)
+	count, _ := strconv.ParseInt(str(v["count"]), 10, 64)
+	since, _ := strconv.ParseInt(str(v["since"]), 10, 64)
+	return Delivery{
+		StreamID: m.ID, Incident: str(v["inc"]), Seq: seq, Kind: str(v["kind"]),
+		Event: str(v["event"]), Actor: str(v["actor"]), Detail: str(v["detail"]),
+		Count: count, Since: fromMS(since),
+	}
+}
+
+// DeliveryState is what a deliverer needs to know before delivering: how far the incident's
+// deliveries got and where its root message is.
+type DeliveryState struct {
+	Delivered int64
+	RootTS    string
+	Channel   string
+}
+
+// Progress reads an incident's delivery progress.
+func (s *Store) Progress(ctx context.Context, incident string) (DeliveryState, error) {
+	v, err := s.rdb.HMGet(ctx, s.key("inc", incident), "delivered", "root_ts", "root_channel", "channel").Result()
+	if err != nil {
+		return DeliveryState{}, wrap("read delivery progress", err)
+	}
+	d, _ := strconv.ParseInt(str(v[0]), 10, 64)
+	ch := str(v[2])
+	if ch == "" {
+		ch = str(v[3])
+	}
+	return DeliveryState{Delivered: d, RootTS: str(v[1]), Channel: ch}, nil
+}
+
+// Complete records d as delivered (with the root message's ts and channel for a root) and
+// removes it from the outbox.
+func (s *Store) Complete(ctx context.Context, d Delivery, rootTS, channel string) error {
+	err := completeScript.Run(ctx, s.rdb, []string{s.base}, d.StreamID, d.Incident, d.Seq, rootTS, channel).Err()
+	return wrap("complete delivery", err)
+}
+
+// Pump moves due coalesced updates into the outbox; it is safe to run on every replica.
+func (s *Store) Pump(ctx context.Context) (int, error) {
+	n, err := pumpScript.Run(ctx, s.rdb, []string{s.base}, ms(s.now()), 100).Int()
+	return n, wrap("pump outbox", err)
+}
+
+// OutboxDepth is the number of entries not yet delivered.
+func (s *Store) OutboxDepth(ctx context.Context) (int64, error) {
+	n, err := s.rdb.XLen(ctx, s.key("outbox")).Result()
+	return n, wrap("outbox depth", err)
+}
+
+// NextDue is the time the earliest coalesced update is due, or zero when none is.
+func (s *Store) NextDue(ctx context.Context) (time.Time, error) {
+	z, err := s.rdb.ZRangeWithScores(ctx, s.key("due"), 0, 0).Result()
+	if err != nil {
+		return time.Time{}, wrap("next due", err)
+	}
+	if len(z) == 0 {
+		return time.Time{}, nil
+	}
+	return fromMS(int64(z[0].Score)), nil
+}

@@ -1,0 +1,87 @@
+// Package state owns every Redis key of streamwatch: incidents and their dedup index, the Slack
+// outbox, envelope dedup, locks and the audit stream. See keys.go for the layout.
+package state
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ErrUnavailable wraps errors that mean Redis could not be reached, so that callers can answer
+// "try again later" (HTTP 503) rather than "bad request".
+var ErrUnavailable = errors.New("redis unavailable")
+
+// ErrNotFound is returned for an incident id that does not exist.
+var ErrNotFound = errors.New("not found")
+
+// Store is the Redis-backed state of one streamwatch deployment. It is safe for concurrent use
+// by many goroutines and many processes.
+type Store struct {
+	rdb  redis.UniversalClient
+	base string
+	now  func() time.Time
+	// Coalesce is the thread_coalesce window: at most one coalesced thread reply and root
+	// update per incident per window.
+	Coalesce time.Duration
+	// AutoResolveAfter, when positive, resolves an incident this long after all its alerts
+	// resolved.
+	AutoResolveAfter time.Duration
+}
+
+// New returns a Store over rdb with every key under the hash tag {prefix}.
+func New(rdb redis.UniversalClient, prefix string) *Store {
+	if prefix == "" {
+		prefix = "streamwatch"
+	}
+	return &Store{rdb: rdb, base: "{" + prefix + "}", now: time.Now, Coalesce: 10 * time.Second}
+}
+
+// SetClock replaces the clock; tests use it.
+func (s *Store) SetClock(now func() time.Time) { s.now = now }
+
+// Ping reports whether Redis answers.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.rdb.Ping(ctx).Err(); err != nil {
+		return wrap("ping", err)
+	}
+	return nil
+}
+
+// wrap marks connection-level failures with ErrUnavailable and keeps the cause.
+func wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, redis.Nil) || errors.Is(err, ErrNotFound) {
+		return err
+	}
+	var rerr redis.Error
+	if errors.As(err, &rerr) && !isLoading(rerr) {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return fmt.Errorf("%s: %w: %w", op, ErrUnavailable, err)
+}
+
+// isLoading is true for errors a restarting Redis answers with, which pass once it is up.
+func isLoading(err redis.Error) bool {
+	msg := err.Error()
+	for _, p := range []string{"LOADING", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "READONLY"} {
+		if len(msg) >= len(p) && msg[:len(p)] == p {
+			return true
+		}
+	}
+	return false
+}
+
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+func fromMS(v int64) time.Time {
+	if v == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(v).UTC()
+}

@@ -64,6 +64,7 @@ type setup struct {
 func newSlack(t *testing.T, opts slackfake.Options) *slackfake.Server {
 	t.Helper()
 	opts.BotToken, opts.AppToken = botToken, appToken
+	opts.RedeliverUnacked = true // as Slack does after 3 s without an ack
 	s := slackfake.New(opts)
 	if err := s.Start(); err != nil {
 		t.Fatal(err)
@@ -349,7 +350,7 @@ func TestE2EMergeThreadsLaterDuplicatesIntoTarget(t *testing.T) {
 	in.ok("/webhooks/generic", generic("ReplyPipelineLag", "second"))
 	var first, second slackfake.Message
 	for _, r := range roots(s, "C0PIPE") {
-		if strings.Contains(r.Text, "INC-1") {
+		if strings.Contains(r.Text, " INC-1: ") {
 			first = r
 		} else {
 			second = r

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	_ "time/tzdata" // CRON_TZ= schedules work in images without a zone database
 )
 
 func main() {

@@ -132,6 +132,7 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 		}
 		return fmt.Errorf("environment: %w", err)
 	}
+	redis.SetLogger(redisLogger{log})
 	rdb := redis.NewUniversalClient(universalOptions(sec.Redis))
 	defer rdb.Close()
 	store := state.New(rdb, cfg.Redis.KeyPrefix)
@@ -217,6 +218,13 @@ func universalOptions(o *redis.Options) *redis.UniversalOptions {
 		TLSConfig: o.TLSConfig, Protocol: o.Protocol, DialTimeout: 2 * time.Second,
 		ReadTimeout: 3 * time.Second, WriteTimeout: 3 * time.Second, MaxRetries: 1,
 	}
+}
+
+// redisLogger sends go-redis's own messages (dial failures while Redis is down) to slog.
+type redisLogger struct{ l *slog.Logger }
+
+func (r redisLogger) Printf(_ context.Context, format string, v ...any) {
+	r.l.Debug("go-redis", "msg", fmt.Sprintf(format, v...))
 }
 
 func replicaName() string {

@@ -69,8 +69,8 @@ type Redis struct {
 type Alerts struct {
 	// GroupBy are the labels that make an alert's dedup key (a generic webhook's dedup_key wins).
 	GroupBy []string `yaml:"group_by" default:"alertname,pipeline"`
-	// AutoResolveAfter resolves an incident that has seen no alert for this long; 0 leaves
-	// resolving to a person.
+	// AutoResolveAfter resolves an incident this long after every one of its alerts resolved
+	// (unless one fires again meanwhile); 0 leaves resolving to a person.
 	AutoResolveAfter time.Duration `yaml:"auto_resolve_after" default:"0s"`
 	// Routes are tried in order and the first match wins; an alert's own `pipeline` label also
 	// routes it.

@@ -1,0 +1,125 @@
+package commands_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/streamwatch/streamwatch/commands"
+	"github.com/streamwatch/streamwatch/internal/testredis"
+	"github.com/streamwatch/streamwatch/state"
+)
+
+func newHandler(t *testing.T) (*commands.Handler, *state.Store) {
+	t.Helper()
+	rdb, prefix := testredis.Client(t)
+	st := state.New(rdb, prefix)
+	return commands.New("/streamwatch", st), st
+}
+
+func TestParse(t *testing.T) {
+	h, _ := newHandler(t)
+	cases := []struct {
+		text     string
+		path     string
+		args     []string
+		errLike  string
+		usageHas string
+	}{
+		{text: "", path: "help"},
+		{text: "help", path: "help"},
+		{text: "HELP incident", path: "help", args: []string{"incident"}},
+		{text: "incident list", path: "incident list"},
+		{text: "  incident   show   INC-4 ", path: "incident show", args: []string{"INC-4"}},
+		{text: "incident resolve INC-4 ACL restored by storage team", path: "incident resolve", args: strings.Fields("INC-4 ACL restored by storage team")},
+		{text: "incident merge 3 2", path: "incident merge", args: []string{"3", "2"}},
+		{text: "incident merge 3", errLike: "takes arguments FROM INTO", usageHas: "/streamwatch incident merge FROM INTO"},
+		{text: "incident list extra", errLike: "takes no arguments"},
+		{text: "incident frob", errLike: `unknown command "incident frob"`, usageHas: "/streamwatch incident show [ID]"},
+		{text: "frobnicate now", errLike: `unknown command "frobnicate now"`, usageHas: "/streamwatch help"},
+	}
+	for _, c := range cases {
+		t.Run(c.text, func(t *testing.T) {
+			cmd, args, err := h.Parse(c.text)
+			if c.errLike != "" {
+				ue, ok := err.(*commands.UsageError)
+				if !ok || !strings.Contains(ue.Msg, c.errLike) {
+					t.Fatalf("err = %v, want usage error like %q", err, c.errLike)
+				}
+				if c.usageHas != "" && !strings.Contains(strings.Join(ue.Usages, "\n"), c.usageHas) {
+					t.Fatalf("usages %v lack %q", ue.Usages, c.usageHas)
+				}
+				return
+			}
+			if err != nil || cmd.Path != c.path || strings.Join(args, " ") != strings.Join(c.args, " ") {
+				t.Fatalf("Parse(%q) = %v %v %v, want %s %v", c.text, cmd, args, err, c.path, c.args)
+			}
+		})
+	}
+}
+
+func TestHandleAnswersUsageNeverPanics(t *testing.T) {
+	h, _ := newHandler(t)
+	ctx := context.Background()
+	r := h.Handle(ctx, commands.Request{ChannelID: "C1", Text: "incident merge"})
+	if !r.Usage || !strings.Contains(r.Sections[0].Lines[1], "incident merge FROM INTO") {
+		t.Fatalf("reply %+v", r)
+	}
+	r = h.Handle(ctx, commands.Request{ChannelID: "C1", Text: "incident merge x y"})
+	if !r.Usage || !strings.Contains(r.Text, `"x" is not an incident id`) {
+		t.Fatalf("reply %+v", r)
+	}
+	r = h.Handle(ctx, commands.Request{ChannelID: "C1", Text: "incident ack"})
+	if !r.Usage || !strings.Contains(r.Text, "no open incident") {
+		t.Fatalf("ack without incident: %+v", r)
+	}
+	r = h.Handle(ctx, commands.Request{ChannelID: "C1", Text: "incident show INC-77"})
+	if r.Text != "Sorry: incident INC-77 does not exist." {
+		t.Fatalf("show missing: %q", r.Text)
+	}
+}
+
+func TestIncidentCommandsFindTheirIncident(t *testing.T) {
+	h, st := newHandler(t)
+	ctx := context.Background()
+	rec := func(key, ch string) {
+		if _, err := st.RecordAlert(ctx, state.AlertRecord{Key: key, Fingerprint: key, Title: "t " + key, Severity: 2, Channel: ch}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec("a", "C1")
+	rec("b", "C2")
+	rec("c", "C2")
+	// One open incident in C1: the id may be left out.
+	r := h.Handle(ctx, commands.Request{ChannelID: "C1", UserName: "alice", Text: "incident ack"})
+	if r.Text != "INC-1 acknowledged." {
+		t.Fatalf("ack: %+v", r)
+	}
+	// Two in C2: the reply names them.
+	r = h.Handle(ctx, commands.Request{ChannelID: "C2", Text: "incident resolve done"})
+	if !r.Usage || !strings.Contains(r.Text, "INC-2, INC-3") {
+		t.Fatalf("ambiguous resolve: %+v", r)
+	}
+	r = h.Handle(ctx, commands.Request{ChannelID: "C2", UserName: "bob", Text: "incident resolve INC-3 storage ACL fixed"})
+	if r.Text != "INC-3 resolved." {
+		t.Fatalf("resolve: %+v", r)
+	}
+	inc, _ := st.Get(ctx, "INC-3")
+	if inc.Note != "storage ACL fixed" || inc.ResolvedBy != "bob" {
+		t.Fatalf("stored: %+v", inc)
+	}
+	r = h.Handle(ctx, commands.Request{ChannelID: "C2", Text: "incident list"})
+	if !strings.Contains(r.Text, "2 open incidents") || !strings.Contains(strings.Join(r.Sections[0].Lines, "\n"), "SEV2 high") {
+		t.Fatalf("list: %+v", r)
+	}
+	r = h.Handle(ctx, commands.Request{ChannelID: "C1", Text: "incident show"})
+	all := r.Text
+	for _, s := range r.Sections {
+		all += "\n" + strings.Join(s.Lines, "\n")
+	}
+	for _, want := range []string{"INC-1: t a", "acknowledged by alice", "Occurrences: 1", "opened", "acknowledged by alice"} {
+		if !strings.Contains(all, want) {
+			t.Fatalf("show lacks %q:\n%s", want, all)
+		}
+	}
+}

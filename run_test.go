@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runCapture(t *testing.T, env map[string]string, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := run(context.Background(), append([]string{"streamwatch"}, args...), func(k string) string { return env[k] }, &out, &errb)
+	return out.String(), errb.String(), err
+}
+
+func TestCheckConfig(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte(`slack:
+  default_channel: C1
+alerts:
+  routes:
+    - match_re: {alertname: "("}
+      pipeline: a
+pipelines:
+  - name: a
+    channel: C1
+  - name: b
+    chanel: C2
+`), 0o600)
+	cases := []struct {
+		name     string
+		file     string
+		wantErr  bool
+		wantCode int
+		want     []string
+	}{
+		{"the contract sketch", "../shared/docs/config-sketch.yaml", false, 0, []string{"ok (1 pipeline)"}},
+		{"the example", "deploy/config.example.yaml", false, 0, []string{"ok"}},
+		{"every problem by path", bad, true, 1, []string{
+			"alerts.routes[0].match_re.alertname: invalid regexp",
+			`pipelines[1].chanel: unknown key "chanel"`,
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := os.Stat(c.file); err != nil {
+				t.Fatalf("missing %s: %v", c.file, err)
+			}
+			out, _, err := runCapture(t, nil, "check-config", "--config", c.file)
+			if (err != nil) != c.wantErr || (err != nil && exitCode(err) != c.wantCode) {
+				t.Fatalf("err = %v (exit %d), want error %v exit %d\n%s", err, exitCode(err), c.wantErr, c.wantCode, out)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+}
+
+func TestConfigFromEnvironmentAndVersion(t *testing.T) {
+	out, _, err := runCapture(t, map[string]string{"STREAMWATCH_CONFIG": "deploy/config.example.yaml"}, "check-config")
+	if err != nil || !strings.Contains(out, "ok") {
+		t.Fatalf("STREAMWATCH_CONFIG not used: %v %s", err, out)
+	}
+	out, _, err = runCapture(t, nil, "version")
+	if err != nil || !strings.HasPrefix(out, "streamwatch ") {
+		t.Fatalf("version: %q %v", out, err)
+	}
+	_, _, err = runCapture(t, nil, "frobnicate")
+	if err == nil || exitCode(err) != 2 {
+		t.Fatalf("unknown command: %v", err)
+	}
+}
+
+// TestServeRefusesBadEnvironment: a missing or malformed secret stops start-up with a message
+// naming the variable and never its value.
+func TestServeRefusesBadEnvironment(t *testing.T) {
+	good := map[string]string{
+		"SLACK_BOT_TOKEN": "xoxb-1-secretvalue", "SLACK_APP_TOKEN": "xapp-1-secretvalue",
+		"REDIS_URL": "redis://:hunter2pass@127.0.0.1:1/0", "STREAMWATCH_WEBHOOK_TOKEN": "tok-secretvalue",
+	}
+	with := func(k, v string) map[string]string {
+		m := map[string]string{}
+		for a, b := range good {
+			m[a] = b
+		}
+		if v == "" {
+			delete(m, k)
+		} else {
+			m[k] = v
+		}
+		return m
+	}
+	cases := []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"no webhook token", with("STREAMWATCH_WEBHOOK_TOKEN", ""), "STREAMWATCH_WEBHOOK_TOKEN"},
+		{"no bot token", with("SLACK_BOT_TOKEN", ""), "SLACK_BOT_TOKEN"},
+		{"app token in the bot slot", with("SLACK_BOT_TOKEN", "xapp-1-secretvalue"), "SLACK_BOT_TOKEN"},
+		{"malformed redis url", with("REDIS_URL", "http://:hunter2pass@x"), "REDIS_URL"},
+		{"no redis url", with("REDIS_URL", ""), "REDIS_URL"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out, errOut, err := runCapture(t, c.env, "serve", "--config", "deploy/config.example.yaml")
+			if err == nil {
+				t.Fatal("serve started")
+			}
+			msg := err.Error() + out + errOut
+			if !strings.Contains(msg, c.want) {
+				t.Fatalf("error does not name %s: %v", c.want, err)
+			}
+			for _, secret := range []string{"secretvalue", "hunter2pass"} {
+				if strings.Contains(msg, secret) {
+					t.Fatalf("error shows a secret: %v", err)
+				}
+			}
+		})
+	}
+}

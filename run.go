@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -132,7 +133,7 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 		}
 		return fmt.Errorf("environment: %w", err)
 	}
-	redis.SetLogger(redisLogger{log})
+	redisLogOnce.Do(func() { redis.SetLogger(redisLogger{log}) }) // a process-wide setting
 	rdb := redis.NewUniversalClient(universalOptions(sec.Redis))
 	defer rdb.Close()
 	store := state.New(rdb, cfg.Redis.KeyPrefix)
@@ -219,6 +220,8 @@ func universalOptions(o *redis.Options) *redis.UniversalOptions {
 		ReadTimeout: 3 * time.Second, WriteTimeout: 3 * time.Second, MaxRetries: 1,
 	}
 }
+
+var redisLogOnce sync.Once
 
 // redisLogger sends go-redis's own messages (dial failures while Redis is down) to slog.
 type redisLogger struct{ l *slog.Logger }

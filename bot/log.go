@@ -18,7 +18,9 @@ func (a slogAdapter) Output(_ int, s string) error {
 
 func (a slogAdapter) Println(v ...any) { a.l.Debug("slack-go", "msg", fmt.Sprint(v...)) }
 
-func (a slogAdapter) Printf(format string, v ...any) { a.l.Debug("slack-go", "msg", fmt.Sprintf(format, v...)) }
+func (a slogAdapter) Printf(format string, v ...any) {
+	a.l.Debug("slack-go", "msg", fmt.Sprintf(format, v...))
+}
 
 func auditEntry(req commands.Request, action, target, outcome, detail string) state.AuditEntry {
 	return state.AuditEntry{Actor: req.UserID, Action: action, Target: target, Outcome: outcome, Detail: detail}

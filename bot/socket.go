@@ -2,7 +2,6 @@ package bot
 
 import (
 	"context"
-	"errors"
 	"regexp"
 	"strings"
 	"time"
@@ -235,5 +234,3 @@ func (b *Bot) audit(ctx context.Context, req commands.Request, action, target, o
 		b.log.Warn("audit", "err", err)
 	}
 }
-
-var errNoRoot = errors.New("root message not posted yet")

@@ -277,6 +277,26 @@ func TestE2EDuplicatesThreadIntoOneIncident(t *testing.T) {
 			t.Fatalf("message mentions %v: %q", m.Mentions, m.Text)
 		}
 	}
+	resp, err := http.Get(in.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		`streamwatch_alerts_received_total{outcome="opened",source="alertmanager"} 1`,
+		`streamwatch_alerts_received_total{outcome="duplicate",source="alertmanager"} 2`,
+		`streamwatch_alerts_received_total{outcome="opened",source="generic"} 1`,
+		`streamwatch_incidents_opened_total 2`,
+		`streamwatch_duplicates_threaded_total 2`,
+		`streamwatch_slack_api_calls_total{method="chat.postMessage",status="200"}`,
+		`streamwatch_outbox_delivery_seconds_count`,
+		`streamwatch_outbox_depth`,
+	} {
+		if !strings.Contains(string(metrics), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
 }
 
 func mustMessage(s *slackfake.Server, ch, ts string) slackfake.Message {

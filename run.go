@@ -150,8 +150,9 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 	}
 	router := alerts.NewRouter(routes, cfg.Alerts.GroupBy, channels, cfg.Slack.DefaultChannel)
 
-	apiOpts := []slack.Option{slack.OptionAppLevelToken(sec.SlackAppToken),
-		slack.OptionHTTPClient(&http.Client{Timeout: 15 * time.Second})}
+	metrics := bot.NewMetrics()
+	httpClient := &http.Client{Timeout: 15 * time.Second, Transport: metrics.Transport(nil)}
+	apiOpts := []slack.Option{slack.OptionAppLevelToken(sec.SlackAppToken), slack.OptionHTTPClient(httpClient)}
 	if sec.SlackAPIURL != "" {
 		apiOpts = append(apiOpts, slack.OptionAPIURL(sec.SlackAPIURL))
 	}
@@ -162,6 +163,7 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 		Log: log, Store: store, Router: router, Commands: handler, API: api,
 		WebhookToken: sec.WebhookToken, AllowUnauthenticated: cfg.HTTP.AllowUnauthenticatedWebhooks,
 		MaxBodyBytes: cfg.HTTP.MaxBodyBytes, Replica: replicaName(), AllowedChannels: cfg.Slack.AllowedChannels,
+		Metrics: metrics, HTTPClient: httpClient,
 	})
 
 	ln, err := net.Listen("tcp", cfg.HTTP.Listen)

@@ -5,6 +5,7 @@ package bot
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"sync/atomic"
 	"time"
 
@@ -34,7 +35,11 @@ type Options struct {
 	Poll time.Duration
 	// AllowedChannels, when not empty, are the only channels where commands are answered.
 	AllowedChannels []string
-	Now             func() time.Time
+	// Metrics receives the bot's measurements; nil makes a fresh set.
+	Metrics *Metrics
+	// HTTPClient makes response_url posts; the Slack API client has its own.
+	HTTPClient *http.Client
+	Now        func() time.Time
 }
 
 // Bot ties Slack, the webhooks and the state together.
@@ -66,6 +71,12 @@ func New(opt Options) *Bot {
 	}
 	if opt.Now == nil {
 		opt.Now = time.Now
+	}
+	if opt.Metrics == nil {
+		opt.Metrics = NewMetrics()
+	}
+	if opt.HTTPClient == nil {
+		opt.HTTPClient = &http.Client{Timeout: 15 * time.Second}
 	}
 	return &Bot{opt: opt, log: opt.Log, wake: make(chan struct{}, 1)}
 }

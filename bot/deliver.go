@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -75,6 +76,9 @@ func (d *deliverer) pass(ctx context.Context) error {
 			b.log.Info("claimed outbox entries of a stalled replica", "entries", len(claimed))
 		}
 	}
+	if depth, err := st.OutboxDepth(ctx); err == nil {
+		b.opt.Metrics.OutboxDepth.Set(float64(depth))
+	}
 	pending, err := st.ReadOutbox(ctx, b.opt.Replica, true, 200, 0)
 	if err != nil {
 		return err
@@ -122,6 +126,7 @@ func (d *deliverer) deliverAll(ctx context.Context, list []state.Delivery, block
 			d.retryAt[e.StreamID] = time.Now().Add(wait)
 			continue
 		}
+		d.b.opt.Metrics.DeliveryLatency.Observe(streamAge(e.StreamID, time.Now()).Seconds())
 		delete(d.retryAt, e.StreamID)
 		delete(d.attempts, e.StreamID)
 		delete(d.replied, e.StreamID)
@@ -191,6 +196,7 @@ func (d *deliverer) deliver(ctx context.Context, e state.Delivery) error {
 // slackErr decides whether a Slack error is worth retrying; errors no retry can fix drop the
 // entry with an error log so that the incident's later messages are not held back forever.
 func (d *deliverer) slackErr(ctx context.Context, e state.Delivery, channel, method string, err error) error {
+	d.b.opt.Metrics.SlackErrors.WithLabelValues(method, slackCode(err)).Inc()
 	var rl *slack.RateLimitedError
 	if errors.As(err, &rl) {
 		d.paused[channel] = time.Now().Add(rl.RetryAfter)
@@ -205,6 +211,29 @@ func (d *deliverer) slackErr(ctx context.Context, e state.Delivery, channel, met
 		d.b.authBad.Store(true)
 	}
 	return err
+}
+
+// slackCode is a bounded label for a Slack error.
+func slackCode(err error) string {
+	var rl *slack.RateLimitedError
+	var se slack.SlackErrorResponse
+	var sc slack.StatusCodeError
+	switch {
+	case errors.As(err, &rl):
+		return "ratelimited"
+	case errors.As(err, &se):
+		return se.Err
+	case errors.As(err, &sc):
+		return "http_" + strconv.Itoa(sc.Code)
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return "timeout"
+	}
+	if msg := err.Error(); len(msg) < 40 && !strings.ContainsAny(msg, " :/") {
+		return msg // slack-go returns bare codes such as "channel_not_found"
+	}
+	return "other"
 }
 
 // permanent is true for Slack errors that no retry can fix.

@@ -14,5 +14,6 @@ func (b *Bot) Routes() http.Handler {
 	mux.Handle("POST /webhooks/generic", b.webhook("generic", alerts.DecodeGeneric))
 	mux.HandleFunc("GET /healthz", b.healthz)
 	mux.HandleFunc("GET /readyz", b.readyz)
+	mux.Handle("GET /metrics", b.opt.Metrics.Handler())
 	return mux
 }

@@ -148,7 +148,7 @@ func (b *Bot) slashCommand(ctx context.Context, sc slack.SlashCommand) {
 		msg.ResponseType = slack.ResponseTypeInChannel
 	}
 	if sc.ResponseURL != "" {
-		if err := slack.PostWebhookContext(ctx, sc.ResponseURL, msg); err == nil {
+		if err := slack.PostWebhookCustomHTTPContext(ctx, sc.ResponseURL, b.opt.HTTPClient, msg); err == nil {
 			return
 		} else {
 			b.log.Warn("reply through response_url failed; posting ephemeral", "err", err)
@@ -186,6 +186,11 @@ func (b *Bot) run(ctx context.Context, req commands.Request) commands.Reply {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	start := time.Now()
+	name := "unknown"
+	if c, _, err := b.opt.Commands.Parse(req.Text); err == nil {
+		name = c.Path
+	}
+	defer func() { b.opt.Metrics.CommandSeconds.WithLabelValues(name).Observe(time.Since(start).Seconds()) }()
 	reply := b.opt.Commands.Handle(ctx, req)
 	b.log.Info("command", "user", req.UserID, "channel", req.ChannelID, "command", firstWords(req.Text, 2),
 		"usage", reply.Usage, "took", time.Since(start))

@@ -37,8 +37,11 @@ func fail(w http.ResponseWriter, status int, reason string) {
 // webhook answers 2xx only after every alert of the payload is recorded in Redis; 503 with
 // Retry-After when Redis is unreachable, so that senders retry and nothing is lost.
 func (b *Bot) webhook(source string, decode func([]byte) ([]alerts.Alert, error)) http.Handler {
+	m := b.opt.Metrics
+	rejected := m.AlertsReceived.WithLabelValues(source, "rejected")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !b.authorized(r) {
+			rejected.Inc()
 			w.Header().Set("WWW-Authenticate", `Bearer realm="streamwatch"`)
 			fail(w, http.StatusUnauthorized, "missing or wrong bearer token")
 			return
@@ -50,12 +53,14 @@ func (b *Bot) webhook(source string, decode func([]byte) ([]alerts.Alert, error)
 		}
 		max := b.opt.MaxBodyBytes
 		if r.ContentLength > max {
+			rejected.Inc()
 			fail(w, http.StatusRequestEntityTooLarge, "body larger than http.max_body_bytes")
 			return
 		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
 		if err != nil {
 			var mbe *http.MaxBytesError
+			rejected.Inc()
 			if errors.As(err, &mbe) {
 				fail(w, http.StatusRequestEntityTooLarge, "body larger than http.max_body_bytes")
 				return
@@ -65,6 +70,7 @@ func (b *Bot) webhook(source string, decode func([]byte) ([]alerts.Alert, error)
 		}
 		list, err := decode(body)
 		if err != nil {
+			rejected.Inc()
 			var de *alerts.DecodeError
 			if errors.As(err, &de) {
 				fail(w, http.StatusBadRequest, de.Reason)
@@ -79,6 +85,7 @@ func (b *Bot) webhook(source string, decode func([]byte) ([]alerts.Alert, error)
 			b.opt.Router.Route(a)
 			out, err := b.opt.Store.RecordAlert(r.Context(), record(a))
 			if err != nil {
+				m.AlertsReceived.WithLabelValues(source, "unavailable").Inc()
 				if errors.Is(err, state.ErrUnavailable) {
 					b.log.Warn("webhook refused: redis unavailable", "source", source, "err", err)
 					w.Header().Set("Retry-After", "5")
@@ -88,6 +95,13 @@ func (b *Bot) webhook(source string, decode func([]byte) ([]alerts.Alert, error)
 				b.log.Error("record alert", "source", source, "err", err)
 				fail(w, http.StatusInternalServerError, "could not record the alert")
 				return
+			}
+			m.AlertsReceived.WithLabelValues(source, out.Result).Inc()
+			switch out.Result {
+			case "opened":
+				m.IncidentsOpened.Inc()
+			case "duplicate":
+				m.Duplicates.Inc()
 			}
 			res.Incidents = append(res.Incidents, recorded{Incident: out.Incident, Result: out.Result, Previous: out.Previous, Fingerprint: a.Fingerprint})
 			b.log.Info("alert recorded", "source", source, "incident", out.Incident, "result", out.Result,

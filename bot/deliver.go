@@ -146,6 +146,16 @@ func backoff(attempt int) time.Duration {
 func (d *deliverer) deliver(ctx context.Context, e state.Delivery) error {
 	b := d.b
 	st := b.opt.Store
+	if e.Kind == state.KindNotice {
+		if until, ok := d.paused[e.Channel]; ok && time.Now().Before(until) {
+			return &slack.RateLimitedError{RetryAfter: time.Until(until)}
+		}
+		if _, _, err := b.opt.API.PostMessageContext(ctx, e.Channel, slack.MsgOptionText(e.Detail, false),
+			slack.MsgOptionDisableLinkUnfurl()); err != nil {
+			return d.slackErr(ctx, e, e.Channel, "chat.postMessage", err)
+		}
+		return st.Drop(ctx, e)
+	}
 	prog, err := st.Progress(ctx, e.Incident)
 	if err != nil {
 		return err
@@ -205,6 +215,9 @@ func (d *deliverer) slackErr(ctx context.Context, e state.Delivery, channel, met
 	if permanent(err) {
 		d.b.log.Error("slack rejected a delivery; dropped", "method", method, "incident", e.Incident,
 			"kind", e.Kind, "channel", channel, "err", err)
+		if e.Kind == state.KindNotice {
+			return d.b.opt.Store.Drop(ctx, e)
+		}
 		return d.b.opt.Store.Complete(ctx, e, "", "")
 	}
 	if isInvalidAuth(err) {

@@ -145,6 +145,9 @@ func threadText(d state.Delivery) string {
 		}
 		switch d.Event {
 		case "all_resolved":
+			if d.Actor == "probe" {
+				return "Recovered: " + escape(d.Detail) + "."
+			}
 			if !d.Since.IsZero() {
 				return "All alerts of this incident are resolved. It auto-resolves at " + stamp(d.Since) + " unless one fires again."
 			}

@@ -15,6 +15,9 @@ const (
 	KindRoot  = "root"  // post the incident's root message
 	KindFlush = "flush" // coalesced duplicates: a thread reply and a root update
 	KindEvent = "event" // a status change: a thread reply and a root update
+	// KindNotice is a message to a channel outside any incident (probe notices without an
+	// incident, health digests). Notices have no sequence.
+	KindNotice = "notice"
 )
 
 // Delivery is one outbox entry: something to show in Slack for an incident. Within an incident,
@@ -29,6 +32,7 @@ type Delivery struct {
 	Detail   string    // note, other incident id, or the last duplicate's summary
 	Count    int64     // KindFlush: occurrences since Since; merged_from: occurrences merged
 	Since    time.Time // KindFlush: first of those occurrences; all_resolved: auto-resolve time
+	Channel  string    // KindNotice: where to post Detail
 }
 
 // EnsureOutbox creates the outbox stream and its consumer group if missing.
@@ -112,7 +116,7 @@ func parseDelivery(m redis.XMessage) Delivery {
 	return Delivery{
 		StreamID: m.ID, Incident: str(v["inc"]), Seq: seq, Kind: str(v["kind"]),
 		Event: str(v["event"]), Actor: str(v["actor"]), Detail: str(v["detail"]),
-		Count: count, Since: fromMS(since),
+		Count: count, Since: fromMS(since), Channel: str(v["channel"]),
 	}
 }
 
@@ -143,6 +147,22 @@ func (s *Store) Progress(ctx context.Context, incident string) (DeliveryState, e
 func (s *Store) Complete(ctx context.Context, d Delivery, rootTS, channel string) error {
 	err := completeScript.Run(ctx, s.rdb, []string{s.base}, d.StreamID, d.Incident, d.Seq, rootTS, channel).Err()
 	return wrap("complete delivery", err)
+}
+
+// EnqueueNotice queues text for channel, outside any incident.
+func (s *Store) EnqueueNotice(ctx context.Context, channel, text string) error {
+	err := s.rdb.XAdd(ctx, &redis.XAddArgs{Stream: s.key("outbox"),
+		Values: []any{"kind", KindNotice, "channel", channel, "detail", text}}).Err()
+	return wrap("enqueue notice", err)
+}
+
+// Drop removes a delivered notice (or an entry that cannot be delivered) from the outbox.
+func (s *Store) Drop(ctx context.Context, d Delivery) error {
+	pipe := s.rdb.TxPipeline()
+	pipe.XAck(ctx, s.key("outbox"), outboxGroup, d.StreamID)
+	pipe.XDel(ctx, s.key("outbox"), d.StreamID)
+	_, err := pipe.Exec(ctx)
+	return wrap("drop outbox entry", err)
 }
 
 // Pump moves due coalesced updates into the outbox; it is safe to run on every replica.

@@ -63,8 +63,8 @@ if status == "resolved" then
       at = now + ar
       redis.call("ZADD", P .. ":autoresolve", at, id)
     end
-    event(id, now, "all_resolved", source, "")
-    enqueue(id, "event", "all_resolved", "", "", 0, at)
+    event(id, now, "all_resolved", source, detail)
+    enqueue(id, "event", "all_resolved", source, detail, 0, at)
   end
   return {id, "resolved", ""}
 end

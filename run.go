@@ -33,6 +33,7 @@ const usage = `usage: streamwatch <command> [flags]
 commands:
   serve          run the bot (--config FILE or STREAMWATCH_CONFIG)
   check-config   validate a configuration file and list every problem
+  probe PIPELINE run one checkpoint-access probe; exit 0 OK, 1 FAILED, 2 DEGRADED
   version        print the version
 
 flags:
@@ -72,7 +73,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
-	case "serve", "check-config":
+	case "serve", "check-config", "probe":
 	default:
 		fmt.Fprint(stderr, usage)
 		return &exitError{code: 2, err: fmt.Errorf("unknown command %q", cmd)}
@@ -82,7 +83,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	path := fs.String("config", getenv("STREAMWATCH_CONFIG"), "configuration file")
 	logFormat := fs.String("log-format", "json", "json or text")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
-	if err := fs.Parse(rest); err != nil {
+	if err := fs.Parse(flagsFirst(rest)); err != nil {
 		return &exitError{code: 2, err: err}
 	}
 	if *path == "" {
@@ -99,6 +100,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if err != nil {
 		return fmt.Errorf("load configuration: %w", err)
+	}
+	if cmd == "probe" {
+		return probeOnce(ctx, cfg, fs.Args(), getenv, stdout)
 	}
 	log, err := newLogger(stderr, *logFormat, *logLevel)
 	if err != nil {
@@ -158,7 +162,9 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 	}
 	api := slack.New(sec.SlackBotToken, apiOpts...)
 
+	hs := healthService(cfg, store, getenv)
 	handler := commands.New(cfg.Slack.Command, store)
+	handler.RegisterHealth(hs)
 	b := bot.New(bot.Options{
 		Log: log, Store: store, Router: router, Commands: handler, API: api,
 		WebhookToken: sec.WebhookToken, AllowUnauthenticated: cfg.HTTP.AllowUnauthenticatedWebhooks,
@@ -186,6 +192,11 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 	defer stopBot()
 	botDone := make(chan error, 1)
 	go func() { botDone <- b.Run(botCtx) }()
+	sched := &bot.Scheduler{Store: store, Log: log, Replica: replicaName()}
+	if err := scheduleJobs(sched, cfg, hs, store, log); err != nil {
+		return err
+	}
+	go sched.Run(botCtx)
 	httpDone := make(chan error, 1)
 	go func() { httpDone <- srv.Serve(ln) }()
 
@@ -237,4 +248,27 @@ func replicaName() string {
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	return strings.TrimSpace(host) + "-" + hex.EncodeToString(b)
+}
+
+// flagsFirst lets flags follow positional arguments ("probe sms-replies --config f"), as
+// people type them; the flag package stops at the first non-flag.
+func flagsFirst(args []string) []string {
+	var flags, rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			rest = append(rest, args[i+1:]...)
+			break
+		}
+		if strings.HasPrefix(a, "-") {
+			flags = append(flags, a)
+			if !strings.Contains(a, "=") && i+1 < len(args) {
+				flags = append(flags, args[i+1])
+				i++
+			}
+			continue
+		}
+		rest = append(rest, a)
+	}
+	return append(flags, rest...)
 }

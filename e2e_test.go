@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamwatch/streamwatch/bot"
 	"github.com/streamwatch/streamwatch/bot/slackfake"
 	"github.com/streamwatch/streamwatch/internal/testredis"
 )
@@ -588,6 +589,23 @@ func TestE2EWebhookRefusals(t *testing.T) {
 				t.Fatalf("got %d %s, want %d mentioning %q", resp.StatusCode, b, c.want, c.reason)
 			}
 		})
+	}
+	signed := func(body string, at time.Time) (int, string) {
+		req, _ := http.NewRequest("POST", in.url+"/webhooks/generic", strings.NewReader(body))
+		req.Header.Set(bot.SignatureHeader, bot.Sign(webhookToken, []byte(body), at))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := signed(generic("signed alert", "sig"), time.Now()); code != 200 {
+		t.Fatalf("signed webhook: %d %s", code, body)
+	}
+	if code, body := signed(generic("signed alert", "sig"), time.Now().Add(-10*time.Minute)); code != 401 || !strings.Contains(body, "replay") {
+		t.Fatalf("replayed signed webhook: %d %s", code, body)
 	}
 	for _, secret := range []string{botToken, appToken, webhookToken} {
 		if strings.Contains(in.logs.String(), secret) {

@@ -1,12 +1,17 @@
 package bot
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/streamwatch/streamwatch/integrations/alerts"
 	"github.com/streamwatch/streamwatch/state"
@@ -40,10 +45,11 @@ func (b *Bot) webhook(source string, decode func([]byte) ([]alerts.Alert, error)
 	m := b.opt.Metrics
 	rejected := m.AlertsReceived.WithLabelValues(source, "rejected")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !b.authorized(r) {
+		bearer := b.bearerOK(r)
+		if !bearer && r.Header.Get(SignatureHeader) == "" {
 			rejected.Inc()
 			w.Header().Set("WWW-Authenticate", `Bearer realm="streamwatch"`)
-			fail(w, http.StatusUnauthorized, "missing or wrong bearer token")
+			fail(w, http.StatusUnauthorized, "missing or wrong bearer token (or "+SignatureHeader+")")
 			return
 		}
 		if b.draining.Load() {
@@ -67,6 +73,13 @@ func (b *Bot) webhook(source string, decode func([]byte) ([]alerts.Alert, error)
 			}
 			fail(w, http.StatusBadRequest, "read body: "+err.Error())
 			return
+		}
+		if !bearer {
+			if err := VerifySignature(b.opt.WebhookToken, r.Header.Get(SignatureHeader), body, b.opt.Now()); err != nil {
+				rejected.Inc()
+				fail(w, http.StatusUnauthorized, err.Error())
+				return
+			}
 		}
 		list, err := decode(body)
 		if err != nil {
@@ -112,7 +125,9 @@ func (b *Bot) webhook(source string, decode func([]byte) ([]alerts.Alert, error)
 	})
 }
 
-func (b *Bot) authorized(r *http.Request) bool {
+// bearerOK checks the bearer token in constant time; with no token configured and
+// unauthenticated webhooks allowed, every request passes.
+func (b *Bot) bearerOK(r *http.Request) bool {
 	if b.opt.WebhookToken == "" {
 		return b.opt.AllowUnauthenticated
 	}
@@ -122,6 +137,56 @@ func (b *Bot) authorized(r *http.Request) bool {
 		return false
 	}
 	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(h[len(p):])), []byte(b.opt.WebhookToken)) == 1
+}
+
+// SignatureHeader carries an HMAC signature, the alternative to the bearer token for senders
+// that can sign: "t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>" keyed with the token>".
+const SignatureHeader = "X-Streamwatch-Signature"
+
+// maxSkew is how old (or how far in the future) a signature's timestamp may be; older ones
+// are replays.
+const maxSkew = 5 * time.Minute
+
+// Sign returns the X-Streamwatch-Signature value for body at t.
+func Sign(secret string, body []byte, t time.Time) string {
+	ts := strconv.FormatInt(t.Unix(), 10)
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte(ts + "."))
+	mac.Write(body)
+	return "t=" + ts + ",v1=" + hex.EncodeToString(mac.Sum(nil))
+}
+
+// VerifySignature checks a signature header against body; the error says what is wrong.
+func VerifySignature(secret, header string, body []byte, now time.Time) error {
+	if secret == "" {
+		return errors.New("signatures need STREAMWATCH_WEBHOOK_TOKEN")
+	}
+	var ts string
+	var sigs []string
+	for _, part := range strings.Split(header, ",") {
+		k, v, _ := strings.Cut(strings.TrimSpace(part), "=")
+		switch k {
+		case "t":
+			ts = v
+		case "v1":
+			sigs = append(sigs, v)
+		}
+	}
+	sec, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil || len(sigs) == 0 {
+		return errors.New("malformed " + SignatureHeader + ": want t=<unix>,v1=<hex>")
+	}
+	if d := now.Sub(time.Unix(sec, 0)); d > maxSkew || d < -maxSkew {
+		return errors.New("signature timestamp outside 5 minutes: replay refused")
+	}
+	want := Sign(secret, body, time.Unix(sec, 0))
+	want = want[strings.Index(want, "v1=")+3:]
+	for _, s := range sigs {
+		if hmac.Equal([]byte(s), []byte(want)) {
+			return nil
+		}
+	}
+	return errors.New("signature does not match the body")
 }
 
 // record turns a routed alert into what state stores.

@@ -1,0 +1,573 @@
+package kafka
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Status is the evaluator's verdict on a partition or a group.
+type Status int
+
+// Statuses, from least to most severe; a group takes its worst partition's.
+const (
+	StatusUnknown   Status = iota // no samples
+	StatusOK                      // consuming, caught up, or nothing new to consume
+	StatusNoCommits               // the group has no committed offset
+	StatusWarning                 // lag grew at every sample over the window while commits advanced
+	StatusRewound                 // the committed offset went backwards in the window
+	StatusStalled                 // a member holds the partition, yet the committed offset has not moved for stall_after while lag > 0
+	StatusStopped                 // no member holds it, and the committed offset has not moved for stall_after while lag > 0
+)
+
+var statusNames = [...]string{"UNKNOWN", "OK", "NO_COMMITS", "WARNING", "REWOUND", "STALLED", "STOPPED"}
+
+func (s Status) String() string {
+	if s >= 0 && int(s) < len(statusNames) {
+		return statusNames[s]
+	}
+	return "Status(" + strconv.Itoa(int(s)) + ")"
+}
+
+// ParseStatus is the inverse of Status.String.
+func ParseStatus(s string) (Status, bool) {
+	for i, n := range statusNames {
+		if n == s {
+			return Status(i), true
+		}
+	}
+	return StatusUnknown, false
+}
+
+// Healthy is true for OK, and for UNKNOWN which says nothing is wrong yet.
+func (s Status) Healthy() bool { return s == StatusOK || s == StatusUnknown }
+
+// PartitionSample is one partition of one sampling round of a group on a
+// topic: what the group had committed and where the log ended, at At.
+//
+// A sample holds no pointer (the time is Unix milliseconds), so a window of
+// 10,000 partitions × 60 rounds copies as plain memory and costs the
+// garbage collector nothing to scan.
+type PartitionSample struct {
+	Partition int32
+	// Owned is true when a live member of the group held the partition.
+	// It tells a stuck consumer (STALLED) from a gone one (STOPPED).
+	Owned     bool
+	Committed int64 // NoOffset when the group had no commit
+	LogEnd    int64
+	UnixMilli int64 // when the sample was taken
+}
+
+// Time is when the sample was taken.
+func (s *PartitionSample) Time() time.Time { return time.UnixMilli(s.UnixMilli) }
+
+// since is now minus the sample's time.
+func (s *PartitionSample) since(now time.Time) time.Duration {
+	return time.Duration(now.UnixMilli()-s.UnixMilli) * time.Millisecond
+}
+
+func millisBetween(a, b *PartitionSample) time.Duration {
+	return time.Duration(b.UnixMilli-a.UnixMilli) * time.Millisecond
+}
+
+// EvalOptions parameterise Evaluate.
+type EvalOptions struct {
+	Now        time.Time     // the evaluation time; zero means the latest sample's time
+	StallAfter time.Duration // 0 means DefaultStallAfter
+	// MinSamples is the number of samples a trend (WARNING) needs; 0
+	// means 5.
+	MinSamples int
+}
+
+// PartitionStatus is the verdict on one partition.
+type PartitionStatus struct {
+	Partition int32
+	Status    Status
+	Evidence  string // one line, such as "p3: committed 1840 unchanged for 7m, log end 2310 (+470)"
+	Committed int64  // at the latest sample
+	LogEnd    int64
+	Lag       int64 // -1 without a commit
+	// Age estimates how old the record at the committed offset is, by
+	// interpolating when the log end passed it. AgeAtLeast marks a lower
+	// bound: the log end had passed it before the first sample.
+	Age        time.Duration
+	AgeAtLeast bool
+	Samples    int
+}
+
+// GroupStatus is the verdict on a group's partitions of one topic.
+type GroupStatus struct {
+	Status     Status
+	Evidence   string
+	Counts     map[Status]int
+	Partitions []PartitionStatus // sorted by partition
+}
+
+// Evaluate judges a group from its samples. It is pure: no I/O, no clock
+// but opts.Now. samples may mix partitions and must be in the order they
+// were taken (oldest first), as a SampleStore returns them.
+//
+// For each partition, over its samples:
+//   - no commit at the latest sample: NO_COMMITS;
+//   - the committed offset went backwards between two samples: REWOUND;
+//   - lag 0 at the latest sample: OK;
+//   - the committed offset has not changed for at least stall_after
+//     (counting from the first sample that shows its current value) and the
+//     log end moved in that time: STALLED if a member holds the partition,
+//     STOPPED if none does. A log end that did not move makes the partition
+//     OK, whatever the lag: a quiet topic gives a consumer nothing to commit
+//     (Burrow's false stops);
+//   - at least MinSamples samples, the committed offset advanced, and lag
+//     grew at every sample: WARNING;
+//   - otherwise OK.
+func Evaluate(samples []PartitionSample, opts EvalOptions) GroupStatus {
+	return evaluate(samples, nil, opts)
+}
+
+// evaluate judges window followed by latest, as if they were one slice,
+// without copying either: the monitor judges stored rounds plus the answer
+// it just fetched.
+//
+// Stores hand samples round by round, so one partition's samples lie a
+// round apart in memory. Rather than gather each partition's samples
+// (a cache miss per sample at 10,000 partitions), evaluate streams through
+// the samples in order twice, keeping a small state per partition: the
+// first pass gathers what the rules need, the second brackets each
+// partition's committed offset between two log-end samples for its age.
+func evaluate(window, latest []PartitionSample, opts EvalOptions) GroupStatus {
+	if opts.StallAfter <= 0 {
+		opts.StallAfter = DefaultStallAfter
+	}
+	if opts.MinSamples <= 0 {
+		opts.MinSamples = 5
+	}
+	src := sampleSource{window, latest}
+	states := &partStates{}
+	states.observeAll(window, 0)
+	states.observeAll(latest, len(window))
+	if opts.Now.IsZero() {
+		for _, st := range states.all() {
+			if at := src.at(st.last).Time(); at.After(opts.Now) {
+				opts.Now = at
+			}
+		}
+	}
+	states.bracketAll(window, 0)
+	states.bracketAll(latest, len(window))
+
+	all := states.all()
+	out := GroupStatus{Partitions: make([]PartitionStatus, len(all))}
+	var buf []byte
+	for i, st := range all {
+		out.Partitions[i] = st.verdict(src, opts, &buf)
+	}
+	out.Status, out.Evidence, out.Counts = summarize(out.Partitions)
+	return out
+}
+
+// summarize gives a group the worst of its partitions' statuses and that
+// partition's evidence (the most lagging one among equals), prefixed with
+// how many partitions share it. UNKNOWN partitions decide only when nothing
+// else is known; otherwise they are counted at the end of the evidence.
+func summarize(parts []PartitionStatus) (Status, string, map[Status]int) {
+	counts := map[Status]int{}
+	worst := -1
+	for i := range parts {
+		p := &parts[i]
+		counts[p.Status]++
+		if p.Status == StatusUnknown {
+			continue
+		}
+		if worst < 0 || p.Status > parts[worst].Status || p.Status == parts[worst].Status && p.Lag > parts[worst].Lag {
+			worst = i
+		}
+	}
+	if worst < 0 {
+		if len(parts) == 0 {
+			return StatusUnknown, "no samples", counts
+		}
+		return StatusUnknown, fmt.Sprintf("nothing known about %s", plural(len(parts), "partition")), counts
+	}
+	w := parts[worst]
+	n := len(parts) - counts[StatusUnknown]
+	var ev string
+	switch {
+	case w.Status == StatusOK:
+		var lag int64
+		for _, p := range parts {
+			if p.Lag > 0 {
+				lag += p.Lag
+			}
+		}
+		ev = fmt.Sprintf("%s OK, lag %s; most behind %s", plural(n, "partition"), groupDigits(lag), w.Evidence)
+	case counts[w.Status] == n:
+		ev = fmt.Sprintf("all %s %s; worst %s", plural(n, "partition"), w.Status, w.Evidence)
+	default:
+		ev = fmt.Sprintf("%d of %s %s; worst %s", counts[w.Status], plural(n, "partition"), w.Status, w.Evidence)
+	}
+	if u := counts[StatusUnknown]; u > 0 {
+		ev += fmt.Sprintf("; %s unknown", plural(u, "partition"))
+	}
+	return w.Status, ev, counts
+}
+
+// partStates holds one partState per partition: in a slice indexed by
+// partition, as Kafka's partitions are dense, or in a map if a partition
+// number is far beyond the sample count.
+type partStates struct {
+	dense  []partState
+	sparse map[int32]*partState
+	n      int
+}
+
+func (ps *partStates) observeAll(samples []PartitionSample, base int) {
+	ps.n += len(samples)
+	for i := range samples {
+		p, at := samples[i].Partition, ref(base+i+1)
+		if ps.sparse == nil && p >= 0 && int(p) < len(ps.dense) {
+			ps.dense[p].observe(&samples[i], at) // the common case, kept tight
+			continue
+		}
+		ps.slot(p).observe(&samples[i], at)
+	}
+}
+
+func (ps *partStates) bracketAll(samples []PartitionSample, base int) {
+	if ps.sparse == nil {
+		dense := ps.dense
+		for i := range samples {
+			dense[samples[i].Partition].bracket(&samples[i], ref(base+i+1))
+		}
+		return
+	}
+	for i := range samples {
+		ps.sparse[samples[i].Partition].bracket(&samples[i], ref(base+i+1))
+	}
+}
+
+// slot returns p's state, growing the dense slice or switching to the map.
+func (ps *partStates) slot(p int32) *partState {
+	if ps.sparse == nil {
+		if p >= 0 && int(p) < 4*ps.n+1024 {
+			if int(p) >= len(ps.dense) {
+				grown := make([]partState, max(int(p)+1, 2*len(ps.dense)))
+				copy(grown, ps.dense)
+				ps.dense = grown
+			}
+			return &ps.dense[p]
+		}
+		ps.sparse = make(map[int32]*partState, len(ps.dense))
+		for i := range ps.dense {
+			if ps.dense[i].n > 0 {
+				st := ps.dense[i]
+				ps.sparse[int32(i)] = &st
+			}
+		}
+		ps.dense = nil
+	}
+	st := ps.sparse[p]
+	if st == nil {
+		st = &partState{}
+		ps.sparse[p] = st
+	}
+	return st
+}
+
+// all lists the states of partitions with samples, by partition.
+func (ps *partStates) all() []*partState {
+	var out []*partState
+	if ps.sparse == nil {
+		for i := range ps.dense {
+			if ps.dense[i].n > 0 {
+				out = append(out, &ps.dense[i])
+			}
+		}
+		return out
+	}
+	for _, st := range ps.sparse {
+		out = append(out, st)
+	}
+	slices.SortFunc(out, func(a, b *partState) int { return int(a.partition - b.partition) })
+	return out
+}
+
+// ref is the position of a sample in window+latest, plus one: the zero
+// ref is no sample. partState holds refs rather than pointers so that the
+// states hold no pointers at all: the collector neither scans them nor
+// makes every store pay a write barrier.
+type ref int32
+
+// sampleSource is window+latest, read by position.
+type sampleSource struct{ window, latest []PartitionSample }
+
+func (s sampleSource) at(r ref) *PartitionSample {
+	if i := int(r) - 1; i < len(s.window) {
+		return &s.window[i]
+	} else {
+		return &s.latest[i-len(s.window)]
+	}
+}
+
+// partState is what the rules need from one partition's samples, gathered
+// in one pass in time order. The fields read at every sample are copies;
+// the samples the verdict reads once are refs.
+type partState struct {
+	n             int32
+	partition     int32
+	lastCommitted int64
+	lastLogEnd    int64
+	first, last   ref
+
+	// The run of samples that show the latest committed offset starts at
+	// runStart; runFromFirst says it starts at the first sample.
+	runStart     ref
+	runFromFirst bool
+
+	// Samples with a commit: the first, the previous, how many, and
+	// whether lag grew at each of them.
+	lagGrewAtEverySample bool
+	nCommitted           int32
+	firstCommitted       ref
+	prevCommitted        int64
+	prevLag              int64
+
+	// The latest rewind.
+	rewindFrom int64
+	rewindTo   ref
+
+	// The last sample whose log end had not passed the latest commit, and
+	// the sample after it.
+	below, above ref
+}
+
+func (st *partState) observe(s *PartitionSample, r ref) {
+	if st.n == 0 {
+		st.partition, st.first, st.runStart, st.runFromFirst = s.Partition, r, r, true
+	} else if s.Committed != st.lastCommitted {
+		st.runStart, st.runFromFirst = r, false
+	}
+	if s.Committed >= 0 {
+		lag := max(s.LogEnd-s.Committed, 0)
+		if st.nCommitted == 0 {
+			st.firstCommitted = r
+			st.lagGrewAtEverySample = true
+		} else {
+			if s.Committed < st.prevCommitted {
+				st.rewindFrom, st.rewindTo = st.prevCommitted, r
+			}
+			if lag <= st.prevLag {
+				st.lagGrewAtEverySample = false
+			}
+		}
+		st.prevCommitted, st.prevLag = s.Committed, lag
+		st.nCommitted++
+	}
+	st.last, st.lastCommitted, st.lastLogEnd = r, s.Committed, s.LogEnd
+	st.n++
+}
+
+// bracket is the second pass: it finds the two samples between which the
+// log end passed the latest committed offset.
+func (st *partState) bracket(s *PartitionSample, r ref) {
+	c := st.lastCommitted
+	if c < 0 || st.lastLogEnd <= c {
+		return
+	}
+	switch {
+	case s.LogEnd <= c:
+		st.below, st.above = r, 0
+	case st.below != 0 && st.above == 0:
+		st.above = r
+	}
+}
+
+// age interpolates when the log end passed the latest committed offset: the
+// record at offset C was appended once the log end exceeded C.
+func (st *partState) age(src sampleSource, now time.Time) (time.Duration, bool) {
+	c := st.lastCommitted
+	switch {
+	case c < 0 || st.lastLogEnd <= c:
+		return 0, false
+	case st.below == 0:
+		return max(src.at(st.first).since(now), 0), true
+	case st.above == 0:
+		return 0, false
+	}
+	a, b := src.at(st.below), src.at(st.above)
+	frac := float64(c+1-a.LogEnd) / float64(b.LogEnd-a.LogEnd)
+	appended := a.UnixMilli + int64(frac*float64(b.UnixMilli-a.UnixMilli))
+	return max(time.Duration(now.UnixMilli()-appended)*time.Millisecond, 0), false
+}
+
+func lagOf(s *PartitionSample) int64 {
+	if s.Committed < 0 {
+		return -1
+	}
+	return max(s.LogEnd-s.Committed, 0)
+}
+
+// verdict applies the rules; buf is scratch space for the evidence line,
+// which is built with appends: 10,000 Sprintf calls would cost more than
+// the rules.
+func (st *partState) verdict(src sampleSource, opts EvalOptions, buf *[]byte) PartitionStatus {
+	last := src.at(st.last)
+	ps := PartitionStatus{Partition: last.Partition, Committed: last.Committed, LogEnd: last.LogEnd,
+		Lag: lagOf(last), Samples: int(st.n)}
+	b := append((*buf)[:0], 'p')
+	b = strconv.AppendInt(b, int64(last.Partition), 10)
+	b = append(b, ": "...)
+	defer func() { *buf = b }()
+	num := func(prefix string, n int64) { b = strconv.AppendInt(append(b, prefix...), n, 10) }
+	age := func(prefix string, d time.Duration) { b = appendAge(append(b, prefix...), d) }
+
+	switch {
+	case last.Committed < 0:
+		ps.Status = StatusNoCommits
+		num("no committed offset, log end ", last.LogEnd)
+		ps.Evidence = string(b)
+		return ps
+	case st.rewindTo != 0:
+		to := src.at(st.rewindTo)
+		ps.Status = StatusRewound
+		num("committed went back from ", st.rewindFrom)
+		num(" to ", to.Committed)
+		age(" ", to.since(opts.Now))
+		b = append(b, " ago"...)
+		ps.Age, ps.AgeAtLeast = st.age(src, opts.Now)
+		ps.Evidence = string(b)
+		return ps
+	case ps.Lag == 0:
+		ps.Status = StatusOK
+		num("caught up at ", last.Committed)
+		ps.Evidence = string(b)
+		return ps
+	}
+	ps.Age, ps.AgeAtLeast = st.age(src, opts.Now)
+
+	runStart := src.at(st.runStart)
+	unchanged := runStart.since(opts.Now)
+	grew := last.LogEnd - runStart.LogEnd
+	if unchanged >= opts.StallAfter && st.n > 1 {
+		num("committed ", last.Committed)
+		b = append(b, " unchanged for "...)
+		if st.runFromFirst {
+			b = append(b, "≥"...) // it may have been unchanged before the first sample
+		}
+		b = appendAge(b, unchanged)
+		num(", log end ", last.LogEnd)
+		switch {
+		case grew <= 0:
+			ps.Status = StatusOK
+			b = append(b, " unchanged (quiet topic)"...)
+		case last.Owned:
+			ps.Status = StatusStalled
+			num(" (+", grew)
+			b = append(b, "), held by a live member"...)
+		default:
+			ps.Status = StatusStopped
+			num(" (+", grew)
+			b = append(b, "), no member holds it"...)
+		}
+		ps.Evidence = string(b)
+		return ps
+	}
+
+	// Burrow's warning rule over the samples with commits: lag grew
+	// between every pair of consecutive ones while commits advanced.
+	if first := src.at(st.firstCommitted); st.lagGrewAtEverySample && int(st.nCommitted) >= opts.MinSamples &&
+		last.Committed > first.Committed {
+		ps.Status = StatusWarning
+		num("lag grew at every sample from ", lagOf(first))
+		num(" to ", ps.Lag)
+		age(" over ", millisBetween(first, last))
+		num(" while committed advanced ", first.Committed)
+		num(" → ", last.Committed)
+		ps.Evidence = string(b)
+		return ps
+	}
+
+	ps.Status = StatusOK
+	num("committed ", last.Committed)
+	if first := src.at(st.first); first.Committed >= 0 && first.Committed < last.Committed {
+		num(" (+", last.Committed-first.Committed)
+		age(" in ", millisBetween(first, last))
+		b = append(b, ')')
+	}
+	num(", lag ", ps.Lag)
+	ps.Evidence = string(b)
+	return ps
+}
+
+// formatAge renders a duration the way people say it: 45s, 7m, 1h5m, 2d3h.
+func formatAge(d time.Duration) string { return string(appendAge(nil, d)) }
+
+func appendAge(b []byte, d time.Duration) []byte {
+	if d < 0 {
+		d = 0
+	}
+	unit := func(n int64, u byte) { b = append(strconv.AppendInt(b, n, 10), u) }
+	switch {
+	case d < time.Minute:
+		unit(int64(d/time.Second), 's')
+	case d < time.Hour:
+		m := int64(d / time.Minute)
+		unit(m, 'm')
+		if s := int64(d%time.Minute) / int64(time.Second); s != 0 && m < 10 {
+			unit(s, 's')
+		}
+	case d < 48*time.Hour:
+		unit(int64(d/time.Hour), 'h')
+		if m := int64(d%time.Hour) / int64(time.Minute); m != 0 {
+			unit(m, 'm')
+		}
+	default:
+		unit(int64(d/(24*time.Hour)), 'd')
+		if h := int64(d%(24*time.Hour)) / int64(time.Hour); h != 0 {
+			unit(h, 'h')
+		}
+	}
+	return b
+}
+
+func plural(n int, noun string) string {
+	return groupDigits(int64(n)) + " " + pluralNoun(n, noun)
+}
+
+func pluralNoun(n int, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	return noun + "s"
+}
+
+// groupDigits writes n with thousands separators: 12,345.
+func groupDigits(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	if len(s) <= 3 {
+		if neg {
+			return "-" + s
+		}
+		return s
+	}
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	lead := len(s) % 3
+	if lead > 0 {
+		b.WriteString(s[:lead])
+	}
+	for i := lead; i < len(s); i += 3 {
+		if b.Len() > 0 && !(neg && b.Len() == 1) {
+			b.WriteByte(',')
+		}
+		b.WriteString(s[i : i+3])
+	}
+	return b.String()
+}

@@ -1,0 +1,289 @@
+package kafka
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+
+// pt is one scripted sample: committed offset, log end, whether a member
+// holds the partition.
+type pt struct {
+	c, e  int64
+	owned bool
+}
+
+// script lays samples of partition p out every step from t0.
+func script(p int32, step time.Duration, pts ...pt) []PartitionSample {
+	out := make([]PartitionSample, len(pts))
+	for i, x := range pts {
+		out[i] = PartitionSample{Partition: p, Committed: x.c, LogEnd: x.e, Owned: x.owned, UnixMilli: t0.Add(time.Duration(i) * step).UnixMilli()}
+	}
+	return out
+}
+
+// repeat makes n samples with the same values.
+func repeat(n int, x pt) []pt {
+	out := make([]pt, n)
+	for i := range out {
+		out[i] = x
+	}
+	return out
+}
+
+func TestEvaluatePartition(t *testing.T) {
+	t.Parallel()
+	const step = 30 * time.Second
+	tests := []struct {
+		name       string
+		samples    []PartitionSample
+		stallAfter time.Duration
+		want       Status
+		evidence   string
+	}{
+		{
+			name:     "no samples",
+			want:     StatusUnknown,
+			evidence: "no samples",
+		},
+		{
+			name:     "consuming and keeping up",
+			samples:  script(0, step, pt{100, 120, true}, pt{140, 150, true}, pt{180, 190, true}),
+			want:     StatusOK,
+			evidence: "p0: committed 180 (+80 in 1m), lag 10",
+		},
+		{
+			name:     "caught up",
+			samples:  script(1, step, pt{100, 120, true}, pt{190, 190, true}),
+			want:     StatusOK,
+			evidence: "p1: caught up at 190",
+		},
+		{
+			// The example: 15 samples 30 s apart put the
+			// first at 7m before the last.
+			name:       "stopped: commits stuck, log end moving, no member",
+			samples:    script(3, step, append(repeat(14, pt{1840, 1840, false}), pt{1840, 2310, false})...),
+			stallAfter: 5 * time.Minute,
+			want:       StatusStopped,
+			evidence:   "p3: committed 1840 unchanged for ≥7m, log end 2310 (+470), no member holds it",
+		},
+		{
+			name: "stopped after moving: the run starts at the last change",
+			samples: script(3, time.Minute, pt{1000, 1100, true}, pt{1200, 1300, false}, pt{1840, 1900, false},
+				pt{1840, 2000, false}, pt{1840, 2100, false}, pt{1840, 2200, false}, pt{1840, 2250, false},
+				pt{1840, 2300, false}, pt{1840, 2310, false}, pt{1840, 2310, false}),
+			stallAfter: 5 * time.Minute,
+			want:       StatusStopped,
+			evidence:   "p3: committed 1840 unchanged for 7m, log end 2310 (+410), no member holds it",
+		},
+		{
+			name:       "stalled: a live member holds it but commits stay",
+			samples:    script(2, time.Minute, pt{500, 600, true}, pt{500, 700, true}, pt{500, 800, true}, pt{500, 900, true}, pt{500, 1000, true}, pt{500, 1100, true}),
+			stallAfter: 5 * time.Minute,
+			want:       StatusStalled,
+			evidence:   "p2: committed 500 unchanged for ≥5m, log end 1100 (+500), held by a live member",
+		},
+		{
+			name:       "not yet stalled: unchanged for less than stall_after",
+			samples:    script(2, time.Minute, pt{500, 600, true}, pt{500, 700, true}, pt{500, 800, true}),
+			stallAfter: 5 * time.Minute,
+			want:       StatusOK,
+			evidence:   "p2: committed 500, lag 300",
+		},
+		{
+			// Burrow's false stop: nothing new to read, so nothing to
+			// commit, whatever the lag says.
+			name:       "quiet topic is never stopped",
+			samples:    script(4, time.Minute, repeat(12, pt{700, 705, false})...),
+			stallAfter: 5 * time.Minute,
+			want:       StatusOK,
+			evidence:   "p4: committed 700 unchanged for ≥11m, log end 705 unchanged (quiet topic)",
+		},
+		{
+			name:       "quiet topic with a member is never stalled",
+			samples:    script(4, time.Minute, repeat(12, pt{700, 705, true})...),
+			stallAfter: 5 * time.Minute,
+			want:       StatusOK,
+			evidence:   "p4: committed 700 unchanged for ≥11m, log end 705 unchanged (quiet topic)",
+		},
+		{
+			name:     "quiet and caught up",
+			samples:  script(4, time.Minute, repeat(12, pt{705, 705, false})...),
+			want:     StatusOK,
+			evidence: "p4: caught up at 705",
+		},
+		{
+			name: "warning: lag grows at every sample while commits advance",
+			samples: script(5, step, pt{100, 200, true}, pt{150, 300, true}, pt{200, 420, true}, pt{260, 560, true},
+				pt{300, 700, true}, pt{320, 870, true}),
+			want:     StatusWarning,
+			evidence: "p5: lag grew at every sample from 100 to 550 over 2m30s while committed advanced 100 → 320",
+		},
+		{
+			name:     "lag growing on too few samples is no trend",
+			samples:  script(5, step, pt{100, 200, true}, pt{150, 300, true}, pt{200, 420, true}),
+			want:     StatusOK,
+			evidence: "p5: committed 200 (+100 in 1m), lag 220",
+		},
+		{
+			name: "lag that dips once is no warning",
+			samples: script(5, step, pt{100, 200, true}, pt{150, 300, true}, pt{290, 380, true}, pt{300, 500, true},
+				pt{310, 700, true}, pt{320, 870, true}),
+			want:     StatusOK,
+			evidence: "p5: committed 320 (+220 in 2m30s), lag 550",
+		},
+		{
+			name:     "rewound",
+			samples:  script(6, step, pt{1840, 1900, true}, pt{1900, 1950, true}, pt{1200, 2000, true}, pt{1250, 2050, true}),
+			want:     StatusRewound,
+			evidence: "p6: committed went back from 1900 to 1200 30s ago",
+		},
+		{
+			name:     "no commits",
+			samples:  script(7, step, pt{NoOffset, 2310, false}, pt{NoOffset, 2400, false}),
+			want:     StatusNoCommits,
+			evidence: "p7: no committed offset, log end 2400",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := EvalOptions{StallAfter: tt.stallAfter}
+			got := Evaluate(tt.samples, opts)
+			if got.Status != tt.want {
+				t.Errorf("status = %s, want %s (evidence %q)", got.Status, tt.want, got.Evidence)
+			}
+			if len(got.Partitions) == 0 {
+				if got.Evidence != tt.evidence {
+					t.Errorf("evidence = %q, want %q", got.Evidence, tt.evidence)
+				}
+				return
+			}
+			if ev := got.Partitions[0].Evidence; ev != tt.evidence {
+				t.Errorf("evidence = %q\nwant       %q", ev, tt.evidence)
+			}
+		})
+	}
+}
+
+func TestEvaluateGroup(t *testing.T) {
+	t.Parallel()
+	const step = time.Minute
+	var samples []PartitionSample
+	// Interleave partitions round by round, the way a store returns them.
+	series := [][]PartitionSample{
+		script(0, step, pt{10, 10, true}, pt{20, 20, true}, pt{30, 30, true}, pt{40, 40, true}, pt{50, 50, true}, pt{60, 60, true}, pt{70, 70, true}),
+		script(1, step, repeat(7, pt{100, 105, false})...), // quiet
+		script(2, step, pt{5, 5, false}, pt{5, 50, false}, pt{5, 90, false}, pt{5, 130, false}, pt{5, 170, false}, pt{5, 210, false}, pt{5, 250, false}),                                        // stopped
+		script(3, step, pt{5, 5, false}, pt{5, 10, false}, pt{5, 15, false}, pt{5, 20, false}, pt{5, 25, false}, pt{5, 30, false}, pt{5, 35, false}),                                            // stopped, less lag
+		script(4, step, pt{NoOffset, 0, false}, pt{NoOffset, 0, false}, pt{NoOffset, 0, false}, pt{NoOffset, 0, false}, pt{NoOffset, 0, false}, pt{NoOffset, 0, false}, pt{NoOffset, 0, false}), // never committed
+	}
+	for i := range series[0] {
+		for _, s := range series {
+			samples = append(samples, s[i])
+		}
+	}
+	got := Evaluate(samples, EvalOptions{StallAfter: 5 * time.Minute, Now: t0.Add(6 * time.Minute)})
+	if got.Status != StatusStopped {
+		t.Fatalf("status = %s, want STOPPED", got.Status)
+	}
+	want := "2 of 5 partitions STOPPED; worst p2: committed 5 unchanged for ≥6m, log end 250 (+245), no member holds it"
+	if got.Evidence != want {
+		t.Errorf("evidence = %q\nwant       %q", got.Evidence, want)
+	}
+	wantCounts := map[Status]int{StatusOK: 2, StatusStopped: 2, StatusNoCommits: 1}
+	for st, n := range wantCounts {
+		if got.Counts[st] != n {
+			t.Errorf("counts[%s] = %d, want %d (all: %v)", st, got.Counts[st], n, got.Counts)
+		}
+	}
+	for i, p := range got.Partitions {
+		if p.Partition != int32(i) || p.Samples != 7 {
+			t.Errorf("partition %d: %+v", i, p)
+		}
+	}
+
+	ok := Evaluate(series[0], EvalOptions{})
+	if ok.Status != StatusOK || ok.Evidence != "1 partition OK, lag 0; most behind p0: caught up at 70" {
+		t.Errorf("all OK: %s %q", ok.Status, ok.Evidence)
+	}
+}
+
+func TestEstimateAge(t *testing.T) {
+	t.Parallel()
+	now := t0.Add(5 * time.Minute)
+	ageOf := func(s []PartitionSample) (time.Duration, bool) {
+		p := Evaluate(s, EvalOptions{Now: now}).Partitions[0]
+		return p.Age, p.AgeAtLeast
+	}
+	// Log end 100 at t0, 200 at t0+1m, 300 at t0+2m; committed 150: the
+	// record at 150 was appended ~t0+30.6s (offset 150 is the 51st of the
+	// 100 appended in that minute).
+	age, atLeast := ageOf(script(0, time.Minute, pt{150, 100, false}, pt{150, 200, false}, pt{150, 300, false}))
+	if want := now.Sub(t0.Add(30600 * time.Millisecond)); atLeast || age != want {
+		t.Errorf("age = %v (at least %v), want %v", age, atLeast, want)
+	}
+	// Committed below every sampled log end: older than the window.
+	if age, atLeast := ageOf(script(0, time.Minute, pt{50, 100, false}, pt{50, 200, false})); !atLeast || age != 5*time.Minute {
+		t.Errorf("age = %v (at least %v), want ≥5m", age, atLeast)
+	}
+	// No lag, no age.
+	if age, _ := ageOf(script(0, time.Minute, pt{200, 200, false})); age != 0 {
+		t.Errorf("age = %v, want 0", age)
+	}
+}
+
+// TestEvaluateOrderOfPartitions: samples interleaved round by round, or
+// partition by partition, or split between a window and a latest round,
+// give the same verdicts.
+func TestEvaluateOrderOfPartitions(t *testing.T) {
+	t.Parallel()
+	a := script(0, time.Minute, pt{1, 5, false}, pt{1, 9, false}, pt{1, 20, false}, pt{1, 30, false}, pt{1, 40, false}, pt{1, 50, false})
+	b := script(7, time.Minute, pt{3, 5, true}, pt{4, 9, true}, pt{6, 20, true}, pt{8, 30, true}, pt{9, 40, true}, pt{10, 50, true})
+	var rounds []PartitionSample
+	for i := range a {
+		rounds = append(rounds, b[i], a[i])
+	}
+	byPartition := append(slices.Clone(a), b...)
+	sparse := slices.Clone(byPartition)
+	for i := range sparse {
+		if sparse[i].Partition == 7 {
+			sparse[i].Partition = 1 << 30
+		}
+	}
+	want := Evaluate(byPartition, EvalOptions{})
+	split := evaluate(rounds[:len(rounds)-2], rounds[len(rounds)-2:], EvalOptions{})
+	for name, got := range map[string]GroupStatus{"rounds": Evaluate(rounds, EvalOptions{}), "split": split} {
+		if got.Status != want.Status || got.Evidence != want.Evidence || len(got.Partitions) != 2 ||
+			got.Partitions[0] != want.Partitions[0] || got.Partitions[1] != want.Partitions[1] {
+			t.Errorf("%s: %+v\nwant %+v", name, got, want)
+		}
+	}
+	got := Evaluate(sparse, EvalOptions{})
+	if len(got.Partitions) != 2 || got.Partitions[0].Partition != 0 || got.Partitions[1].Partition != 1<<30 ||
+		got.Partitions[1].Status != want.Partitions[1].Status {
+		t.Errorf("sparse: %+v", got)
+	}
+}
+
+func TestFormatAge(t *testing.T) {
+	t.Parallel()
+	for d, want := range map[time.Duration]string{
+		45 * time.Second: "45s", 7 * time.Minute: "7m", 7*time.Minute + 30*time.Second: "7m30s", 16*time.Minute + 55*time.Second: "16m",
+		65 * time.Minute: "1h5m", 2 * time.Hour: "2h", 51 * time.Hour: "2d3h", 72 * time.Hour: "3d", -time.Second: "0s",
+	} {
+		if got := formatAge(d); got != want {
+			t.Errorf("formatAge(%v) = %q, want %q", d, got, want)
+		}
+	}
+	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -1234: "-1,234"} {
+		if got := groupDigits(n); got != want {
+			t.Errorf("groupDigits(%d) = %q, want %q", n, got, want)
+		}
+	}
+	if s, ok := ParseStatus("STALLED"); !ok || s != StatusStalled || !strings.EqualFold(s.String(), "stalled") {
+		t.Errorf("ParseStatus round trip failed")
+	}
+}

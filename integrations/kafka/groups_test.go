@@ -1,0 +1,197 @@
+package kafka
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// TestWrongGroup: the documented group sits idle (standalone commits from
+// long ago, no member) while Spark's generated group consumes the topic.
+// `lag PIPELINE` must name the Spark group and its lag, and `groups TOPIC`
+// must list every group, with OffsetFetch batched per coordinator on Kafka
+// ≥ 3.0 and one per group before.
+func TestWrongGroup(t *testing.T) {
+	t.Parallel()
+	kc := newKfake(t)
+	rc := countRequests(kc)
+	const (
+		topic      = "client.replies.sms"
+		documented = "sms-replies-prod"
+		spark      = "spark-kafka-source-3f2a9c-1164-driver-0"
+		old        = "old-batch-job"
+	)
+	createTopic(t, kc, topic, 4)
+	produce(t, kc, topic, []int{50, 50, 50, 50}, nil)
+	commitStandalone(t, kc, documented, topic, map[int32]int64{0: 10, 1: 10, 2: 10, 3: 10})
+	commitStandalone(t, kc, old, topic, map[int32]int64{0: 5, 1: 5})
+	startGroup(t, kc, spark, "spark-driver", topic, map[int32]int64{0: 40, 1: 40, 2: 40, 3: 40})
+
+	pipeline := Pipeline{Name: "sms-replies", Cluster: "main", Topics: []string{topic}, Group: documented, StallAfter: 5 * time.Minute}
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	m := newTestMonitor(t, testClusterOptions(kc, "main"), NewMemoryStore(0), func() time.Time { return now }, pipeline)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	eventually(t, 15*time.Second, "the spark group's commits", func() bool {
+		off, err := m.clusters.byName["main"].Offsets(ctx, spark, topic)
+		if err != nil {
+			return false
+		}
+		for _, p := range off.Partitions {
+			if p.Committed != 40 {
+				return false
+			}
+		}
+		return true
+	})
+
+	r, err := m.PipelineLag(ctx, "sms-replies")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Totals.Lag != 160 || r.Group.State != "Empty" || !r.GroupExists {
+		t.Fatalf("documented group: lag %d state %s exists %v, want 160 Empty true", r.Totals.Lag, r.Group.State, r.GroupExists)
+	}
+	mm := r.Mismatch
+	if mm == nil {
+		t.Fatalf("no mismatch reported:\n%s", FormatLag(r, 0))
+	}
+	if mm.Reason != "empty" || len(mm.Active) != 1 || mm.Active[0].Group.Name != spark {
+		t.Fatalf("mismatch = %+v, want the spark group as the only active one", mm)
+	}
+	wantEvidence := "documented group sms-replies-prod is empty (Empty, no member on client.replies.sms, no stored samples to show commits moving) " +
+		"while spark-kafka-source-3f2a9c-1164-driver-0 consumes client.replies.sms: 1 member, lag 40"
+	if mm.Evidence != wantEvidence {
+		t.Errorf("evidence = %q\nwant       %q", mm.Evidence, wantEvidence)
+	}
+	if out := FormatLag(r, 0); !strings.Contains(out, "WRONG GROUP? "+wantEvidence) {
+		t.Errorf("rendered report lacks the mismatch:\n%s", out)
+	}
+
+	coordinators := map[int32]bool{}
+	for _, g := range []string{documented, spark, old} {
+		coordinators[kc.CoordinatorFor(g)] = true
+	}
+	for _, tc := range []struct {
+		version      string
+		offsetFetch  int
+		batchedLabel string
+	}{
+		{"3.6.0", len(coordinators), "one OffsetFetch per coordinator"},
+		{"2.8.0", 3, "one OffsetFetch per group"},
+	} {
+		t.Run(tc.version, func(t *testing.T) {
+			opts := testClusterOptions(kc, "main")
+			opts.Version = tc.version
+			m := newTestMonitor(t, opts, nil, func() time.Time { return now }, pipeline)
+			if _, err := m.TopicGroups(ctx, "", topic); err != nil { // loads metadata
+				t.Fatal(err)
+			}
+			rc.reset()
+			gr, err := m.TopicGroups(ctx, "", topic)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := rc.total(kmsg.OffsetFetch); got != tc.offsetFetch {
+				t.Errorf("OffsetFetch requests = %d, want %d (%s)", got, tc.offsetFetch, tc.batchedLabel)
+			}
+			if got := rc.byKey(kmsg.ListGroups); len(got) != 3 || got[0] != 1 || got[1] != 1 || got[2] != 1 {
+				t.Errorf("ListGroups per broker = %v, want 1 on each of 3", got)
+			}
+			if len(gr.Groups) != 3 {
+				t.Fatalf("groups = %d, want 3:\n%s", len(gr.Groups), FormatGroups(gr, 0))
+			}
+			g := gr.Groups[0]
+			if g.Group.Name != spark || !g.Active || !g.Spark || g.Group.State != "Stable" || g.Members != 1 || g.Assigned != 4 ||
+				g.Committed != 4 || g.Lag != 40 || !g.LagKnown {
+				t.Errorf("first group = %+v, want the active spark group", g)
+			}
+			byName := map[string]TopicGroup{}
+			for _, g := range gr.Groups {
+				byName[g.Group.Name] = g
+			}
+			if d := byName[documented]; d.Active || d.Group.State != "Empty" || d.Lag != 160 || d.Committed != 4 {
+				t.Errorf("documented group = %+v", d)
+			}
+			if o := byName[old]; o.Active || o.Committed != 2 || o.Lag != 90 {
+				t.Errorf("old group = %+v", o)
+			}
+			out := FormatGroups(gr, 0)
+			for _, want := range []string{"groups on client.replies.sms (cluster main): 3 groups, 4 partitions, log end total 200",
+				spark + " (spark)", "yes: 1 member on the topic (Stable)", "4/4", "2/4"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("rendered groups lack %q:\n%s", want, out)
+				}
+			}
+		})
+	}
+}
+
+// TestSamplerFindsMovingGroup: no member anywhere; the documented group's
+// commits stand still while another group commits standalone and moves.
+// The sampler notices the idle documented group, samples the others, and
+// the next `lag PIPELINE` names the moving one.
+func TestSamplerFindsMovingGroup(t *testing.T) {
+	t.Parallel()
+	kc := sharedKfake(t)
+	topic, documented, other := uniqueName("payments"), uniqueName("payments-prod"), uniqueName("payments-etl")
+	createTopic(t, kc, topic, 2)
+	produce(t, kc, topic, []int{100, 100}, nil)
+	commitStandalone(t, kc, documented, topic, map[int32]int64{0: 10, 1: 10})
+	commitStandalone(t, kc, other, topic, map[int32]int64{0: 20, 1: 20})
+
+	clk := newClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	store := NewMemoryStore(3)
+	pipeline := Pipeline{Name: "payments", Cluster: "main", Topics: []string{topic}, Group: documented}
+	m := newTestMonitor(t, testClusterOptions(kc, "main"), store, clk.Now, pipeline)
+	s, err := NewSampler(m, SamplerOptions{Interval: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+
+	for round := 1; round <= 4; round++ {
+		produce(t, kc, topic, []int{10, 10}, nil)
+		commitStandalone(t, kc, other, topic, map[int32]int64{0: int64(20 + 10*round), 1: int64(20 + 10*round)})
+		if err := s.SampleOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+		clk.Add(30 * time.Second)
+	}
+	w, err := store.Window(ctx, SampleKey{Cluster: "main", Group: documented, Topic: topic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w) != 6 { // 3 rounds kept × 2 partitions
+		t.Fatalf("stored samples = %d, want 6 (the store keeps 3 rounds)", len(w))
+	}
+	if w[0].Committed != 10 || w[0].LogEnd != 120 || w[5].LogEnd != 140 || w[5].Owned {
+		t.Errorf("window = %+v", w)
+	}
+	if keys := store.Keys(); len(keys) != 2 {
+		t.Errorf("stored series = %v, want the documented and the other group", keys)
+	}
+
+	r, err := m.PipelineLag(ctx, "payments")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.History != 3 {
+		t.Errorf("history = %d rounds, want 3", r.History)
+	}
+	if r.Mismatch == nil || len(r.Mismatch.Active) != 1 || r.Mismatch.Active[0].Group.Name != other {
+		t.Fatalf("mismatch = %+v, want %s named:\n%s", r.Mismatch, other, FormatLag(r, 0))
+	}
+	mv := r.Mismatch.Active[0].Movement
+	if mv == nil || mv.Advanced != 40 || mv.Samples != 4 { // 3 stored rounds and this answer
+		t.Errorf("movement = %+v, want +40 over 4 rounds", mv)
+	}
+	if !strings.Contains(r.Mismatch.Evidence, "commits unchanged over 1m30s") ||
+		!strings.Contains(r.Mismatch.Evidence, other+" consumes "+topic+": commits +40 in 1m30s, lag 160") {
+		t.Errorf("evidence = %q", r.Mismatch.Evidence)
+	}
+}

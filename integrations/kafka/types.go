@@ -1,0 +1,196 @@
+package kafka
+
+import (
+	"time"
+)
+
+// Offsets that are not offsets.
+const (
+	NoOffset      int64 = -1 // the group has no committed offset for the partition
+	UnknownOffset int64 = -2 // the broker that knows did not answer
+)
+
+// TopicPartition names one partition.
+type TopicPartition struct {
+	Topic     string
+	Partition int32
+}
+
+// Member is one member of a consumer group.
+type Member struct {
+	ID         string
+	InstanceID string // static membership (group.instance.id), if any
+	ClientID   string
+	Host       string
+	// Assigned holds the member's partitions by topic, sorted. Only
+	// groups of protocol type "consumer" publish assignments in a form
+	// that can be read.
+	Assigned map[string][]int32
+	// Subscribed lists the topics the member asked for, when known.
+	Subscribed []string
+}
+
+// GroupInfo is what the group coordinator says about a group.
+type GroupInfo struct {
+	Name         string
+	State        string // Stable, Empty, PreparingRebalance, CompletingRebalance, Dead; "" when unknown
+	ProtocolType string // "consumer" for consumers, "" for groups that only hold commits
+	Protocol     string // the assignor, such as range or cooperative-sticky
+	Coordinator  Broker
+	Members      []Member // sorted by client ID, then member ID
+}
+
+// AssignedTo reports the member that holds topic/partition, if any.
+func (g GroupInfo) AssignedTo(topic string, partition int32) (Member, bool) {
+	for _, m := range g.Members {
+		for _, p := range m.Assigned[topic] {
+			if p == partition {
+				return m, true
+			}
+		}
+	}
+	return Member{}, false
+}
+
+// membersOn counts the members holding or asking for a partition of topic.
+func (g GroupInfo) membersOn(topic string) int {
+	n := 0
+	for _, m := range g.Members {
+		if len(m.Assigned[topic]) > 0 {
+			n++
+			continue
+		}
+		for _, t := range m.Subscribed {
+			if t == topic {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
+// AgeSource says how PartitionLag.Age was obtained.
+type AgeSource int
+
+const (
+	AgeNone      AgeSource = iota // no age: no lag, or nothing to go on
+	AgeRecord                     // the timestamp of the record at the committed offset
+	AgeEstimated                  // interpolated from stored (log end, time) samples
+	AgeAtLeast                    // older than every stored sample: Age is a lower bound
+)
+
+// PartitionLag is one partition of a lag report.
+type PartitionLag struct {
+	Topic     string
+	Partition int32
+	Leader    int32 // broker ID; -1 when the partition has no leader
+	LogEnd    int64 // high watermark; UnknownOffset when the leader did not answer
+	Committed int64 // NoOffset without a commit; UnknownOffset when the coordinator did not answer
+	Lag       int64 // LogEnd - Committed; -1 when either is missing
+	// Member is the client ID of the member the partition is assigned
+	// to, "" when none.
+	Member string
+	// Age is how old the oldest unconsumed record is (see AgeSource).
+	Age       time.Duration
+	AgeSource AgeSource
+	// AgeNote explains a missing exact age, for example a committed
+	// offset below the log start.
+	AgeNote  string
+	Status   Status
+	Evidence string
+}
+
+// LagTotals sums a lag report.
+type LagTotals struct {
+	Partitions int
+	Lag        int64 // over partitions whose lag is known
+	NoCommit   int   // partitions without a committed offset
+	Unknown    int   // partitions whose log end or commit is unknown
+	MaxAge     time.Duration
+	MaxAgeAt   TopicPartition
+	MaxAgeFrom AgeSource
+}
+
+// Unavailable is a part of an answer that could not be obtained. Err is
+// usually a *BrokerError naming the broker, the request and the wait.
+type Unavailable struct {
+	What       string           // "log end offsets", "committed offsets", "group state", "record timestamps"
+	Partitions []TopicPartition // the partitions concerned; nil for group-wide parts
+	Err        error
+}
+
+// CommitMovement is how a group's committed offsets on a topic moved over
+// the stored samples.
+type CommitMovement struct {
+	Samples   int           // stored sampling rounds
+	Span      time.Duration // from the first stored round to now
+	Advanced  int64         // sum of committed offsets now minus at the first round
+	LastMoved time.Time     // when the sum last changed; zero if it did not change in the window
+}
+
+// LagReport answers `lag PIPELINE` and `lag GROUP TOPIC`.
+type LagReport struct {
+	Cluster  string
+	Pipeline string // "" for an ad-hoc group
+	Topics   []string
+	At       time.Time
+	Group    GroupInfo
+	// GroupExists is false when the coordinator knows no such group
+	// (state Dead) and the group has no commit on the topics.
+	GroupExists bool
+	Partitions  []PartitionLag // sorted by topic, then partition
+	Totals      LagTotals
+
+	// Status is the evaluator's verdict over stored samples plus this
+	// answer; Evidence is its one line.
+	Status       Status
+	Evidence     string
+	StatusCounts map[Status]int
+	History      int // stored sampling rounds the verdict used
+	StallAfter   time.Duration
+
+	// Mismatch is set when the documented group is idle while another
+	// group consumes the topics.
+	Mismatch *Mismatch
+	// Unavailable lists what could not be fetched; the rest of the report
+	// stands.
+	Unavailable []Unavailable
+	Elapsed     time.Duration
+}
+
+// Mismatch is the wrong-group finding.
+type Mismatch struct {
+	Documented string
+	Reason     string       // "missing", "empty", "stalled", "stopped", "no commits"
+	Detail     string       // why the documented group counts as idle
+	Active     []TopicGroup // the groups that do consume, most lagging first
+	Evidence   string       // one sentence naming the other group and its lag
+}
+
+// TopicGroup is one group seen on a topic by `groups TOPIC`.
+type TopicGroup struct {
+	Group        GroupInfo
+	Topic        string
+	Members      int   // members holding or subscribed to a partition of the topic
+	Assigned     int   // partitions of the topic assigned to members
+	Committed    int   // partitions with a committed offset
+	Lag          int64 // over committed partitions whose log end is known
+	LagKnown     bool
+	Movement     *CommitMovement // from stored samples; nil without history
+	Spark        bool            // named like Spark's generated spark-kafka-source-* groups
+	Active       bool            // members on the topic, or commits that advanced
+	ActiveReason string
+}
+
+// GroupsReport answers `groups TOPIC`.
+type GroupsReport struct {
+	Cluster     string
+	Topic       string
+	At          time.Time
+	Partitions  int
+	LogEndSum   int64
+	Groups      []TopicGroup // active first, then by lag
+	Unavailable []Unavailable
+	Elapsed     time.Duration
+}

@@ -1,0 +1,213 @@
+package spark
+
+import (
+	"time"
+
+	"github.com/streamwatch/streamwatch/integrations/storage"
+)
+
+// Report is what Diagnose found in a checkpoint location. Paths are relative to the location.
+type Report struct {
+	Location   string
+	CheckedAt  time.Time
+	StaleAfter time.Duration
+
+	QueryID string // from metadata; "" when missing or unreadable
+
+	Offsets LogListing // offsets/
+	Commits LogListing // commits/
+
+	Planned          *PlannedBatch   // the latest offsets/N
+	Committed        *CommittedBatch // the latest commits/C
+	CommittedOffsets *PlannedBatch   // offsets/C: what the latest committed batch read (== Planned when C == N)
+	InFlight         *InFlightBatch  // batch N when commits/N is absent
+
+	// Kafka holds one row per source, topic and partition of the latest planned and committed
+	// batches (and partitions only the broker has, when log-end offsets were given).
+	Kafka []KafkaPartition
+	// KafkaBaseline says which file the pending counts are measured from: offsets/C of the
+	// latest commit, or offsets/N when nothing is committed.
+	KafkaBaseline string
+	PendingKnown  bool  // at least one partition had a log-end offset
+	PendingTotal  int64 // records on the brokers past the baseline, over partitions with a known count
+
+	SourceDirs int             // sources/<i> directories
+	State      []OperatorState // one per state/<op>
+
+	Leftovers   []Leftover // temp files and orphan checksums, young or old
+	VersionHint string     // what the files say about the Spark version, when they say anything
+
+	Findings []Finding // worst first; OK when nothing is at warning level or above
+}
+
+// Has reports whether the report has a finding with this code.
+func (r *Report) Has(code Code) bool { return r.Finding(code) != nil }
+
+// Finding returns the first finding with this code, or nil.
+func (r *Report) Finding(code Code) *Finding {
+	for i := range r.Findings {
+		if r.Findings[i].Code == code {
+			return &r.Findings[i]
+		}
+	}
+	return nil
+}
+
+// Worst is the highest severity among the findings.
+func (r *Report) Worst() Severity {
+	w := SeverityInfo
+	for _, f := range r.Findings {
+		w = max(w, f.Severity)
+	}
+	return w
+}
+
+// LogListing summarises the listing of a metadata log directory (offsets/ or commits/).
+type LogListing struct {
+	Dir      string
+	Present  bool  // the directory exists
+	Readable bool  // it could be listed
+	Batches  int   // files whose name is a batch id
+	First    int64 // lowest batch id, -1 when none
+	Latest   int64 // highest batch id, -1 when none
+	// Gaps are batch ids missing between First and Latest (at most 20 listed; GapCount has all).
+	Gaps      []int64
+	GapCount  int
+	Checksums int // .<name>.crc sidecars
+	TempFiles int // .<name>.<uuid>.tmp files
+	Empty     []int64
+}
+
+// PlannedBatch is an offsets/<N> file.
+type PlannedBatch struct {
+	ID        int64
+	File      string
+	Size      int64
+	ModTime   time.Time
+	PlannedAt time.Time  // batchTimestampMs, or ModTime when the file has none
+	Offsets   *OffsetSeq // nil when unreadable or corrupt
+}
+
+// CommittedBatch is a commits/<N> file.
+type CommittedBatch struct {
+	ID      int64
+	File    string
+	Size    int64
+	ModTime time.Time       // when the batch finished
+	Commit  *CommitMetadata // nil when unreadable or corrupt
+}
+
+// InFlightBatch is a planned batch without a commit.
+type InFlightBatch struct {
+	ID    int64
+	Since time.Time // when it was planned
+	For   time.Duration
+}
+
+// KafkaPartition is one Kafka partition of a source.
+type KafkaPartition struct {
+	Source    int // source index (line of the offsets file)
+	Topic     string
+	Partition int32
+	Committed int64 // next offset after the latest committed batch; -1 unknown
+	Planned   int64 // next offset after the latest planned batch; -1 unknown
+	LogEnd    int64 // broker log-end offset; -1 unknown
+	// Pending is LogEnd minus the baseline offset (Committed, or Planned when nothing is
+	// committed) when both are known; negative when the checkpoint is ahead of the broker.
+	Pending      int64
+	PendingKnown bool
+	Note         string // set when checkpoint and broker disagree about the partition
+}
+
+// OperatorState is state/<op>.
+type OperatorState struct {
+	ID                 int
+	Dir                string
+	Metadata           *OperatorMetadata // nil when absent
+	ExpectedPartitions int               // from operator metadata or spark.sql.shuffle.partitions; 0 unknown
+	ExpectedVersion    int64             // latest commit + 1; -1 unknown
+	Stores             []StoreState      // one per partition and store, by partition then store
+	MinVersion         int64             // lowest newest version over the stores; -1 none
+	MaxVersion         int64
+}
+
+// StoreState is the files of one state store: state/<op>/<part> or state/<op>/<part>/<store>.
+type StoreState struct {
+	Partition      int
+	Store          string // "default", or a join store such as "left-keyToNumValues"
+	Dir            string
+	Files          int           // state files (delta, snapshot, zip, changelog)
+	NewestVersion  int64         // -1 when there is no state file
+	NewestKind     StateFileKind // of NewestVersion (snapshot or zip wins over delta or changelog)
+	NewestSnapshot int64         // newest .snapshot or .zip version; -1 none
+	// IDsAtExpected are the unique ids of files at the operator's ExpectedVersion (state
+	// checkpoint format v2).
+	IDsAtExpected []string
+}
+
+// LeftoverKind is the kind of a leftover file.
+type LeftoverKind string
+
+// The leftover kinds.
+const (
+	LeftoverTemp     LeftoverKind = "temp file"       // .<name>.<uuid>[.TID<n>].tmp
+	LeftoverChecksum LeftoverKind = "orphan checksum" // .<name>.crc without <name>
+)
+
+// Leftover is a temp file or an orphan checksum.
+type Leftover struct {
+	Path    string
+	Kind    LeftoverKind
+	Size    int64
+	ModTime time.Time
+	Age     time.Duration
+}
+
+// Code names a finding.
+type Code string
+
+// The finding codes.
+const (
+	CodeOK               Code = "OK"
+	CodeStale            Code = "STALE"             // no commit for longer than stale_after
+	CodeUncommittedBatch Code = "UNCOMMITTED_BATCH" // offsets/N without commits/N
+	CodeCorruptFile      Code = "CORRUPT_FILE"      // empty, truncated, unknown version, bad JSON
+	CodeTempFilesLeft    Code = "TEMP_FILES_LEFT"   // interrupted writes, orphan checksums
+	CodeMissing          Code = "MISSING"           // no checkpoint, no metadata, a batch Spark needs
+	CodeUnreadable       Code = "UNREADABLE"        // permission denied, timeout, other I/O errors
+	CodeStateBehind      Code = "STATE_BEHIND"      // state versions lag the committed batch
+)
+
+// Severity orders findings.
+type Severity int
+
+// The severities.
+const (
+	SeverityInfo Severity = iota
+	SeverityWarning
+	SeverityCritical
+)
+
+func (s Severity) String() string {
+	switch s {
+	case SeverityCritical:
+		return "critical"
+	case SeverityWarning:
+		return "warning"
+	default:
+		return "info"
+	}
+}
+
+// Finding is one conclusion, with the evidence for it and the file it concerns.
+type Finding struct {
+	Code     Code
+	Severity Severity
+	File     string // relative to the location; "" for the location itself; directories end in "/"
+	Summary  string // one sentence
+	Evidence []string
+	// ErrClass is the storage error class (UNREADABLE findings).
+	ErrClass storage.ErrorClass
+	// Problem is the parse problem (CORRUPT_FILE findings about a file's content).
+	Problem Problem
+}

@@ -11,7 +11,6 @@ import (
 	"github.com/streamwatch/streamwatch/config"
 	"github.com/streamwatch/streamwatch/health"
 	"github.com/streamwatch/streamwatch/integrations/probe"
-	"github.com/streamwatch/streamwatch/integrations/storage"
 	"github.com/streamwatch/streamwatch/state"
 )
 
@@ -34,8 +33,7 @@ func probeOptions(cfg *config.Config, p config.Pipeline, getenv func(string) str
 	return probe.Options{
 		Pipeline: p.Name, Location: p.Checkpoint.Location, Path: p.Probe.Path, Write: p.Probe.Write,
 		StaleAfter: p.Checkpoint.StaleAfter, SlowAfter: p.Probe.SlowAfter,
-		Storage: storage.Options{Getenv: getenv, S3: storage.S3Options{
-			Endpoint: cfg.Storage.S3.Endpoint, Region: cfg.Storage.S3.Region, PathStyle: cfg.Storage.S3.PathStyle}},
+		Storage: storageOptions(cfg, getenv),
 	}
 }
 

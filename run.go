@@ -162,9 +162,17 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 	}
 	api := slack.New(sec.SlackBotToken, apiOpts...)
 
+	kp, err := newKafka(cfg, store, getenv, log)
+	if err != nil {
+		return err
+	}
+	defer kp.clusters.Close()
 	hs := healthService(cfg, store, getenv)
+	hs.Lag = kp.samples
 	handler := commands.New(cfg.Slack.Command, store)
 	handler.RegisterHealth(hs)
+	handler.RegisterKafka(kp.monitor)
+	handler.RegisterCheckpoint(&checkpoints{cfg: cfg, kafka: kp, getenv: getenv})
 	b := bot.New(bot.Options{
 		Log: log, Store: store, Router: router, Commands: handler, API: api,
 		WebhookToken: sec.WebhookToken, AllowUnauthenticated: cfg.HTTP.AllowUnauthenticatedWebhooks,
@@ -194,6 +202,9 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 	go func() { botDone <- b.Run(botCtx) }()
 	sched := &bot.Scheduler{Store: store, Log: log, Replica: replicaName()}
 	if err := scheduleJobs(sched, cfg, hs, store, log); err != nil {
+		return err
+	}
+	if err := kp.scheduleSampler(sched, cfg.Kafka.SampleInterval, metrics, log); err != nil {
 		return err
 	}
 	go sched.Run(botCtx)

@@ -1,0 +1,79 @@
+// Package kafkatest runs an in-process Kafka (kfake: the real wire protocol) with helpers to
+// produce records and commit group offsets, for tests and the demo. streamwatch itself talks
+// to it through sarama like to any broker.
+package kafkatest
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Cluster is a running kfake cluster on loopback.
+type Cluster struct {
+	*kfake.Cluster
+	client *kgo.Client
+	admin  *kadm.Client
+}
+
+// Start runs a cluster of n brokers on free loopback ports.
+func Start(n int) (*Cluster, error) {
+	kc, err := kfake.NewCluster(kfake.NumBrokers(n))
+	if err != nil {
+		return nil, fmt.Errorf("start kfake: %w", err)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		kc.Close()
+		return nil, err
+	}
+	return &Cluster{Cluster: kc, client: cl, admin: kadm.NewClient(cl)}, nil
+}
+
+// Close stops the cluster.
+func (c *Cluster) Close() {
+	c.client.Close()
+	c.Cluster.Close()
+}
+
+// CreateTopic creates a topic with the given partition count.
+func (c *Cluster) CreateTopic(ctx context.Context, topic string, partitions int32) error {
+	res, err := c.admin.CreateTopics(ctx, partitions, 1, nil, topic)
+	if err != nil {
+		return err
+	}
+	return res.Error()
+}
+
+// Produce appends counts[p] records to each partition p, stamped at ts (zero: now).
+func (c *Cluster) Produce(ctx context.Context, topic string, counts []int, ts time.Time) error {
+	if ts.IsZero() {
+		ts = time.Now()
+	}
+	var recs []*kgo.Record
+	for p, n := range counts {
+		for i := 0; i < n; i++ {
+			recs = append(recs, &kgo.Record{Topic: topic, Partition: int32(p), Timestamp: ts,
+				Value: []byte(fmt.Sprintf(`{"reply":"YES","n":%d}`, i))})
+		}
+	}
+	return c.client.ProduceSync(ctx, recs...).FirstErr()
+}
+
+// Commit commits offsets for group on topic (partition → next offset to read), as a consumer
+// that then left would.
+func (c *Cluster) Commit(ctx context.Context, group, topic string, offsets map[int32]int64) error {
+	os := kadm.Offsets{}
+	for p, o := range offsets {
+		os.Add(kadm.Offset{Topic: topic, Partition: p, At: o, LeaderEpoch: -1})
+	}
+	res, err := c.admin.CommitOffsets(ctx, group, os)
+	if err != nil {
+		return err
+	}
+	return res.Error()
+}

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/streamwatch/streamwatch/bot/slackfake"
-	"github.com/streamwatch/streamwatch/internal/kafkatest"
 	"github.com/streamwatch/streamwatch/integrations/spark/sparktest"
+	"github.com/streamwatch/streamwatch/internal/kafkatest"
 )
 
 func ask(t *testing.T, s *slackfake.Server, text string) slackfake.ResponsePost {

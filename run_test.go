@@ -37,7 +37,7 @@ pipelines:
 		wantCode int
 		want     []string
 	}{
-		{"the contract sketch", "../shared/docs/config-sketch.yaml", false, 0, []string{"ok (1 pipeline)"}},
+		{"the contract sketch", "config/testdata/config-sketch.yaml", false, 0, []string{"ok (1 pipeline)"}},
 		{"the example", "deploy/config.example.yaml", false, 0, []string{"ok"}},
 		{"every problem by path", bad, true, 1, []string{
 			"alerts.routes[0].match_re.alertname: invalid regexp",

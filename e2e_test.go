@@ -55,11 +55,12 @@ type instance struct {
 }
 
 type setup struct {
-	redisURL string
-	prefix   string
-	coalesce string
-	slack    *slackfake.Server
-	extra    string // appended YAML
+	redisURL   string
+	prefix     string
+	coalesce   string
+	slack      *slackfake.Server
+	extra      string // appended YAML
+	slackExtra string // more keys of the slack section, each line indented by two spaces
 }
 
 func newSlack(t *testing.T, opts slackfake.Options) *slackfake.Server {
@@ -98,7 +99,7 @@ func start(t *testing.T, su setup) *instance {
 slack:
   default_channel: C0DEFAULT
   thread_coalesce: %s
-redis:
+%sredis:
   key_prefix: %s
 alerts:
   routes:
@@ -107,7 +108,7 @@ alerts:
 pipelines:
   - name: sms-replies
     channel: C0PIPE
-%s`, port, su.coalesce, su.prefix, su.extra)
+%s`, port, su.coalesce, su.slackExtra, su.prefix, su.extra)
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)

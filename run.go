@@ -170,6 +170,14 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 	hs := healthService(cfg, store, getenv)
 	hs.Lag = kp.samples
 	handler := commands.New(cfg.Slack.Command, store)
+	if len(cfg.Slack.Remediators) > 0 {
+		handler.Authz = bot.NewRemediators(api, cfg.Slack.Remediators)
+	}
+	handler.Audit = func(ctx context.Context, e state.AuditEntry) {
+		if err := store.Audit(ctx, e); err != nil {
+			log.Warn("audit", "err", err)
+		}
+	}
 	handler.RegisterHealth(hs)
 	handler.RegisterKafka(kp.monitor)
 	handler.RegisterCheckpoint(&checkpoints{cfg: cfg, kafka: kp, getenv: getenv})

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/streamwatch/streamwatch/state"
 )
 
 // Request is one command as a person typed it.
@@ -68,8 +70,47 @@ type Handler struct {
 	// Name is how commands are introduced in usage lines, e.g. "/streamwatch".
 	Name      string
 	Incidents Incidents
-	Now       func() time.Time
-	commands  []*Command
+	// Authz decides who may run the commands that change or repair things (resolve, merge,
+	// repair); nil lets everyone.
+	Authz Authorizer
+	// Audit records every remediation and every refusal; nil records nothing.
+	Audit    func(ctx context.Context, e state.AuditEntry)
+	Now      func() time.Time
+	commands []*Command
+}
+
+// Authorizer says whether a user may remediate (slack.remediators: user ids or user groups).
+type Authorizer interface {
+	Remediator(ctx context.Context, userID string) (bool, error)
+}
+
+// ErrNotAllowed is the refusal of a command reserved to remediators.
+type ErrNotAllowed struct{ Action string }
+
+func (e *ErrNotAllowed) Error() string {
+	return "only the people listed in slack.remediators may " + e.Action
+}
+
+// authorize refuses, and audits the refusal, unless req's user is a remediator.
+func (h *Handler) authorize(ctx context.Context, req Request, action, target string) error {
+	if h.Authz == nil {
+		return nil
+	}
+	ok, err := h.Authz.Remediator(ctx, req.UserID)
+	if err != nil {
+		return fmt.Errorf("check slack.remediators: %w", err)
+	}
+	if !ok {
+		h.audit(ctx, req, action, target, "refused", "not in slack.remediators")
+		return &ErrNotAllowed{Action: action}
+	}
+	return nil
+}
+
+func (h *Handler) audit(ctx context.Context, req Request, action, target, outcome, detail string) {
+	if h.Audit != nil {
+		h.Audit(ctx, state.AuditEntry{Actor: req.UserID, Action: action, Target: target, Outcome: outcome, Detail: detail})
+	}
 }
 
 // New returns a Handler with the built-in grammar.

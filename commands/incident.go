@@ -165,9 +165,13 @@ func (h *Handler) incidentResolve(ctx context.Context, req Request, args []strin
 	if err != nil {
 		return Reply{}, err
 	}
+	if err := h.authorize(ctx, req, "resolve incidents", id); err != nil {
+		return Reply{}, err
+	}
 	if err := h.Incidents.Resolve(ctx, id, req.Actor(), strings.Join(rest, " ")); err != nil {
 		return Reply{}, notFound(err, id)
 	}
+	h.audit(ctx, req, "resolve", id, "done", strings.Join(rest, " "))
 	return Reply{Text: fmt.Sprintf("%s resolved.", id)}, nil
 }
 
@@ -178,9 +182,13 @@ func (h *Handler) incidentMerge(ctx context.Context, req Request, args []string)
 		}
 	}
 	from, into := state.NormalizeID(args[0]), state.NormalizeID(args[1])
+	if err := h.authorize(ctx, req, "merge incidents", from+" into "+into); err != nil {
+		return Reply{}, err
+	}
 	if err := h.Incidents.Merge(ctx, from, into, req.Actor()); err != nil {
 		return Reply{}, notFound(err, from)
 	}
+	h.audit(ctx, req, "merge", from+" into "+into, "done", "")
 	return Reply{Text: fmt.Sprintf("%s merged into %s: its alerts and future duplicates now thread there.", from, into)}, nil
 }
 

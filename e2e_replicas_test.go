@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/streamwatch/streamwatch/bot/slackfake"
 	"github.com/streamwatch/streamwatch/internal/testredis"
@@ -101,16 +102,24 @@ func TestE2EInvalidAuthIsNotReady(t *testing.T) {
 		}
 		return false
 	})
-	var status int
-	waitFor(t, in.slack, "/readyz to turn 503", func(*slackfake.Server) bool {
+	// /readyz is not a change of the fake: poll it.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
 		r, err := http.Get(in.url + "/readyz")
-		if err != nil {
-			return false
+		if err == nil {
+			r.Body.Close()
+			if r.StatusCode == 503 {
+				break
+			}
 		}
-		r.Body.Close()
-		status = r.StatusCode
-		return status == 503
-	})
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz did not turn 503 after invalid_auth\n%s", in.logs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(in.logs.String(), "invalid_auth") {
+		t.Fatalf("no log line names invalid_auth:\n%s", in.logs)
+	}
 	if r, err := http.Get(in.url + "/healthz"); err != nil || r.StatusCode != 200 {
 		t.Fatalf("/healthz: %v", err)
 	}

@@ -181,11 +181,17 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 	handler.RegisterHealth(hs)
 	handler.RegisterKafka(kp.monitor)
 	handler.RegisterCheckpoint(&checkpoints{cfg: cfg, kafka: kp, getenv: getenv})
+	claimAfter := 30 * time.Second
+	if v := getenv("STREAMWATCH_OUTBOX_CLAIM_AFTER"); v != "" {
+		if claimAfter, err = time.ParseDuration(v); err != nil || claimAfter <= 0 {
+			return fmt.Errorf("environment: STREAMWATCH_OUTBOX_CLAIM_AFTER: %q is not a positive duration", v)
+		}
+	}
 	b := bot.New(bot.Options{
 		Log: log, Store: store, Router: router, Commands: handler, API: api,
 		WebhookToken: sec.WebhookToken, AllowUnauthenticated: cfg.HTTP.AllowUnauthenticatedWebhooks,
 		MaxBodyBytes: cfg.HTTP.MaxBodyBytes, Replica: replicaName(), AllowedChannels: cfg.Slack.AllowedChannels,
-		Metrics: metrics, HTTPClient: httpClient,
+		Metrics: metrics, HTTPClient: httpClient, ClaimAfter: claimAfter,
 	})
 
 	ln, err := net.Listen("tcp", cfg.HTTP.Listen)

@@ -56,6 +56,13 @@ func (s *Server) FailNext(method string, n int, f Fault) {
 	}
 }
 
+// ClearFaults drops the faults still queued for method.
+func (s *Server) ClearFaults(method string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.faults, method)
+}
+
 func (s *Server) popFaultLocked(method string) (Fault, bool) {
 	q := s.faults[method]
 	if len(q) == 0 {

@@ -180,7 +180,10 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 	}
 	handler.RegisterHealth(hs)
 	handler.RegisterKafka(kp.monitor)
-	handler.RegisterCheckpoint(&checkpoints{cfg: cfg, kafka: kp, getenv: getenv})
+	cps := &checkpoints{cfg: cfg, kafka: kp, getenv: getenv}
+	handler.RegisterCheckpoint(cps)
+	diag := &diagnoser{cfg: cfg, store: store, kafka: kp, checkpoints: cps, getenv: getenv}
+	handler.RegisterDiagnose(diag)
 	claimAfter := 30 * time.Second
 	if v := getenv("STREAMWATCH_OUTBOX_CLAIM_AFTER"); v != "" {
 		if claimAfter, err = time.ParseDuration(v); err != nil || claimAfter <= 0 {
@@ -192,6 +195,9 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 		WebhookToken: sec.WebhookToken, AllowUnauthenticated: cfg.HTTP.AllowUnauthenticatedWebhooks,
 		MaxBodyBytes: cfg.HTTP.MaxBodyBytes, Replica: replicaName(), AllowedChannels: cfg.Slack.AllowedChannels,
 		Metrics: metrics, HTTPClient: httpClient, ClaimAfter: claimAfter,
+		Enrich: func(ctx context.Context, incident, pipeline string, again bool) {
+			enrich(ctx, diag, store, log, incident, pipeline, again)
+		},
 	})
 
 	ln, err := net.Listen("tcp", cfg.HTTP.Listen)

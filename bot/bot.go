@@ -35,6 +35,9 @@ type Options struct {
 	Poll time.Duration
 	// AllowedChannels, when not empty, are the only channels where commands are answered.
 	AllowedChannels []string
+	// Enrich, when set, is called (in its own goroutine) when an alert opens an incident for
+	// a known pipeline, and when someone clicks "Diagnose again" (again true).
+	Enrich func(ctx context.Context, incident, pipeline string, again bool)
 	// Metrics receives the bot's measurements; nil makes a fresh set.
 	Metrics *Metrics
 	// HTTPClient makes response_url posts; the Slack API client has its own.

@@ -13,8 +13,9 @@ import (
 
 // Action ids of the root message's buttons.
 const (
-	actionAck     = "incident_ack"
-	actionResolve = "incident_resolve"
+	actionAck      = "incident_ack"
+	actionResolve  = "incident_resolve"
+	actionDiagnose = "incident_diagnose"
 )
 
 // escape makes text safe for Slack's mrkdwn: "<!channel>" or "<@U1>" in an alert's title
@@ -121,6 +122,10 @@ func rootBlocks(inc *state.Incident) []slack.Block {
 			slack.NewTextBlockObject(slack.PlainTextType, "Resolve", false, false),
 			slack.NewTextBlockObject(slack.PlainTextType, "Cancel", false, false))
 		buttons = append(buttons, resolve)
+		if inc.Pipeline != "" {
+			buttons = append(buttons, slack.NewButtonBlockElement(actionDiagnose, inc.ID,
+				slack.NewTextBlockObject(slack.PlainTextType, "Diagnose again", false, false)))
+		}
 		blocks = append(blocks, slack.NewActionBlock("incident_actions", buttons...))
 	}
 	return blocks
@@ -162,6 +167,8 @@ func threadText(d state.Delivery) string {
 			return s
 		case "merged_into":
 			return "Merged into " + d.Detail + by + ": its alerts and later duplicates go to " + d.Detail + "'s thread."
+		case "note":
+			return d.Detail
 		case "merged_from":
 			return fmt.Sprintf("%s was merged into this incident%s (%d occurrence%s).", d.Detail, by, d.Count, plural(d.Count))
 		}
@@ -197,6 +204,25 @@ func replyBlocks(r commands.Reply) (string, []slack.Block) {
 		}
 	}
 	return escape(r.Text), blocks
+}
+
+// ReplyText renders a reply as one mrkdwn message (for thread notes, which carry no blocks),
+// cut to a size Slack accepts.
+func ReplyText(r commands.Reply) string {
+	var b strings.Builder
+	b.WriteString(escape(r.Text))
+	for _, s := range r.Sections {
+		b.WriteString("\n")
+		if s.Title != "" {
+			b.WriteString("*" + escape(s.Title) + "*\n")
+		}
+		text := escape(strings.Join(s.Lines, "\n"))
+		if s.Pre {
+			text = "```\n" + text + "\n```"
+		}
+		b.WriteString(text)
+	}
+	return clip(b.String(), 3900)
 }
 
 // chunks splits lines into groups whose joined length stays under n bytes.

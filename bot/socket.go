@@ -214,6 +214,13 @@ func (b *Bot) blockActions(ctx context.Context, cb slack.InteractionCallback) {
 	for _, a := range cb.ActionCallback.BlockActions {
 		var words string
 		switch a.ActionID {
+		case actionDiagnose:
+			if b.opt.Enrich != nil {
+				if inc, err := b.opt.Store.Get(ctx, a.Value); err == nil && inc.Pipeline != "" {
+					b.opt.Enrich(ctx, inc.ID, inc.Pipeline, true)
+				}
+			}
+			continue
 		case actionAck:
 			words = "incident ack " + a.Value
 		case actionResolve:

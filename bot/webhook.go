@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -113,6 +114,9 @@ func (b *Bot) webhook(source string, decode func([]byte) ([]alerts.Alert, error)
 			switch out.Result {
 			case "opened":
 				m.IncidentsOpened.Inc()
+				if b.opt.Enrich != nil && a.Pipeline != "" {
+					go b.opt.Enrich(context.WithoutCancel(r.Context()), out.Incident, a.Pipeline, false)
+				}
 			case "duplicate":
 				m.Duplicates.Inc()
 			}

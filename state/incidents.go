@@ -287,6 +287,24 @@ func (s *Store) Merge(ctx context.Context, from, into, actor string) error {
 	return nil
 }
 
+// Note posts detail into an incident's thread as event ev (diagnosis, watch, remediation),
+// after the incident's earlier messages. With once set, only the first note with that once
+// value is posted for the incident; Note then reports false.
+func (s *Store) Note(ctx context.Context, id, ev, actor, detail, once string) (bool, error) {
+	id = NormalizeID(id)
+	res, err := noteScript.Run(ctx, s.rdb, []string{s.base}, id, ev, actor, detail, ms(s.now()), once).StringSlice()
+	if err != nil {
+		return false, wrap("note on "+id, err)
+	}
+	switch res[0] {
+	case "ok":
+		return true, nil
+	case "skipped":
+		return false, nil
+	}
+	return false, &ChangeError{Incident: id, Reason: res[0]}
+}
+
 // AutoResolveDue resolves the incidents whose auto-resolve time has come; each exactly once
 // across replicas. It returns the ids it resolved.
 func (s *Store) AutoResolveDue(ctx context.Context) ([]string, error) {

@@ -183,6 +183,20 @@ enqueue(into, "event", "merged_from", actor, from, n, 0)
 return {"ok"}
 `)
 
+// noteScript posts a note into an incident's thread (in sequence with its other messages).
+// With a non-empty once flag, only the first note carrying that flag is posted.
+// ARGV: id, event, actor, detail, now, once. Returns {result}.
+var noteScript = redis.NewScript(luaCommon + `
+local id, ev, actor, detail, now, once = ARGV[1], ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5]), ARGV[6]
+if redis.call("EXISTS", ik(id)) == 0 then return {"notfound"} end
+if once ~= "" then
+  if redis.call("HSETNX", ik(id), "once:" .. once, now) == 0 then return {"skipped"} end
+end
+event(id, now, ev, actor, string.sub(detail, 1, 200))
+enqueue(id, "event", ev, actor, detail, 0, 0)
+return {"ok"}
+`)
+
 // completeScript records a delivered outbox entry: the incident's delivered sequence, the root
 // message's ts and its lookup key, then acks and deletes the entry.
 // ARGV: stream id, incident id, seq, root ts ("" unless a root was posted), channel.

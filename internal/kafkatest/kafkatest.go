@@ -77,3 +77,35 @@ func (c *Cluster) Commit(ctx context.Context, group, topic string, offsets map[i
 	}
 	return res.Error()
 }
+
+// Consume runs a consumer-group member of group on topic (committing as it reads) until the
+// returned stop is called; Wait for it to join with the group's state.
+func (c *Cluster) Consume(group, topic string) (stop func(), err error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.AutoCommitInterval(100*time.Millisecond))
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			cl.PollFetches(ctx)
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+		cl.Close()
+	}, nil
+}
+
+// GroupState is the group's state as the coordinator reports it ("Stable", "Empty", …).
+func (c *Cluster) GroupState(ctx context.Context, group string) (string, error) {
+	d, err := c.admin.DescribeGroups(ctx, group)
+	if err != nil {
+		return "", err
+	}
+	return d[group].State, nil
+}

@@ -1,0 +1,459 @@
+package driverlog
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"time"
+)
+
+const (
+	// DefaultMaxBytes is how much of the end of each file Scan reads when
+	// Options.MaxBytes is not set (pipelines[].logs.max_bytes).
+	DefaultMaxBytes = 8 << 20
+	// MaxLineBytes bounds one line; the rest of a longer line is skipped.
+	MaxLineBytes = 64 << 10
+	// MaxFiles bounds how many files one Scan reads, the most recently
+	// modified first; the others are named in Report.Errors.
+	MaxFiles = 64
+	// exampleBytes bounds Match.Example.
+	exampleBytes = 300
+	// checkEvery is how many lines are read between looks at the context.
+	checkEvery = 4096
+)
+
+// Options says which files to scan.
+type Options struct {
+	// Paths are file names or filepath.Match globs, such as
+	// /var/log/spark/sms-replies/driver*.log (pipelines[].logs.paths).
+	Paths []string
+	// MaxBytes is how much of the end of each file is read; older lines are
+	// not looked at. Zero or less means DefaultMaxBytes.
+	MaxBytes int64
+	// Now is the clock stamped on the report; nil means time.Now.
+	Now func() time.Time
+	// Location is the zone of log timestamps written without one (Spark's
+	// default "yy/MM/dd HH:mm:ss"); nil means time.Local, the zone of the
+	// host that wrote the logs when streamwatch runs beside the driver.
+	Location *time.Location
+}
+
+// Report is what Scan found.
+type Report struct {
+	ScannedAt time.Time
+	Files     []FileScanned // in the order scanned: least recently modified first
+	// Matches has one entry per signature that matched: most severe first,
+	// then the most recently seen first.
+	Matches []Match
+	// Errors says, one sentence each, which globs matched nothing and which
+	// files could not be read; the other files were scanned anyway.
+	Errors []string
+}
+
+// FileScanned describes one file Scan read.
+type FileScanned struct {
+	Path      string
+	Size      int64 // when the scan started
+	BytesRead int64 // from the end of the file, at most Options.MaxBytes
+	Truncated bool  // only the tail was read: Size > MaxBytes
+	ModTime   time.Time
+}
+
+// Match is one signature seen in the logs. Count and the times are over log
+// records: a timestamped line with the stack trace under it counts once.
+type Match struct {
+	Signature Signature
+	Count     int
+	// First and Last come from the timestamps of the records that matched;
+	// zero when none of them carried a timestamp Scan understands.
+	First, Last time.Time
+	// Example is the matching line of the most recent record, with secrets
+	// masked by Redact, on one line and at most about 300 bytes.
+	Example string
+	File    string // where Example comes from
+}
+
+// Scan reads the end of every file the globs in opt.Paths match, looking for
+// Signatures. A glob that matches nothing, a directory or an unreadable file
+// is noted in Report.Errors and the scan goes on. The error is non-nil only
+// when opt has no paths or ctx ends; the report then holds what was found
+// so far.
+func Scan(ctx context.Context, opt Options) (Report, error) {
+	s := newScanner(opt, openOSFile)
+	return s.run(ctx)
+}
+
+// logFile is what the scanner needs of an open file; tests fake it.
+type logFile interface {
+	io.ReaderAt
+	io.Closer
+	Stat() (fs.FileInfo, error)
+}
+
+func openOSFile(name string) (logFile, error) { return os.Open(name) }
+
+type scanner struct {
+	opt    Options
+	open   func(name string) (logFile, error)
+	sigs   []Signature
+	filter *prefilter
+	cand   []uint64 // the signatures the prefilter lets through for this line
+	report Report
+
+	// per signature, over all files
+	seen []seen
+
+	// the record being read
+	inRecord bool
+	// sticky: the lines under the record's first line belong to it even
+	// when they do not look like a stack trace. True for a timestamped
+	// record and for an exception printed without a timestamp.
+	sticky     bool
+	timed      bool
+	recordTime time.Time
+	matched    []bool // signature i already counted in this record
+}
+
+// seen accumulates one signature's matches.
+type seen struct {
+	count       int
+	first, last time.Time
+	example     []byte // raw line, redacted when the report is built
+	file        string
+}
+
+func newScanner(opt Options, open func(string) (logFile, error)) *scanner {
+	if opt.MaxBytes <= 0 {
+		opt.MaxBytes = DefaultMaxBytes
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	if opt.Location == nil {
+		opt.Location = time.Local
+	}
+	s := &scanner{
+		opt:     opt,
+		open:    open,
+		sigs:    slices.Clone(Signatures),
+		seen:    make([]seen, len(Signatures)),
+		matched: make([]bool, len(Signatures)),
+	}
+	patterns := make([]*regexp.Regexp, len(s.sigs))
+	for i, sig := range s.sigs {
+		patterns[i] = sig.Pattern
+	}
+	s.filter = cachedPrefilter(patterns)
+	s.cand = make([]uint64, s.filter.words)
+	return s
+}
+
+var errNoPaths = errors.New("scan driver logs: no log paths configured")
+
+func (s *scanner) run(ctx context.Context) (Report, error) {
+	s.report.ScannedAt = s.opt.Now()
+	if len(s.opt.Paths) == 0 {
+		return s.finish(), errNoPaths
+	}
+	files := s.resolve()
+	for _, f := range files {
+		if err := ctx.Err(); err != nil {
+			return s.finish(), fmt.Errorf("scan driver logs: %w", err)
+		}
+		if err := s.scanFile(ctx, f.path); err != nil {
+			return s.finish(), fmt.Errorf("scan driver logs: %w", err)
+		}
+	}
+	return s.finish(), nil
+}
+
+type candidate struct {
+	path    string
+	modTime time.Time
+}
+
+// resolve expands the globs into regular files, least recently modified
+// first, keeping the MaxFiles most recent.
+func (s *scanner) resolve() []candidate {
+	var files []candidate
+	listed := map[string]bool{}
+	for _, pattern := range s.opt.Paths {
+		names, err := filepath.Glob(pattern)
+		if err != nil {
+			s.errorf("bad log path pattern %q: %v", pattern, err)
+			continue
+		}
+		if len(names) == 0 {
+			s.errorf("no file matches %s", pattern)
+			continue
+		}
+		for _, name := range names {
+			if listed[name] {
+				continue
+			}
+			listed[name] = true
+			// Stat before opening: opening a FIFO would block.
+			info, err := os.Stat(name)
+			switch {
+			case err != nil:
+				s.fileError("stat", name, err)
+			case info.IsDir():
+				s.errorf("%s is a directory, not a log file", name)
+			case !info.Mode().IsRegular():
+				s.errorf("%s is not a regular file (%s)", name, info.Mode().Type())
+			default:
+				files = append(files, candidate{name, info.ModTime()})
+			}
+		}
+	}
+	slices.SortFunc(files, func(a, b candidate) int {
+		return cmp.Or(a.modTime.Compare(b.modTime), cmp.Compare(a.path, b.path))
+	})
+	if n := len(files) - MaxFiles; n > 0 {
+		s.errorf("skipped the %d least recently modified of %d log files; only the newest %d are scanned", n, len(files), MaxFiles)
+		files = files[n:]
+	}
+	return files
+}
+
+func (s *scanner) errorf(format string, args ...any) {
+	s.report.Errors = append(s.report.Errors, fmt.Sprintf(format, args...))
+}
+
+// fileError notes a failed operation on a file as "op path: cause".
+func (s *scanner) fileError(op, name string, err error) {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	s.errorf("%s %s: %v", op, name, err)
+}
+
+// scanFile reads the tail of one file. Only a context error is returned;
+// file trouble goes to the report.
+func (s *scanner) scanFile(ctx context.Context, name string) error {
+	f, err := s.open(name)
+	if err != nil {
+		s.fileError("open", name, err)
+		return nil
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		s.fileError("stat", name, err)
+		return nil
+	}
+	if !info.Mode().IsRegular() {
+		s.errorf("%s is not a regular file (%s)", name, info.Mode().Type())
+		return nil
+	}
+	size := info.Size()
+	start := max(0, size-s.opt.MaxBytes)
+	fileScanned := FileScanned{Path: name, Size: size, Truncated: start > 0, ModTime: info.ModTime()}
+
+	// Reading from inside a line: drop it, unless the byte before the start
+	// ends a line, so a complete first line is not lost.
+	dropFirst := false
+	if start > 0 {
+		var prev [1]byte
+		if _, err := f.ReadAt(prev[:], start-1); err != nil {
+			s.fileError("read", name, err)
+			s.report.Files = append(s.report.Files, fileScanned)
+			return nil
+		}
+		dropFirst = prev[0] != '\n'
+	}
+	// Read up to the size seen now: a file still being written is not chased.
+	counted := &countingReader{r: io.NewSectionReader(f, start, size-start)}
+	ctxErr, readErr := s.scanLines(ctx, name, counted, dropFirst)
+	fileScanned.BytesRead = counted.n
+	s.report.Files = append(s.report.Files, fileScanned)
+	if readErr != nil {
+		s.fileError("read", name, readErr)
+	}
+	return ctxErr
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// scanLines reads r line by line, cutting lines at MaxLineBytes, and feeds
+// them to the record matcher. It returns the context's error, if the context
+// ended, and the read error that stopped it, if any.
+func (s *scanner) scanLines(ctx context.Context, file string, r io.Reader, dropFirst bool) (ctxErr, readErr error) {
+	s.inRecord = false
+	br := bufio.NewReaderSize(r, MaxLineBytes)
+	for n := 0; ; n++ {
+		if n%checkEvery == checkEvery-1 {
+			if err := ctx.Err(); err != nil {
+				return err, nil
+			}
+		}
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// Keep the first MaxLineBytes, skip the rest of the line. line
+			// points into br's buffer, so look at it before reading on.
+			if !dropFirst {
+				s.line(file, line)
+			}
+			dropFirst = false
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = br.ReadSlice('\n')
+			}
+			if err != nil {
+				return nil, eofIsNil(err)
+			}
+			continue
+		}
+		if len(line) > 0 {
+			if !dropFirst {
+				s.line(file, bytes.TrimRight(line, "\r\n"))
+			}
+			dropFirst = false
+		}
+		if err != nil {
+			return nil, eofIsNil(err)
+		}
+	}
+}
+
+func eofIsNil(err error) error {
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+// line folds one line into the current record and matches it.
+func (s *scanner) line(file string, line []byte) {
+	if t, ok := parseTimestamp(line, s.opt.Location); ok {
+		s.startRecord(true, true, t)
+	} else if !s.continues(line) {
+		s.startRecord(false, isExceptionHeader(line), time.Time{})
+	}
+	s.filter.candidates(line, s.cand)
+	for i, sig := range s.sigs {
+		if s.matched[i] || !isCandidate(s.cand, i) || !sig.Pattern.Match(line) {
+			continue
+		}
+		s.matched[i] = true
+		s.record(i, file, line)
+	}
+}
+
+func (s *scanner) startRecord(timed, sticky bool, t time.Time) {
+	s.inRecord, s.timed, s.sticky, s.recordTime = true, timed, sticky, t
+	clear(s.matched)
+}
+
+// continues reports whether a line without a timestamp belongs to the
+// current record. Under a timestamp every such line does (exception text,
+// frames, a multi-line progress report). Without timestamps, stack trace
+// lines do, and so does everything under an exception up to the next one.
+func (s *scanner) continues(line []byte) bool {
+	switch {
+	case !s.inRecord:
+		return false
+	case s.timed || isStackContinuation(line):
+		return true
+	}
+	return s.sticky && !isExceptionHeader(line)
+}
+
+// isStackContinuation recognises the lines of a Java stack trace under the
+// exception line.
+func isStackContinuation(line []byte) bool {
+	return len(line) > 0 && (line[0] == ' ' || line[0] == '\t') ||
+		bytes.HasPrefix(line, []byte("Caused by:")) ||
+		bytes.HasPrefix(line, []byte("Suppressed:"))
+}
+
+// isExceptionHeader recognises the first line of a Java exception printed
+// without a timestamp: `Exception in thread "main" ...` or a class name
+// ending in Exception or Error, then a colon or the end of the line.
+func isExceptionHeader(line []byte) bool {
+	if bytes.HasPrefix(line, []byte("Exception in thread ")) {
+		return true
+	}
+	name := line
+	if i := bytes.IndexByte(line, ':'); i >= 0 {
+		name = line[:i]
+	}
+	if len(name) == 0 || len(name) > 200 || bytes.IndexByte(name, '.') < 0 {
+		return false
+	}
+	for _, c := range name {
+		if !(c == '.' || c == '$' || c == '_' || isDigit(c) || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			return false
+		}
+	}
+	return bytes.HasSuffix(name, []byte("Exception")) || bytes.HasSuffix(name, []byte("Error"))
+}
+
+// record counts a record matching signature i. Its line becomes the
+// example when it is the most recent one: files are read least recently
+// modified first, but a timestamp says more than the reading order, and a
+// record without one never replaces an example that has one.
+func (s *scanner) record(i int, file string, line []byte) {
+	sn := &s.seen[i]
+	sn.count++
+	t := s.recordTime
+	if t.IsZero() {
+		if !sn.last.IsZero() {
+			return
+		}
+	} else {
+		if sn.first.IsZero() || t.Before(sn.first) {
+			sn.first = t
+		}
+		if t.Before(sn.last) {
+			return
+		}
+		sn.last = t
+	}
+	sn.example = append(sn.example[:0], line...)
+	sn.file = file
+}
+
+// finish builds the matches from what was seen.
+func (s *scanner) finish() Report {
+	r := s.report
+	for i, sn := range s.seen {
+		if sn.count == 0 {
+			continue
+		}
+		sig := s.sigs[i]
+		r.Matches = append(r.Matches, Match{
+			Signature: sig,
+			Count:     sn.count,
+			First:     sn.first,
+			Last:      sn.last,
+			Example:   example(sn.example, sig),
+			File:      sn.file,
+		})
+	}
+	slices.SortStableFunc(r.Matches, func(a, b Match) int {
+		return cmp.Or(
+			cmp.Compare(b.Signature.Severity, a.Signature.Severity),
+			b.Last.Compare(a.Last),
+		)
+	})
+	return r
+}

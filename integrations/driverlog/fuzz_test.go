@@ -67,9 +67,6 @@ func FuzzScanLine(f *testing.F) {
 		}
 		f.Add(b)
 	}
-	for _, line := range testdataLines(f) {
-		f.Add([]byte(line))
-	}
 	for _, lines := range signatureSamples {
 		f.Add([]byte("26/11/30 10:00:00 ERROR X: " + lines[0] + "\n"))
 	}

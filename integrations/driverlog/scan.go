@@ -27,8 +27,10 @@ const (
 	MaxFiles = 64
 	// exampleBytes bounds Match.Example.
 	exampleBytes = 300
-	// checkEvery is how many lines are read between looks at the context.
+	// checkEvery and checkBytes say how much is read between looks at the
+	// context: a few thousand lines, or fewer when they are long.
 	checkEvery = 4096
+	checkBytes = 1 << 20
 )
 
 // Options says which files to scan.
@@ -300,13 +302,17 @@ func (c *countingReader) Read(p []byte) (int, error) {
 func (s *scanner) scanLines(ctx context.Context, file string, r io.Reader, dropFirst bool) (ctxErr, readErr error) {
 	s.inRecord = false
 	br := bufio.NewReaderSize(r, MaxLineBytes)
-	for n := 0; ; n++ {
-		if n%checkEvery == checkEvery-1 {
+	lines, read := 0, 0
+	for {
+		if lines >= checkEvery || read >= checkBytes {
 			if err := ctx.Err(); err != nil {
 				return err, nil
 			}
+			lines, read = 0, 0
 		}
 		line, err := br.ReadSlice('\n')
+		lines++
+		read += len(line)
 		if errors.Is(err, bufio.ErrBufferFull) {
 			// Keep the first MaxLineBytes, skip the rest of the line. line
 			// points into br's buffer, so look at it before reading on.
@@ -315,7 +321,9 @@ func (s *scanner) scanLines(ctx context.Context, file string, r io.Reader, dropF
 			}
 			dropFirst = false
 			for errors.Is(err, bufio.ErrBufferFull) {
-				_, err = br.ReadSlice('\n')
+				var rest []byte
+				rest, err = br.ReadSlice('\n')
+				read += len(rest)
 			}
 			if err != nil {
 				return nil, eofIsNil(err)

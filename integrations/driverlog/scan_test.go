@@ -456,6 +456,20 @@ func TestScanHonoursContext(t *testing.T) {
 	if f := r.Files[0]; f.BytesRead >= f.Size {
 		t.Errorf("read all %d bytes after cancel", f.BytesRead)
 	}
+
+	// Long lines: noticed within checkBytes.
+	long := strings.Repeat(strings.Repeat("z", MaxLineBytes/2)+"\n", 4*checkBytes/(MaxLineBytes/2))
+	big = writeFile(t, dir, "long.log", long+late1)
+	ctx, cancel = context.WithCancel(context.Background())
+	s = newScanner(testOptions(big), openOSFile)
+	s.open = func(name string) (logFile, error) {
+		cancel()
+		return openOSFile(name)
+	}
+	r, err = s.run(ctx)
+	if !errors.Is(err, context.Canceled) || len(r.Matches) != 0 || r.Files[0].BytesRead >= r.Files[0].Size {
+		t.Errorf("cancelled during long lines: %+v, %v", r.Files, err)
+	}
 }
 
 func TestScanMaxFiles(t *testing.T) {

@@ -34,6 +34,8 @@ commands:
   serve          run the bot (--config FILE or STREAMWATCH_CONFIG)
   check-config   validate a configuration file and list every problem
   probe PIPELINE run one checkpoint-access probe; exit 0 OK, 1 FAILED, 2 DEGRADED
+  demo           play the incident streamwatch was born from, on embedded stand-ins
+                 (--script: play it and exit; otherwise stay up with a command prompt)
   version        print the version
 
 flags:
@@ -73,6 +75,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
+	case "demo":
+		return runDemo(ctx, rest, getenv, stdout, stderr)
 	case "serve", "check-config", "probe":
 	default:
 		fmt.Fprint(stderr, usage)

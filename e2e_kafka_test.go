@@ -15,7 +15,12 @@ import (
 
 func ask(t *testing.T, s *slackfake.Server, text string) slackfake.ResponsePost {
 	t.Helper()
-	env, err := s.SendSlashCommand(context.Background(), slackfake.SlashCommand{ChannelID: "C0PIPE", UserID: "U1", Text: text})
+	return askAs(t, s, "U1", text)
+}
+
+func askAs(t *testing.T, s *slackfake.Server, user, text string) slackfake.ResponsePost {
+	t.Helper()
+	env, err := s.SendSlashCommand(context.Background(), slackfake.SlashCommand{ChannelID: "C0PIPE", UserID: user, Text: text})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/robfig/cron/v3"
 	"github.com/slack-go/slack"
 	"github.com/streamwatch/streamwatch/bot"
 	"github.com/streamwatch/streamwatch/commands"
@@ -24,6 +25,9 @@ import (
 	"github.com/streamwatch/streamwatch/integrations/alerts"
 	"github.com/streamwatch/streamwatch/state"
 )
+
+// watchEvery is how often recovery watches look for progress.
+const watchEvery = 5 * time.Second
 
 // version is stamped at build time: -ldflags "-X main.version=…".
 var version = "dev"
@@ -188,6 +192,9 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 	handler.RegisterCheckpoint(cps)
 	diag := &diagnoser{cfg: cfg, store: store, kafka: kp, checkpoints: cps, getenv: getenv}
 	handler.RegisterDiagnose(diag)
+	watch := &watcher{cfg: cfg, store: store, kafka: kp, cps: cps, now: time.Now}
+	handler.RegisterWatch(watch)
+	handler.RegisterRemediation(&remediation{cfg: cfg, getenv: getenv, now: time.Now}, store)
 	claimAfter := 30 * time.Second
 	if v := getenv("STREAMWATCH_OUTBOX_CLAIM_AFTER"); v != "" {
 		if claimAfter, err = time.ParseDuration(v); err != nil || claimAfter <= 0 {
@@ -231,6 +238,9 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 	if err := kp.scheduleSampler(sched, cfg.Kafka.SampleInterval, metrics, log); err != nil {
 		return err
 	}
+	sched.Add(bot.Job{Name: "watch", Schedule: cron.Every(watchEvery), Run: func(ctx context.Context, _ time.Time, _ int) error {
+		return watch.tick(ctx, log)
+	}})
 	go sched.Run(botCtx)
 	httpDone := make(chan error, 1)
 	go func() { httpDone <- srv.Serve(ln) }()

@@ -16,6 +16,9 @@ const (
 	actionAck      = "incident_ack"
 	actionResolve  = "incident_resolve"
 	actionDiagnose = "incident_diagnose"
+	// commandAction prefixes the buttons of command replies; their value is the command text
+	// the click runs as the person who clicked.
+	commandAction = "cmd_"
 )
 
 // escape makes text safe for Slack's mrkdwn: "<!channel>" or "<@U1>" in an alert's title
@@ -167,8 +170,10 @@ func threadText(d state.Delivery) string {
 			return s
 		case "merged_into":
 			return "Merged into " + d.Detail + by + ": its alerts and later duplicates go to " + d.Detail + "'s thread."
-		case "note":
+		case "note": // rendered and escaped by its producer
 			return d.Detail
+		case "remediation":
+			return escape(d.Detail)
 		case "merged_from":
 			return fmt.Sprintf("%s was merged into this incident%s (%d occurrence%s).", d.Detail, by, d.Count, plural(d.Count))
 		}
@@ -202,6 +207,25 @@ func replyBlocks(r commands.Reply) (string, []slack.Block) {
 				break
 			}
 		}
+	}
+	if len(r.Actions) > 0 {
+		var buttons []slack.BlockElement
+		for _, a := range r.Actions {
+			btn := slack.NewButtonBlockElement(commandAction+a.ID, clip(a.Command, 2000),
+				slack.NewTextBlockObject(slack.PlainTextType, clip(a.Label, 75), false, false))
+			if a.Danger {
+				btn = btn.WithStyle(slack.StyleDanger)
+			}
+			if a.Confirm != "" {
+				btn.Confirm = slack.NewConfirmationBlockObject(
+					slack.NewTextBlockObject(slack.PlainTextType, "Are you sure?", false, false),
+					slack.NewTextBlockObject(slack.PlainTextType, clip(a.Confirm, 300), false, false),
+					slack.NewTextBlockObject(slack.PlainTextType, clip(a.Label, 30), false, false),
+					slack.NewTextBlockObject(slack.PlainTextType, "Cancel", false, false))
+			}
+			buttons = append(buttons, btn)
+		}
+		blocks = append(blocks, slack.NewActionBlock("reply_actions", buttons...))
 	}
 	return escape(r.Text), blocks
 }

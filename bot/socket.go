@@ -142,22 +142,7 @@ func (b *Bot) slashCommand(ctx context.Context, sc slack.SlashCommand) {
 	} else {
 		b.audit(ctx, req, "command", sc.ChannelID, "refused", "channel not in slack.allowed_channels")
 	}
-	text, blocks := replyBlocks(reply)
-	msg := &slack.WebhookMessage{Text: text, Blocks: &slack.Blocks{BlockSet: blocks}, ResponseType: slack.ResponseTypeEphemeral}
-	if reply.Public {
-		msg.ResponseType = slack.ResponseTypeInChannel
-	}
-	if sc.ResponseURL != "" {
-		if err := slack.PostWebhookCustomHTTPContext(ctx, sc.ResponseURL, b.opt.HTTPClient, msg); err == nil {
-			return
-		} else {
-			b.log.Warn("reply through response_url failed; posting ephemeral", "err", err)
-		}
-	}
-	if _, err := b.opt.API.PostEphemeralContext(ctx, sc.ChannelID, sc.UserID,
-		slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...)); err != nil {
-		b.log.Error("reply to slash command", "err", err, "channel", sc.ChannelID)
-	}
+	b.respond(ctx, sc.ResponseURL, sc.ChannelID, sc.UserID, reply)
 }
 
 var mentionPrefix = regexp.MustCompile(`^\s*<@[A-Z0-9]+(\|[^>]*)?>\s*`)
@@ -205,6 +190,27 @@ func firstWords(s string, n int) string {
 	return strings.Join(f, " ")
 }
 
+// respond answers through a response_url (ephemeral unless the reply is public), falling back
+// to an ephemeral message.
+func (b *Bot) respond(ctx context.Context, responseURL, channel, user string, reply commands.Reply) {
+	text, blocks := replyBlocks(reply)
+	msg := &slack.WebhookMessage{Text: text, Blocks: &slack.Blocks{BlockSet: blocks}, ResponseType: slack.ResponseTypeEphemeral}
+	if reply.Public {
+		msg.ResponseType = slack.ResponseTypeInChannel
+	}
+	if responseURL != "" {
+		err := slack.PostWebhookCustomHTTPContext(ctx, responseURL, b.opt.HTTPClient, msg)
+		if err == nil {
+			return
+		}
+		b.log.Warn("reply through response_url failed; posting ephemeral", "err", err)
+	}
+	if _, err := b.opt.API.PostEphemeralContext(ctx, channel, user,
+		slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...)); err != nil {
+		b.log.Error("reply", "err", err, "channel", channel)
+	}
+}
+
 // blockActions handles the root message's buttons: they do what the commands do.
 func (b *Bot) blockActions(ctx context.Context, cb slack.InteractionCallback) {
 	name := cb.User.Name
@@ -226,6 +232,16 @@ func (b *Bot) blockActions(ctx context.Context, cb slack.InteractionCallback) {
 		case actionResolve:
 			words = "incident resolve " + a.Value
 		default:
+			if !strings.HasPrefix(a.ActionID, commandAction) {
+				continue
+			}
+			req := commands.Request{UserID: cb.User.ID, UserName: name, ChannelID: cb.Channel.ID,
+				ThreadTS: cb.Container.ThreadTs, Text: a.Value}
+			reply := refusal
+			if b.allowed(cb.Channel.ID) {
+				reply = b.run(ctx, req)
+			}
+			b.respond(ctx, cb.ResponseURL, cb.Channel.ID, cb.User.ID, reply)
 			continue
 		}
 		req := commands.Request{UserID: cb.User.ID, UserName: name, ChannelID: cb.Channel.ID, Text: words}

@@ -36,6 +36,16 @@ type Reply struct {
 	Sections []Section
 	Public   bool // visible to the channel; otherwise only to the person who asked
 	Usage    bool // the input was not understood; Text says how to use the command
+	Actions  []Action
+}
+
+// Action is a button on a reply. Clicking it runs Command as the person who clicked.
+type Action struct {
+	ID      string // stable, e.g. "repair_confirm"
+	Label   string
+	Command string // the command text the click runs, e.g. "checkpoint repair sms-replies --confirm"
+	Danger  bool
+	Confirm string // a confirmation question; "" for none
 }
 
 // Section is one titled part of a reply.

@@ -20,6 +20,7 @@ package state
 //	P:lock:<name>             string  a lock with an expiry (scheduled jobs, singletons)
 //	P:audit                   stream  who did what (commands, refusals)
 //	P:job:<name>              hash    a scheduled job: last tick run, ticks missed
+//	P:watches                 hash    pipeline → active recovery watch (JSON)
 //	P:probe:<pipeline>        hash    newest probe status, since when, newest result
 //	P:probe:<pipeline>:history list   newest probe results (JSON), bounded
 //	P:lag:<n:cluster>:<n:group>:<topic> list  encoded lag sampling rounds, newest 60

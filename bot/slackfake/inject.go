@@ -161,6 +161,17 @@ func (s *Server) SendAppMention(ctx context.Context, m Mention) (Envelope, error
 func (s *Server) SendBlockAction(ctx context.Context, a BlockAction) (Envelope, error) {
 	s.mu.Lock()
 	msg := s.findLocked(a.ChannelID, a.MessageTS)
+	ephemeral := false
+	if msg == nil {
+		// A button on an ephemeral message (a command's reply, seen only by its user).
+		for i := len(s.ephemerals) - 1; i >= 0; i-- {
+			if e := s.ephemerals[i]; e.TS == a.MessageTS && e.Channel == a.ChannelID {
+				msg = &Message{Channel: e.Channel, TS: e.TS, ThreadTS: e.ThreadTS, Text: e.Text, Blocks: e.Blocks}
+				ephemeral = true
+				break
+			}
+		}
+	}
 	if msg == nil {
 		s.mu.Unlock()
 		return Envelope{}, fmt.Errorf("slackfake: block action on message %s in %s: message_not_found", a.MessageTS, a.ChannelID)
@@ -183,11 +194,11 @@ func (s *Server) SendBlockAction(ctx context.Context, a BlockAction) (Envelope, 
 	id := s.envelopeIDLocked()
 	url, hook := s.newResponseURLLocked("actions", id, a.ChannelID, a.UserID, msg.TS)
 	container := map[string]any{"type": "message", "message_ts": msg.TS, "channel_id": a.ChannelID,
-		"is_ephemeral": false}
+		"is_ephemeral": ephemeral}
 	if msg.ThreadTS != "" {
 		container["thread_ts"] = msg.ThreadTS
 	}
-	payload := marshal(map[string]any{
+	payload := marshal(withMessage(map[string]any{
 		"type":                  "block_actions",
 		"user":                  map[string]any{"id": a.UserID, "username": lower(a.UserID), "name": lower(a.UserID), "team_id": s.opts.TeamID},
 		"api_app_id":            s.opts.AppID,
@@ -198,15 +209,23 @@ func (s *Server) SendBlockAction(ctx context.Context, a BlockAction) (Envelope, 
 		"enterprise":            nil,
 		"is_enterprise_install": false,
 		"channel":               map[string]any{"id": a.ChannelID, "name": s.channelNameLocked(a.ChannelID)},
-		"message":               s.wireLocked(msg),
 		"state":                 map[string]any{"values": map[string]any{}},
 		"response_url":          url,
 		"actions":               []any{action},
-	})
+	}, s.wireLocked(msg), ephemeral))
 	env := &envelope{Envelope: Envelope{ID: id, Type: "interactive", Payload: payload, ResponseURL: url}, hook: hook}
 	s.addEnvelopeLocked(env)
 	s.mu.Unlock()
 	return env.Envelope, s.deliver(ctx, env, 0, "")
+}
+
+// withMessage adds the clicked message to a block_actions payload; Slack leaves it out for
+// ephemeral messages.
+func withMessage(payload map[string]any, msg any, ephemeral bool) map[string]any {
+	if !ephemeral {
+		payload["message"] = msg
+	}
+	return payload
 }
 
 // verificationToken is the deprecated verification token Slack still puts in payloads.

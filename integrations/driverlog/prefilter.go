@@ -131,19 +131,25 @@ func hasOutput(words []uint64) bool {
 	return false
 }
 
-// candidates sets in dst (zeroed, p.words long) the patterns that may match
-// line. A line with a non-ASCII byte makes every pattern a candidate:
-// Unicode case folding (K and the Kelvin sign) is beyond the automaton.
+// candidates sets in dst (p.words long) the patterns that may match line.
+//
+// Needles are ASCII. Under case folding only two other runes match ASCII
+// letters: the Kelvin sign (U+212A) matches k and the long s (U+017F) matches
+// s; they are read as those letters. Any other non-ASCII byte is in no
+// needle.
 func (p *prefilter) candidates(line []byte, dst []uint64) {
 	copy(dst, p.always)
 	delta, class := p.delta, &p.class
 	row := int32(0)
-	for _, c := range line {
+	for i := 0; i < len(line); i++ {
+		c := line[i]
 		if c >= utf8.RuneSelf {
-			for w := range dst {
-				dst[w] = ^uint64(0)
+			switch {
+			case c == 0xE2 && i+2 < len(line) && line[i+1] == 0x84 && line[i+2] == 0xAA: // U+212A
+				c, i = 'k', i+2
+			case c == 0xC5 && i+1 < len(line) && line[i+1] == 0xBF: // U+017F
+				c, i = 's', i+1
 			}
-			return
 		}
 		row = delta[row+int32(class[c])]
 		if row < 0 {

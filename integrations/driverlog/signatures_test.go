@@ -227,7 +227,9 @@ func TestPrefilter(t *testing.T) {
 		{"uSHErs", []int{1, 2}},      // "she" and "hers" overlap: failure links
 		{"KAFKA_DATA_LOS", []int{2}}, // a prefix is not a needle
 		{"[KAFKA_DATA_LOSS.PARTITION_OFFSET_CHANGED] Query q terminated with error", []int{0, 2, 3}},
-		{"\u212Aafka_data_loss", []int{0, 1, 2, 3}}, // Kelvin sign: every pattern runs
+		{"\u212Aafka_data_lo\u017Fs", []int{0, 2}},      // Kelvin sign and long s fold to k and s
+		{"kafka_data_lo\u00DFs uSH\u00E9ers", []int{2}}, // other non-ASCII breaks a needle
+		{"\xE2\x84 \xC5", []int{2}},                     // truncated sequences
 	}
 	for _, tt := range tests {
 		dst := make([]uint64, p.words)
@@ -240,6 +242,11 @@ func TestPrefilter(t *testing.T) {
 		}
 		if !slices.Equal(got, tt.want) {
 			t.Errorf("candidates(%q) = %v, want %v", tt.line, got, tt.want)
+		}
+		for i, re := range patterns {
+			if re.MatchString(tt.line) && !isCandidate(dst, i) {
+				t.Errorf("%s matches %q but is no candidate", re, tt.line)
+			}
 		}
 	}
 	// More than 64 patterns take more than one word.

@@ -1,0 +1,277 @@
+package remediate_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/streamwatch/streamwatch/integrations/remediate"
+	"github.com/streamwatch/streamwatch/integrations/spark/sparktest"
+)
+
+func TestPlanHealthyCheckpointIsEmpty(t *testing.T) {
+	t.Parallel()
+	for name, mod := range map[string]func(*sparktest.Spec){
+		"batch in flight":   func(*sparktest.Spec) {},
+		"all committed":     func(s *sparktest.Spec) { s.LatestCommit = 8 },
+		"nothing committed": func(s *sparktest.Spec) { s.LatestCommit = -1; s.State = nil },
+		"retention window":  func(s *sparktest.Spec) { s.FirstBatch = 400; s.LatestBatch = 505; s.LatestCommit = 504 },
+		"no checksums":      func(s *sparktest.Spec) { s.Checksums = false },
+		"young temp file": func(s *sparktest.Spec) {
+			s.Files["offsets/.9.1f2e.tmp"] = "v1\n"
+			s.ModTimes = map[string]time.Time{"offsets/.9.1f2e.tmp": now.Add(-time.Minute)}
+		},
+		"commit v2 + rocksdb": func(s *sparktest.Spec) { s.CommitVersion = 2; s.State.Provider = sparktest.RocksDB },
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			s := spec()
+			mod(&s)
+			p := plan(t, open(t, writeCheckpoint(t, s)))
+			if !p.Empty || len(p.Files) != 0 {
+				t.Fatalf("plan of a healthy checkpoint: %s", strings.Join(p.Lines(), "\n"))
+			}
+			if name == "young temp file" && !hasNote(p, "offsets/.9.1f2e.tmp") {
+				t.Errorf("the young temp file is not noted: %q", p.Notes)
+			}
+		})
+	}
+}
+
+// The seed incident: the newest offsets file is empty (a crash mid-write on a store without
+// atomic rename). Exactly that file, and its checksum, are planned.
+func TestPlanEmptyNewestOffsets(t *testing.T) {
+	t.Parallel()
+	for _, checksums := range []bool{true, false} {
+		s := spec()
+		s.Checksums = checksums
+		s.Files["offsets/8"] = ""
+		p := plan(t, open(t, writeCheckpoint(t, s)))
+		want := []string{"offsets/.8.crc", "offsets/8"}
+		if !checksums {
+			want = want[1:]
+		}
+		if got := planPaths(p); !slices.Equal(got, want) {
+			t.Fatalf("checksums %v: plan %q, want %q\n%s", checksums, got, want, strings.Join(p.Lines(), "\n"))
+		}
+		f := p.Files[len(p.Files)-1]
+		if f.Size != 0 || f.Kind != remediate.KindCorruptOffsets || !strings.HasPrefix(f.Reason, "offsets/8 is empty: Spark cannot parse it on restart") {
+			t.Errorf("planned file %+v", f)
+		}
+		if p.LatestValidCommit != 7 || !hasNote(p, "plans batch 8") {
+			t.Errorf("latest valid commit %d, notes %q", p.LatestValidCommit, p.Notes)
+		}
+	}
+}
+
+func TestPlanCorruptTrailingFiles(t *testing.T) {
+	t.Parallel()
+	const meta = `{"batchWatermarkMs":0,"batchTimestampMs":1}`
+	for _, tc := range []struct {
+		name  string
+		spec  func(*sparktest.Spec)
+		want  []string
+		kinds []remediate.Kind
+		note  string
+	}{
+		{
+			name: "truncated offsets JSON",
+			spec: func(s *sparktest.Spec) { s.Files["offsets/8"] = "v1\n" + meta + "\n{\"client.replies.sms\":{\"0\":9" },
+			want: []string{"offsets/.8.crc", "offsets/8"},
+		},
+		{
+			name: "bad version line",
+			spec: func(s *sparktest.Spec) { s.Files["offsets/8"] = "\x00\x00\x00\x00" },
+			want: []string{"offsets/.8.crc", "offsets/8"},
+		},
+		{
+			name: "offsets cut at a line: fewer sources than the committed batch",
+			spec: func(s *sparktest.Spec) {
+				s.Checksums = false
+				s.Files["offsets/7"] = "v1\n" + meta + "\n{\"a\":{\"0\":7}}\n{\"b\":{\"0\":7}}"
+				s.Files["offsets/8"] = "v1\n" + meta + "\n{\"a\":{\"0\":8}}"
+			},
+			want: []string{"offsets/8"},
+			note: "plans batch 8",
+		},
+		{
+			name: "two uncommitted offsets files, both empty",
+			spec: func(s *sparktest.Spec) {
+				s.LatestBatch = 9
+				s.Files["offsets/8"] = ""
+				s.Files["offsets/9"] = ""
+			},
+			want: []string{"offsets/.8.crc", "offsets/.9.crc", "offsets/8", "offsets/9"},
+		},
+		{
+			name: "corrupt newest offsets above a valid uncommitted one",
+			spec: func(s *sparktest.Spec) { s.LatestBatch = 9; s.Files["offsets/9"] = "v1\n" },
+			want: []string{"offsets/.9.crc", "offsets/9"},
+			note: "restarts at batch 8",
+		},
+		{
+			name:  "empty newest commit: the valid offsets file stays and batch 8 is re-run",
+			spec:  func(s *sparktest.Spec) { s.LatestCommit = 8; s.Files["commits/8"] = "" },
+			want:  []string{"commits/.8.crc", "commits/8"},
+			kinds: []remediate.Kind{remediate.KindChecksum, remediate.KindCorruptCommit},
+			note:  "run batch 8 again",
+		},
+		{
+			name: "corrupt commit and a corrupt offsets file above it",
+			spec: func(s *sparktest.Spec) {
+				s.LatestBatch, s.LatestCommit = 9, 8
+				s.Files["commits/8"] = "v1\n{\"nextBatchWatermarkMs\":"
+				s.Files["offsets/9"] = ""
+			},
+			want: []string{"commits/.8.crc", "commits/8", "offsets/.9.crc", "offsets/9"},
+			note: "restarts at batch 8",
+		},
+		{
+			name: "leftover temp files and the checksum of one",
+			spec: func(s *sparktest.Spec) {
+				s.Files["offsets/.9.3f2a9c1e-5b7d-4e0f-8a6b-2c4d6e8f0a1b.tmp"] = "v1\n{"
+				s.Files["offsets/..9.3f2a9c1e-5b7d-4e0f-8a6b-2c4d6e8f0a1b.tmp.crc"] = "crc"
+				s.Files["commits/.8.77aa.TID12.tmp"] = ""
+				s.Files[".metadata.5e6f.tmp"] = "{"
+				s.Files["commits/..7.gone.tmp.crc"] = "crc"
+			},
+			want: []string{".metadata.5e6f.tmp", "commits/..7.gone.tmp.crc", "commits/.8.77aa.TID12.tmp",
+				"offsets/..9.3f2a9c1e-5b7d-4e0f-8a6b-2c4d6e8f0a1b.tmp.crc", "offsets/.9.3f2a9c1e-5b7d-4e0f-8a6b-2c4d6e8f0a1b.tmp"},
+		},
+		{
+			name: "orphan checksum of a batch Spark will write",
+			spec: func(s *sparktest.Spec) {
+				s.Files["commits/.8.crc"] = "crc"
+				s.Files["commits/.3.crc"] = "crc"
+				s.Remove = []string{"commits/3"}
+			},
+			want:  []string{"commits/.8.crc"},
+			kinds: []remediate.Kind{remediate.KindOrphanChecksum},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := spec()
+			tc.spec(&s)
+			p := plan(t, open(t, writeCheckpoint(t, s)))
+			if got := planPaths(p); !slices.Equal(got, tc.want) {
+				t.Fatalf("plan %q, want %q\n%s", got, tc.want, strings.Join(p.Lines(), "\n"))
+			}
+			for i, k := range tc.kinds {
+				if p.Files[i].Kind != k {
+					t.Errorf("%s is a %q, want %q", p.Files[i].Path, p.Files[i].Kind, k)
+				}
+			}
+			for _, f := range p.Files {
+				if f.Reason == "" || f.SHA256 == "" {
+					t.Errorf("planned file without reason or hash: %+v", f)
+				}
+			}
+			if tc.note != "" && !hasNote(p, tc.note) {
+				t.Errorf("no note with %q: %q", tc.note, p.Notes)
+			}
+		})
+	}
+}
+
+// Committed history is never planned, however broken: it is reported in Notes.
+func TestPlanNeverTouchesCommittedHistory(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		spec func(*sparktest.Spec)
+		note string
+	}{
+		{
+			name: "empty offsets file in the middle",
+			spec: func(s *sparktest.Spec) { s.Files["offsets/4"] = "" },
+			note: "offsets/4 is empty but batch 4 is committed history",
+		},
+		{
+			name: "garbage commit in the middle",
+			spec: func(s *sparktest.Spec) { s.Files["commits/3"] = "garbage" },
+		},
+		{
+			name: "newest offsets empty but committed",
+			spec: func(s *sparktest.Spec) { s.LatestCommit = 8; s.Files["offsets/8"] = "" },
+			note: "offsets/8 is empty: batch 8 is committed",
+		},
+		{
+			name: "offsets of the batch before the in-flight one is corrupt",
+			spec: func(s *sparktest.Spec) { s.LatestCommit = 6; s.Files["offsets/7"] = "v1\n{" },
+			note: "offsets/7 is truncated",
+		},
+		{
+			name: "offsets/L-1 is missing",
+			spec: func(s *sparktest.Spec) { s.Remove = []string{"offsets/7", "offsets/.7.crc"} },
+			note: "offsets/7 is missing",
+		},
+		{
+			name: "corrupt metadata, state and sources",
+			spec: func(s *sparktest.Spec) {
+				s.Files["metadata"] = "{"
+				s.Files["state/0/1/8.delta"] = ""
+				s.Files["state/0/1/.9.dead.tmp"] = ""
+				s.Files["sources/0/0"] = ""
+				s.Files["sources/0/.1.dead.tmp"] = ""
+			},
+			note: "metadata is never moved",
+		},
+		{
+			name: "too many corrupt trailing commits",
+			spec: func(s *sparktest.Spec) {
+				for _, n := range []string{"4", "5", "6", "7"} {
+					s.Files["commits/"+n] = ""
+				}
+			},
+			note: "the newest 4 files of commits/ are corrupt",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := spec()
+			s.Checksums = false
+			tc.spec(&s)
+			p := plan(t, open(t, writeCheckpoint(t, s)))
+			if !p.Empty {
+				t.Fatalf("plan touches committed history or state: %s", strings.Join(p.Lines(), "\n"))
+			}
+			if tc.note != "" && !hasNote(p, tc.note) {
+				t.Errorf("no note with %q: %q", tc.note, p.Notes)
+			}
+		})
+	}
+}
+
+func TestPlanLines(t *testing.T) {
+	t.Parallel()
+	s := spec()
+	s.Files["offsets/8"] = ""
+	p := plan(t, open(t, writeCheckpoint(t, s)))
+	lines := p.Lines()
+	if !strings.HasPrefix(lines[0], "Move 2 files (") || !strings.Contains(lines[0], "quarantine/") {
+		t.Errorf("first line %q", lines[0])
+	}
+	if !slices.ContainsFunc(lines, func(l string) bool {
+		return strings.HasPrefix(l, "offsets/8 is empty: Spark cannot parse it on restart")
+	}) {
+		t.Errorf("lines %q", lines)
+	}
+	empty := plan(t, open(t, writeCheckpoint(t, spec())))
+	if l := empty.Lines(); !strings.HasPrefix(l[0], "Nothing to move aside") {
+		t.Errorf("lines of an empty plan %q", l)
+	}
+}
+
+func TestPlanNoCheckpoint(t *testing.T) {
+	t.Parallel()
+	_, err := remediate.PlanRepair(t.Context(), open(t, t.TempDir()), now)
+	if err == nil || !strings.Contains(err.Error(), "no checkpoint") {
+		t.Errorf("error %v", err)
+	}
+}
+
+func hasNote(p *remediate.Plan, s string) bool {
+	return slices.ContainsFunc(p.Notes, func(n string) bool { return strings.Contains(n, s) })
+}

@@ -89,7 +89,7 @@ type Route struct {
 	Pipeline string `yaml:"pipeline"`
 }
 
-// Kafka is the Kafka clusters pipelines read from. Not yet used.
+// Kafka is the Kafka clusters pipelines read from.
 type Kafka struct {
 	// SampleInterval is how often pipelines' consumer lag is sampled in the background.
 	SampleInterval time.Duration           `yaml:"sample_interval" default:"30s"`
@@ -124,7 +124,7 @@ type SASL struct {
 	PasswordEnv string `yaml:"password_env"`
 }
 
-// Storage configures access to checkpoint storage. Not yet used.
+// Storage configures access to checkpoint storage.
 type Storage struct {
 	S3 S3 `yaml:"s3"`
 }
@@ -154,7 +154,7 @@ type Pipeline struct {
 }
 
 // PipelineKafka is the pipeline's consumer group. Cluster is empty when the pipeline has no
-// kafka section. Not yet used.
+// kafka section.
 type PipelineKafka struct {
 	// Cluster names an entry of kafka.clusters; it defaults to the only one if there is
 	// exactly one.
@@ -171,7 +171,6 @@ type PipelineKafka struct {
 func (k PipelineKafka) Enabled() bool { return k.Cluster != "" }
 
 // Checkpoint is the pipeline's Spark checkpoint. Location is empty when the pipeline has none.
-// Not yet used.
 type Checkpoint struct {
 	// Location is a plain path, a file:// URL or an s3://bucket/prefix URL.
 	Location string `yaml:"location"`
@@ -182,7 +181,7 @@ type Checkpoint struct {
 	BackupLocation string `yaml:"backup_location"`
 }
 
-// Probe periodically lists (and optionally writes) the pipeline's storage. Not yet used.
+// Probe periodically lists (and optionally writes) the pipeline's storage.
 type Probe struct {
 	// Schedule is a robfig/cron spec (see ParseSchedule); empty turns the probe off.
 	Schedule string `yaml:"schedule" default:"@every 5m"`
@@ -196,7 +195,7 @@ type Probe struct {
 // Enabled reports whether the probe runs: it has a schedule and a path.
 func (p Probe) Enabled() bool { return p.Schedule != "" && p.Path != "" }
 
-// Logs are the pipeline's driver logs, searched by diagnose. Not yet used.
+// Logs are the pipeline's driver logs, searched by diagnose.
 type Logs struct {
 	// Paths are filepath.Glob patterns.
 	Paths []string `yaml:"paths"`
@@ -204,18 +203,18 @@ type Logs struct {
 	MaxBytes int64 `yaml:"max_bytes" default:"8388608"`
 }
 
-// Health is the scheduled health digest. Not yet used.
+// Health is the scheduled health digest.
 type Health struct {
 	// DigestSchedule is a robfig/cron spec (see ParseSchedule); empty turns the digest off.
 	DigestSchedule string `yaml:"digest_schedule"`
 }
 
-// Diagnose bounds the diagnose command. Not yet used.
+// Diagnose bounds the diagnose command.
 type Diagnose struct {
 	Timeout time.Duration `yaml:"timeout" default:"15s"`
 }
 
-// Repair bounds repairs. Not yet used.
+// Repair bounds repairs.
 type Repair struct {
 	// BackupMaxAge is how old a checkpoint backup may be for a repair to proceed.
 	BackupMaxAge time.Duration `yaml:"backup_max_age" default:"1h"`

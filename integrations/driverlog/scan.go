@@ -143,13 +143,14 @@ func newScanner(opt Options, open func(string) (logFile, error)) *scanner {
 	if opt.Location == nil {
 		opt.Location = time.Local
 	}
-	s := &scanner{
-		opt:     opt,
-		open:    open,
-		sigs:    slices.Clone(Signatures),
-		seen:    make([]seen, len(Signatures)),
-		matched: make([]bool, len(Signatures)),
+	s := &scanner{opt: opt, open: open}
+	for _, sig := range Signatures {
+		if sig.Pattern != nil { // a half-built entry added by a caller: skip, don't panic
+			s.sigs = append(s.sigs, sig)
+		}
 	}
+	s.seen = make([]seen, len(s.sigs))
+	s.matched = make([]bool, len(s.sigs))
 	patterns := make([]*regexp.Regexp, len(s.sigs))
 	for i, sig := range s.sigs {
 		patterns[i] = sig.Pattern
@@ -179,12 +180,13 @@ func (s *scanner) run(ctx context.Context) (Report, error) {
 }
 
 type candidate struct {
-	path    string
-	modTime time.Time
+	path string
+	info fs.FileInfo
 }
 
 // resolve expands the globs into regular files, least recently modified
-// first, keeping the MaxFiles most recent.
+// first, keeping the MaxFiles most recent. A file reached through two
+// names (a symlink such as driver-current.log) is read once.
 func (s *scanner) resolve() []candidate {
 	var files []candidate
 	listed := map[string]bool{}
@@ -212,13 +214,14 @@ func (s *scanner) resolve() []candidate {
 				s.errorf("%s is a directory, not a log file", name)
 			case !info.Mode().IsRegular():
 				s.errorf("%s is not a regular file (%s)", name, info.Mode().Type())
+			case slices.ContainsFunc(files, func(c candidate) bool { return os.SameFile(c.info, info) }):
 			default:
-				files = append(files, candidate{name, info.ModTime()})
+				files = append(files, candidate{name, info})
 			}
 		}
 	}
 	slices.SortFunc(files, func(a, b candidate) int {
-		return cmp.Or(a.modTime.Compare(b.modTime), cmp.Compare(a.path, b.path))
+		return cmp.Or(a.info.ModTime().Compare(b.info.ModTime()), cmp.Compare(a.path, b.path))
 	})
 	if n := len(files) - MaxFiles; n > 0 {
 		s.errorf("skipped the %d least recently modified of %d log files; only the newest %d are scanned", n, len(files), MaxFiles)

@@ -472,6 +472,18 @@ func TestScanHonoursContext(t *testing.T) {
 	}
 }
 
+func TestScanReadsAFileOnce(t *testing.T) {
+	dir := t.TempDir()
+	path := writeFile(t, dir, "driver.log", late1)
+	if err := os.Symlink(path, filepath.Join(dir, "driver-current.log")); err != nil {
+		t.Fatal(err)
+	}
+	r := scanPaths(t, filepath.Join(dir, "driver*.log"), path)
+	if len(r.Files) != 1 || len(r.Errors) != 0 || r.Matches[0].Count != 1 {
+		t.Errorf("report %+v", r)
+	}
+}
+
 func TestScanMaxFiles(t *testing.T) {
 	dir := t.TempDir()
 	for i := range MaxFiles + 3 {
@@ -510,5 +522,15 @@ func TestRecordGrouping(t *testing.T) {
 				t.Errorf("matches %+v, want count %d", r.Matches, tt.count)
 			}
 		})
+	}
+}
+
+func TestScanSkipsSignatureWithoutPattern(t *testing.T) {
+	saved := Signatures
+	t.Cleanup(func() { Signatures = saved })
+	Signatures = append(slices.Clone(saved), Signature{ID: "HALF_BUILT"})
+	r := scanPaths(t, writeFile(t, t.TempDir(), "driver.log", late1))
+	if got := matchedIDs(r); !slices.Equal(got, []string{"CONCURRENT_QUERY"}) {
+		t.Errorf("matched %v", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/streamwatch/streamwatch/integrations/storage/storagetest"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -395,20 +396,39 @@ func TestScanKeepsGoingPastBadFiles(t *testing.T) {
 	}
 }
 
+// TestScanUnreadableFile meets a real EACCES: as root (CI), the scan runs in a re-executed
+// test binary as uid 65534, which may not read the locked file.
 func TestScanUnreadableFile(t *testing.T) {
-	if os.Geteuid() == 0 {
-		t.Skip("root reads files whatever their mode; TestScanKeepsGoingPastBadFiles covers this with a failing open")
+	const dirEnv = "DRIVERLOG_TEST_DIR"
+	check := func(dir string) {
+		good, locked := filepath.Join(dir, "a.log"), filepath.Join(dir, "b.log")
+		r := scanPaths(t, filepath.Join(dir, "*.log"))
+		if !hasError(r, "open "+locked+": permission denied") || len(r.Files) != 1 || r.Files[0].Path != good {
+			t.Errorf("report %+v", r)
+		}
 	}
+	if storagetest.InUnprivilegedChild() {
+		check(os.Getenv(dirEnv))
+		return
+	}
+	root := os.Geteuid() == 0
 	dir := t.TempDir()
-	good := writeFile(t, dir, "a.log", late1)
+	if root {
+		dir = storagetest.SharedTempDir(t)
+	}
+	writeFile(t, dir, "a.log", late1)
 	locked := writeFile(t, dir, "b.log", late2)
+	if err := os.Chmod(filepath.Join(dir, "a.log"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Chmod(locked, 0); err != nil {
 		t.Fatal(err)
 	}
-	r := scanPaths(t, filepath.Join(dir, "*.log"))
-	if !hasError(r, "open "+locked+": permission denied") || len(r.Files) != 1 || r.Files[0].Path != good {
-		t.Errorf("report %+v", r)
+	if root {
+		storagetest.RunUnprivileged(t, dirEnv+"="+dir)
+		return
 	}
+	check(dir)
 }
 
 func TestScanOnlyDirectoryOrMissing(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"github.com/streamwatch/streamwatch/bot/slackfake"
 	"github.com/streamwatch/streamwatch/integrations/spark/sparktest"
 	"github.com/streamwatch/streamwatch/internal/kafkatest"
+	"github.com/streamwatch/streamwatch/internal/testredis"
 )
 
 const seedTopic = "client.replies.sms"
@@ -164,3 +165,47 @@ func mustRead(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+// TestE2EDiagnoseBrokerDownAndDrift: with the brokers unreachable the verdict says so within
+// diagnose.timeout; a deployed job file naming another group is reported as the mismatch.
+func TestE2EDiagnoseBrokerDownAndDrift(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "cp")
+	if err := sparktest.WriteCheckpoint(dir, sparktest.Spec{Start: time.Now().Add(-3 * time.Minute), LatestBatch: 1, LatestCommit: 1,
+		Topics: []sparktest.Topic{{Name: seedTopic, Partitions: 3, RecordsPerBatch: 5}}}); err != nil {
+		t.Fatal(err)
+	}
+	deployed := filepath.Join(base, "sms-replies.conf")
+	os.WriteFile(deployed, []byte("spark.app.name=sms-replies\nspark.kafka.subscribe="+seedTopic+
+		"\nspark.kafka.group.id=sms-replies-v2\nspark.kafka.bootstrap.servers=127.0.0.1:1\n"), 0o644)
+	port, _ := testredisFreePort()
+	in := start(t, setup{extra: fmt.Sprintf(`    kafka:
+      cluster: main
+      topics: [%s]
+      group: sms-replies-prod
+    checkpoint:
+      location: %s
+    deployed_config: %s
+kafka:
+  clusters:
+    main:
+      brokers: ["127.0.0.1:%d"]
+      version: "3.6.0"
+      timeout: 1s
+diagnose:
+  timeout: 4s
+`, seedTopic, dir, deployed, port)})
+	began := time.Now()
+	r := ask(t, in.slack, "diagnose sms-replies")
+	if took := time.Since(began); took > 8*time.Second {
+		t.Fatalf("diagnose took %v, past diagnose.timeout", took)
+	}
+	if !strings.Contains(r.Text, "BROKER_UNREACHABLE") || !strings.Contains(r.Text, "CONSUMER_GROUP_MISMATCH") {
+		t.Fatalf("verdict: %q\n%s", r.Text, r.Blocks)
+	}
+	if !strings.Contains(string(r.Blocks), "sms-replies.conf:3") {
+		t.Fatalf("drift evidence lacks the file and line:\n%s", r.Blocks)
+	}
+}
+
+func testredisFreePort() (int, error) { return testredis.FreePort() }

@@ -13,18 +13,22 @@ import (
 	"github.com/streamwatch/streamwatch/internal/testredis"
 )
 
-// TestE2ETwoReplicasOneIncident: 200 concurrent identical alerts split over two processes
-// sharing Redis and Slack make exactly one incident and one root message.
+// TestE2ETwoReplicasOneIncident: 1,000 concurrent identical alerts split over two bots sharing
+// Redis and Slack make exactly one incident and one root message.
 func TestE2ETwoReplicasOneIncident(t *testing.T) {
 	s := newSlack(t, slackfake.Options{})
 	su := setup{redisURL: testredis.URL(t), prefix: testredis.Prefix(), slack: s}
 	a, b := start(t, su), start(t, su)
+	const n = 1000
 	var wg sync.WaitGroup
-	results := make(chan string, 200)
-	for i := 0; i < 200; i++ {
+	results := make(chan string, n)
+	sem := make(chan struct{}, 16)
+	for i := 0; i < n; i++ {
 		wg.Add(1)
+		sem <- struct{}{}
 		go func(i int) {
 			defer wg.Done()
+			defer func() { <-sem }()
 			in := a
 			if i%2 == 1 {
 				in = b
@@ -50,9 +54,9 @@ func TestE2ETwoReplicasOneIncident(t *testing.T) {
 	if opened != 1 {
 		t.Fatalf("%d answers say opened, want 1", opened)
 	}
-	waitFor(t, s, "the root to count 200", func(s *slackfake.Server) bool {
+	waitFor(t, s, "the root to count 1000", func(s *slackfake.Server) bool {
 		r := roots(s, "C0PIPE")
-		return len(r) == 1 && strings.Contains(r[0].Text, "200 occurrences") && duplicatesReported(s, "C0PIPE", r[0].TS) == 199
+		return len(r) == 1 && strings.Contains(r[0].Text, "1000 occurrences") && duplicatesReported(s, "C0PIPE", r[0].TS) == n-1
 	})
 	if n := len(roots(s, "C0PIPE")); n != 1 {
 		t.Fatalf("%d root messages, want 1", n)

@@ -38,7 +38,7 @@ func probeOptions(cfg *config.Config, p config.Pipeline, getenv func(string) str
 }
 
 // scheduleJobs adds a probe job per pipeline with a probe schedule and the health digest.
-func scheduleJobs(s *bot.Scheduler, cfg *config.Config, hs *health.Service, store *state.Store, log *slog.Logger) error {
+func scheduleJobs(s *bot.Scheduler, cfg *config.Config, hs *health.Service, store *state.Store, metrics *bot.Metrics, log *slog.Logger) error {
 	var jobs []string
 	for _, p := range cfg.Pipelines {
 		if !p.Probe.Enabled() || p.Checkpoint.Location == "" {
@@ -52,6 +52,7 @@ func scheduleJobs(s *bot.Scheduler, cfg *config.Config, hs *health.Service, stor
 		jobs = append(jobs, "probe:"+name)
 		s.Add(bot.Job{Name: "probe:" + name, Schedule: sched, Run: func(ctx context.Context, _ time.Time, _ int) error {
 			res, err := hs.Probe(ctx, name)
+			metrics.ProbeResults.WithLabelValues(name, string(res.Status)).Inc()
 			log.Info("probe", "pipeline", name, "status", res.Status, "class", res.Class, "took", res.Took)
 			return err
 		}})

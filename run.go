@@ -149,6 +149,12 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 	rdb := redis.NewUniversalClient(universalOptions(sec.Redis))
 	defer rdb.Close()
 	store := state.New(rdb, cfg.Redis.KeyPrefix)
+	pingCtx, cancelPing := context.WithTimeout(ctx, 3*time.Second)
+	if err := store.Ping(pingCtx); err != nil {
+		// Not fatal: webhooks answer 503 and /readyz says why until Redis answers.
+		log.Warn("redis does not answer yet", "err", err)
+	}
+	cancelPing()
 	store.Coalesce = cfg.Slack.ThreadCoalesce
 	store.AutoResolveAfter = cfg.Alerts.AutoResolveAfter
 
@@ -232,7 +238,7 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 	botDone := make(chan error, 1)
 	go func() { botDone <- b.Run(botCtx) }()
 	sched := &bot.Scheduler{Store: store, Log: log, Replica: replicaName()}
-	if err := scheduleJobs(sched, cfg, hs, store, log); err != nil {
+	if err := scheduleJobs(sched, cfg, hs, store, metrics, log); err != nil {
 		return err
 	}
 	if err := kp.scheduleSampler(sched, cfg.Kafka.SampleInterval, metrics, log); err != nil {
@@ -269,14 +275,27 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 	return nil
 }
 
-// universalOptions turns REDIS_URL's options into go-redis universal options, with timeouts
-// short enough that a webhook answers 503 quickly while Redis is down.
-func universalOptions(o *redis.Options) *redis.UniversalOptions {
-	return &redis.UniversalOptions{
-		Addrs: []string{o.Addr}, DB: o.DB, Username: o.Username, Password: o.Password,
-		TLSConfig: o.TLSConfig, Protocol: o.Protocol, DialTimeout: 2 * time.Second,
-		ReadTimeout: 3 * time.Second, WriteTimeout: 3 * time.Second, MaxRetries: 1,
+// universalOptions completes REDIS_URL's options (config.ParseRedisURL: one server, or a cluster
+// with IsClusterMode, which makes redis.NewUniversalClient build a ClusterClient) with timeouts
+// short enough that a webhook answers 503 quickly while Redis is down. A timeout or retry count
+// the URL sets (?dial_timeout=5s, ?max_retries=3) is kept.
+func universalOptions(o *redis.UniversalOptions) *redis.UniversalOptions {
+	u := *o
+	if u.TLSConfig != nil {
+		u.TLSConfig = u.TLSConfig.Clone()
 	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	def(&u.DialTimeout, 2*time.Second)
+	def(&u.ReadTimeout, 3*time.Second)
+	def(&u.WriteTimeout, 3*time.Second)
+	if u.MaxRetries == 0 {
+		u.MaxRetries = 1
+	}
+	return &u
 }
 
 var redisLogOnce sync.Once

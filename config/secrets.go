@@ -1,10 +1,13 @@
 package config
 
 import (
+	"crypto/x509"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 
@@ -19,6 +22,10 @@ const (
 	EnvWebhookToken  = "STREAMWATCH_WEBHOOK_TOKEN"
 	EnvSlackAPIURL   = "SLACK_API_URL"
 )
+
+// EnvRedisTLSCAFile names a PEM file of the CA certificates that verify a rediss:// server, in
+// place of the system roots. It is not a secret.
+const EnvRedisTLSCAFile = "REDIS_TLS_CA_FILE"
 
 // redacted replaces a secret wherever one might be printed.
 const redacted = "[redacted]"
@@ -57,8 +64,9 @@ type Secrets struct {
 	// It ends with a slash, as slack-go's OptionAPIURL expects. It is not secret.
 	SlackAPIURL string
 	RedisURL    string
-	// Redis is RedisURL parsed by redis.ParseURL; nil when REDIS_URL is not set.
-	Redis        *redis.Options
+	// Redis is RedisURL parsed by ParseRedisURL, with REDIS_TLS_CA_FILE's certificates as the
+	// TLS roots when it is set; nil when REDIS_URL is not set.
+	Redis        *redis.UniversalOptions
 	WebhookToken string
 	// KafkaPasswords maps a sasl.password_env variable name to its value.
 	KafkaPasswords map[string]string
@@ -146,11 +154,23 @@ func LoadSecrets(getenv func(string) string, need SecretNeeds) (Secrets, error) 
 		}
 	}
 	if val, ok := read(EnvRedisURL, need.Redis); ok {
-		opts, msg := parseRedisURL(val)
-		if msg != "" {
-			fail(EnvRedisURL, "%s", msg)
+		opts, err := ParseRedisURL(val)
+		if err != nil {
+			fail(EnvRedisURL, "%s", err)
 		} else {
 			s.RedisURL, s.Redis = val, opts
+		}
+	}
+	// A file name may contain spaces, so only stray whitespace around it is refused.
+	if val := getenv(EnvRedisTLSCAFile); val != "" {
+		if strings.TrimSpace(val) != val {
+			fail(EnvRedisTLSCAFile, "has whitespace around the file name")
+		} else if roots, err := readCAFile(val); err != nil {
+			fail(EnvRedisTLSCAFile, "%s", err)
+		} else if s.Redis != nil && s.Redis.TLSConfig == nil {
+			fail(EnvRedisTLSCAFile, "is set but REDIS_URL is not a rediss:// (TLS) URL")
+		} else if s.Redis != nil {
+			s.Redis.TLSConfig.RootCAs = roots
 		}
 	}
 	if val, ok := read(EnvWebhookToken, need.WebhookToken); ok {
@@ -173,24 +193,43 @@ func LoadSecrets(getenv func(string) string, need SecretNeeds) (Secrets, error) 
 	return s, nil
 }
 
-// parseRedisURL parses a redis:// or rediss:// URL. On failure it returns a message that is
-// safe to show: url.Parse errors quote the whole URL, password included, so they are never
-// passed on, and go-redis's own messages are scrubbed of the user name and password.
-func parseRedisURL(val string) (*redis.Options, string) {
+// ParseRedisURL parses REDIS_URL's value into go-redis universal options, with every query
+// option go-redis reads kept. The URL names one server, redis://[user:password@]host[:port][/db]
+// (rediss:// for TLS), read by redis.ParseURL; or a Redis Cluster, when it has an addr=host:port
+// query parameter (each one another seed node) or cluster=true, read by redis.ParseClusterURL:
+// the options then have every seed address and IsClusterMode set, and the database must be 0.
+//
+// Its errors are safe to show: url.Parse errors quote the whole URL, password included, so they
+// are never passed on, and go-redis's own messages are scrubbed of the user name and password.
+func ParseRedisURL(val string) (*redis.UniversalOptions, error) {
 	u, err := url.Parse(val)
 	if err != nil {
-		return nil, "is not a valid URL (want redis://[user:password@]host:port[/db] or rediss://…)"
+		return nil, errors.New("is not a valid URL (want redis://[user:password@]host:port[/db] or rediss://…)")
 	}
 	if u.Scheme != "redis" && u.Scheme != "rediss" {
-		return nil, "must be a redis:// or rediss:// URL"
+		return nil, errors.New("must be a redis:// or rediss:// URL")
 	}
 	if u.Host == "" {
-		return nil, "has no host (want redis://[user:password@]host:port[/db])"
+		return nil, errors.New("has no host (want redis://[user:password@]host:port[/db])")
 	}
-	opts, err := redis.ParseURL(val)
-	if err != nil {
+	raw, q := val, u.Query()
+	cluster := q.Has("addr")
+	if q.Has("cluster") {
+		switch v := q.Get("cluster"); {
+		case len(q["cluster"]) > 1 || (v != "true" && v != "false"):
+			return nil, errors.New("has an invalid cluster option (want cluster=true or cluster=false, once)")
+		case v == "false" && cluster:
+			return nil, errors.New("has cluster=false and addr= options (addr= lists more nodes of a cluster)")
+		case v == "true":
+			cluster = true
+		}
+		q.Del("cluster")
+		u.RawQuery = q.Encode()
+		raw = u.String()
+	}
+	scrub := func(err error) error {
 		msg := err.Error()
-		secrets := []string{val}
+		secrets := []string{val, raw}
 		if u.User != nil {
 			pw, _ := u.User.Password()
 			secrets = append(secrets, u.User.String(), pw)
@@ -200,7 +239,60 @@ func parseRedisURL(val string) (*redis.Options, string) {
 				msg = strings.ReplaceAll(msg, sec, redacted)
 			}
 		}
-		return nil, "is not a valid Redis URL: " + msg
+		return errors.New("is not a valid Redis URL: " + msg)
 	}
-	return opts, ""
+	if !cluster {
+		o, err := redis.ParseURL(raw)
+		if err != nil {
+			return nil, scrub(err)
+		}
+		return &redis.UniversalOptions{
+			Addrs: []string{o.Addr}, DB: o.DB, ClientName: o.ClientName, Protocol: o.Protocol,
+			Username: o.Username, Password: o.Password, TLSConfig: o.TLSConfig,
+			MaxRetries: o.MaxRetries, MinRetryBackoff: o.MinRetryBackoff, MaxRetryBackoff: o.MaxRetryBackoff,
+			DialTimeout: o.DialTimeout, ReadTimeout: o.ReadTimeout, WriteTimeout: o.WriteTimeout,
+			PoolFIFO: o.PoolFIFO, PoolSize: o.PoolSize, PoolTimeout: o.PoolTimeout, MaxConcurrentDials: o.MaxConcurrentDials,
+			MinIdleConns: o.MinIdleConns, MaxIdleConns: o.MaxIdleConns, MaxActiveConns: o.MaxActiveConns,
+			ConnMaxIdleTime: o.ConnMaxIdleTime, ConnMaxLifetime: o.ConnMaxLifetime, ConnMaxLifetimeJitter: o.ConnMaxLifetimeJitter,
+			PipelinePoolSize: o.PipelinePoolSize, PipelineReadBufferSize: o.PipelineReadBufferSize,
+			PipelineWriteBufferSize: o.PipelineWriteBufferSize,
+		}, nil
+	}
+	// ParseClusterURL ignores the path; a database other than 0 would be silently dropped.
+	if p := strings.Trim(u.Path, "/"); p != "" && p != "0" {
+		return nil, errors.New("names a database other than 0, but a Redis Cluster has only database 0")
+	}
+	u.Path = ""
+	raw = u.String()
+	o, err := redis.ParseClusterURL(raw)
+	if err != nil {
+		return nil, scrub(err)
+	}
+	return &redis.UniversalOptions{
+		Addrs: o.Addrs, IsClusterMode: true, ClientName: o.ClientName, Protocol: o.Protocol,
+		Username: o.Username, Password: o.Password, TLSConfig: o.TLSConfig,
+		MaxRedirects: o.MaxRedirects, ReadOnly: o.ReadOnly, RouteByLatency: o.RouteByLatency,
+		RouteByLatencyTolerance: o.RouteByLatencyTolerance, RouteRandomly: o.RouteRandomly,
+		MaxRetries: o.MaxRetries, MinRetryBackoff: o.MinRetryBackoff, MaxRetryBackoff: o.MaxRetryBackoff,
+		DialTimeout: o.DialTimeout, DialerRetries: o.DialerRetries, DialerRetryTimeout: o.DialerRetryTimeout,
+		ReadTimeout: o.ReadTimeout, WriteTimeout: o.WriteTimeout,
+		PoolFIFO: o.PoolFIFO, PoolSize: o.PoolSize, PoolTimeout: o.PoolTimeout, MaxConcurrentDials: o.MaxConcurrentDials,
+		MinIdleConns: o.MinIdleConns, MaxIdleConns: o.MaxIdleConns, MaxActiveConns: o.MaxActiveConns,
+		ConnMaxIdleTime: o.ConnMaxIdleTime, ConnMaxLifetime: o.ConnMaxLifetime, ConnMaxLifetimeJitter: o.ConnMaxLifetimeJitter,
+		PipelinePoolSize: o.PipelinePoolSize, PipelineReadBufferSize: o.PipelineReadBufferSize,
+		PipelineWriteBufferSize: o.PipelineWriteBufferSize, FailingTimeoutSeconds: o.FailingTimeoutSeconds,
+	}, nil
+}
+
+// readCAFile reads a PEM bundle of CA certificates.
+func readCAFile(path string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot be read: %w", err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("%s holds no PEM certificate", path)
+	}
+	return roots, nil
 }

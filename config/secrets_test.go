@@ -2,13 +2,23 @@ package config
 
 import (
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/big"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func env(vars map[string]string) func(string) string {
@@ -41,7 +51,8 @@ func TestLoadSecrets(t *testing.T) {
 	if s.SlackAPIURL != "http://127.0.0.1:9999/api/" {
 		t.Errorf("SlackAPIURL = %q, want a trailing slash added", s.SlackAPIURL)
 	}
-	if s.Redis == nil || s.Redis.Addr != "redis.internal:6380" || s.Redis.DB != 2 || s.Redis.Password != "s3cret-redis-pw" || s.Redis.TLSConfig == nil {
+	if s.Redis == nil || !reflect.DeepEqual(s.Redis.Addrs, []string{"redis.internal:6380"}) || s.Redis.IsClusterMode ||
+		s.Redis.DB != 2 || s.Redis.Username != "bot" || s.Redis.Password != "s3cret-redis-pw" || s.Redis.TLSConfig == nil {
 		t.Errorf("Redis options = %+v", s.Redis)
 	}
 	if got := s.KafkaPasswords["KAFKA_PASSWORD"]; got != "kafka pass phrase" {
@@ -96,6 +107,16 @@ func TestLoadSecretsErrors(t *testing.T) {
 			EnvRedisURL, "is not a valid Redis URL: redis: unexpected option: colour"},
 		{"redis without host", map[string]string{EnvRedisURL: "redis:secretvalue"}, allNeeds,
 			EnvRedisURL, "has no host (want redis://[user:password@]host:port[/db])"},
+		{"redis cluster flag", map[string]string{EnvRedisURL: "redis://u:secretvalue@redis:6379?cluster=yes"}, allNeeds,
+			EnvRedisURL, "has an invalid cluster option (want cluster=true or cluster=false, once)"},
+		{"redis cluster false with addr", map[string]string{EnvRedisURL: "redis://u:secretvalue@r1:7001?cluster=false&addr=r2:7002"}, allNeeds,
+			EnvRedisURL, "has cluster=false and addr= options (addr= lists more nodes of a cluster)"},
+		{"redis cluster database", map[string]string{EnvRedisURL: "redis://u:secretvalue@r1:7001/3?addr=r2:7002"}, allNeeds,
+			EnvRedisURL, "names a database other than 0, but a Redis Cluster has only database 0"},
+		{"redis cluster bad addr", map[string]string{EnvRedisURL: "redis://u:secretvalue@r1:7001?addr=r2"}, allNeeds,
+			EnvRedisURL, "is not a valid Redis URL: redis: unable to parse addr param: r2"},
+		{"redis cluster db option", map[string]string{EnvRedisURL: "rediss://u:secretvalue@r1:7001?cluster=true&db=1"}, allNeeds,
+			EnvRedisURL, "is not a valid Redis URL: redis: unexpected option: db"},
 		{"slack api url", map[string]string{EnvSlackAPIURL: "127.0.0.1:9999/secretvalue"}, allNeeds,
 			EnvSlackAPIURL, "must be an http:// or https:// URL"},
 	}
@@ -186,5 +207,108 @@ kafka:
 	want := SecretNeeds{Slack: true, Redis: true, KafkaPasswordEnv: []string{"KAFKA_A"}}
 	if got := cfg.SecretNeeds(); !reflect.DeepEqual(got, want) {
 		t.Errorf("SecretNeeds() = %+v, want %+v", got, want)
+	}
+}
+
+func TestParseRedisURL(t *testing.T) {
+	tests := []struct {
+		url       string
+		addrs     []string
+		cluster   bool
+		db        int
+		user, pw  string
+		tls       bool
+		serverTLS string
+	}{
+		{url: "redis://127.0.0.1:6390/0", addrs: []string{"127.0.0.1:6390"}},
+		{url: "redis://redis", addrs: []string{"redis:6379"}},
+		{url: "redis://:p%40ss@redis:6390/4", addrs: []string{"redis:6390"}, db: 4, pw: "p@ss"},
+		{url: "redis://alice:alice-pw@redis:6390/0", addrs: []string{"redis:6390"}, user: "alice", pw: "alice-pw"},
+		{url: "rediss://redis.internal:6380/1", addrs: []string{"redis.internal:6380"}, db: 1, tls: true, serverTLS: "redis.internal"},
+		{url: "redis://:pw@r1:7001?addr=r2:7002&addr=r3:7003", addrs: []string{"r1:7001", "r2:7002", "r3:7003"}, cluster: true, pw: "pw"},
+		{url: "redis://r1:7001/0?addr=r2:7002&cluster=true", addrs: []string{"r1:7001", "r2:7002"}, cluster: true},
+		{url: "redis://clustercfg.example:6379?cluster=true", addrs: []string{"clustercfg.example:6379"}, cluster: true},
+		{url: "rediss://u:pw@r1:7001/?addr=r2:7002", addrs: []string{"r1:7001", "r2:7002"}, cluster: true, user: "u", pw: "pw", tls: true, serverTLS: "r1"},
+		{url: "redis://r1:6379?cluster=false", addrs: []string{"r1:6379"}},
+	}
+	for _, tt := range tests {
+		o, err := ParseRedisURL(tt.url)
+		if err != nil {
+			t.Errorf("%s: %v", tt.url, err)
+			continue
+		}
+		if !reflect.DeepEqual(o.Addrs, tt.addrs) || o.IsClusterMode != tt.cluster || o.DB != tt.db ||
+			o.Username != tt.user || o.Password != tt.pw || (o.TLSConfig != nil) != tt.tls {
+			t.Errorf("%s: Addrs %v cluster %v DB %d user %q password %q TLS %v", tt.url, o.Addrs, o.IsClusterMode, o.DB, o.Username, o.Password, o.TLSConfig != nil)
+		}
+		if tt.tls && o.TLSConfig.ServerName != tt.serverTLS {
+			t.Errorf("%s: TLS ServerName %q, want %q", tt.url, o.TLSConfig.ServerName, tt.serverTLS)
+		}
+	}
+	// go-redis's query options are kept, for one server and for a cluster.
+	o, err := ParseRedisURL("redis://r:1/0?dial_timeout=5s&max_retries=4&pool_size=7")
+	if err != nil || o.DialTimeout != 5*time.Second || o.MaxRetries != 4 || o.PoolSize != 7 {
+		t.Errorf("options of one server: %+v %v", o, err)
+	}
+	o, err = ParseRedisURL("redis://r1:1?addr=r2:2&read_timeout=6s&route_randomly=true&max_redirects=2")
+	if err != nil || o.ReadTimeout != 6*time.Second || !o.RouteRandomly || o.MaxRedirects != 2 {
+		t.Errorf("options of a cluster: %+v %v", o, err)
+	}
+}
+
+// writeCA writes a self-signed CA certificate as PEM and returns its file and the certificate.
+func writeCA(t *testing.T) (string, *x509.Certificate) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true,
+		BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	path := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path, cert
+}
+
+func TestLoadSecretsRedisTLSCAFile(t *testing.T) {
+	caFile, ca := writeCA(t)
+	for _, url := range []string{"rediss://:pw@127.0.0.1:6380/0", "rediss://127.0.0.1:7001?addr=127.0.0.1:7002"} {
+		vars := goodEnv()
+		vars[EnvRedisURL], vars[EnvRedisTLSCAFile] = url, caFile
+		s, err := LoadSecrets(env(vars), allNeeds)
+		if err != nil {
+			t.Fatalf("%s: %v", url, err)
+		}
+		want := x509.NewCertPool()
+		want.AddCert(ca)
+		if s.Redis.TLSConfig == nil || !s.Redis.TLSConfig.RootCAs.Equal(want) {
+			t.Errorf("%s: TLS roots are not the CA file's", url)
+		}
+	}
+	notPEM := filepath.Join(t.TempDir(), "ca.txt")
+	if err := os.WriteFile(notPEM, []byte("not a certificate\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ url, file, msg string }{
+		{"rediss://127.0.0.1:6380/0", "/nonexistent/ca.pem", "cannot be read: open /nonexistent/ca.pem: no such file or directory"},
+		{"rediss://127.0.0.1:6380/0", notPEM, notPEM + " holds no PEM certificate"},
+		{"rediss://127.0.0.1:6380/0", caFile + "\n", "has whitespace around the file name"},
+		{"redis://127.0.0.1:6379/0", caFile, "is set but REDIS_URL is not a rediss:// (TLS) URL"},
+	} {
+		vars := goodEnv()
+		vars[EnvRedisURL], vars[EnvRedisTLSCAFile] = tt.url, tt.file
+		_, err := LoadSecrets(env(vars), allNeeds)
+		var errs Errors
+		if !errors.As(err, &errs) || !errs.Has(EnvRedisTLSCAFile, tt.msg) {
+			t.Errorf("%s with %q: %v, want %s: %s", tt.url, tt.file, err, EnvRedisTLSCAFile, tt.msg)
+		}
 	}
 }

@@ -60,7 +60,8 @@ func wrap(op string, err error) error {
 		return err
 	}
 	var rerr redis.Error
-	if errors.As(err, &rerr) && !isLoading(rerr) {
+	// A refused password is an outage too: answer "retry later", not "bad request".
+	if errors.As(err, &rerr) && !isLoading(rerr) && !redis.IsAuthError(err) {
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	return fmt.Errorf("%s: %w: %w", op, ErrUnavailable, err)

@@ -1,23 +1,30 @@
 // Package testredis gives tests a real redis-server: the one REDIS_URL names, or a throwaway
-// server started on a free loopback port for the test binary's lifetime.
+// server started on a free loopback port for the test binary's lifetime. It also starts servers
+// that need a password, serve TLS only (StartTLS) or form a Redis Cluster (StartCluster).
 package testredis
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/streamwatch/streamwatch/config"
 )
 
 var (
@@ -48,14 +55,30 @@ func URL(t testing.TB) string {
 }
 
 // Client returns a client of the test server and a key prefix unique to the test, so that tests
-// sharing one server never see each other's keys.
+// sharing one server never see each other's keys. REDIS_URL must name one server; see
+// UniversalClient for tests that also run against a cluster.
 func Client(t testing.TB) (*redis.Client, string) {
 	t.Helper()
 	opt, err := redis.ParseURL(URL(t))
 	if err != nil {
-		t.Fatalf("parse redis url: %v", err)
+		t.Fatalf("parse redis url (a cluster's REDIS_URL needs testredis.UniversalClient): %v", err)
 	}
 	c := redis.NewClient(opt)
+	t.Cleanup(func() { _ = c.Close() })
+	return c, Prefix()
+}
+
+// UniversalClient is Client built the way the bot builds its own (config.LoadSecrets): REDIS_URL
+// may name a cluster (the client is then a *redis.ClusterClient), and a rediss:// server is
+// verified with REDIS_TLS_CA_FILE when that is set.
+func UniversalClient(t testing.TB) (redis.UniversalClient, string) {
+	t.Helper()
+	env := map[string]string{config.EnvRedisURL: URL(t), config.EnvRedisTLSCAFile: os.Getenv(config.EnvRedisTLSCAFile)}
+	sec, err := config.LoadSecrets(func(k string) string { return env[k] }, config.SecretNeeds{Redis: true})
+	if err != nil {
+		t.Fatalf("redis for tests: %v", err)
+	}
+	c := redis.NewUniversalClient(sec.Redis)
 	t.Cleanup(func() { _ = c.Close() })
 	return c, Prefix()
 }
@@ -69,18 +92,33 @@ func Prefix() string {
 
 // Server is a redis-server process this package started.
 type Server struct {
-	URL  string
+	URL  string // redis://127.0.0.1:<port>/0, or rediss://… for StartTLS
 	Addr string
 	Port int
-	cmd  *exec.Cmd
-	dir  string
-	args []string
+	// CAFile is, for StartTLS, the PEM certificate of the throwaway CA that signed the server's
+	// certificate: what REDIS_TLS_CA_FILE must name.
+	CAFile string
+	cmd    *exec.Cmd
+	exited chan struct{} // closed when cmd has exited
+	out    *lockedBuffer // cmd's stdout and stderr (configuration errors come before the log file)
+	dir    string
+	args   []string
+	tls    *tls.Config // how waitReady reaches a TLS server
 }
 
-// Start runs redis-server on a free loopback port and waits until it answers PING.
+// Start runs redis-server on a free loopback port and waits until it answers PING. extra are more
+// redis-server arguments, such as "--requirepass", "pw" (the server counts as ready when it
+// answers NOAUTH).
 func Start(extra ...string) (*Server, error) {
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
+	return start(func(s *Server) ([]string, error) {
+		return append([]string{"--port", strconv.Itoa(s.Port)}, extra...), nil
+	})
+}
+
+// start runs redis-server on a free loopback port with the arguments listen returns; listen may
+// also set the server's URL and TLS settings.
+func start(listen func(s *Server) ([]string, error)) (*Server, error) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
 		return nil, fmt.Errorf("redis-server not found: install Debian's redis-server package (apt-get install redis-server) or set REDIS_URL")
 	}
 	port, err := FreePort()
@@ -93,24 +131,55 @@ func Start(extra ...string) (*Server, error) {
 	}
 	s := &Server{Addr: "127.0.0.1:" + strconv.Itoa(port), Port: port, dir: dir}
 	s.URL = "redis://" + s.Addr + "/0"
-	s.args = append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-		"--dir", dir, "--logfile", filepath.Join(dir, "redis.log")}, extra...)
-	s.cmd = command(bin, s.args)
-	if err := s.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start redis-server: %w", err)
+	args, err := listen(s)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
 	}
-	go func() { _ = s.cmd.Wait() }()
+	s.args = append([]string{"--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--dir", dir, "--logfile", filepath.Join(dir, "redis.log")}, args...)
+	if err := s.launch(); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
 	if err := s.waitReady(10 * time.Second); err != nil {
-		s.Stop()
+		s.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
-// Stop kills the server by its PID.
+// launch starts the server process with s.args.
+func (s *Server) launch() error {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return err
+	}
+	s.out = &lockedBuffer{}
+	s.cmd = command(bin, s.args)
+	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
+	if err := s.cmd.Start(); err != nil {
+		return fmt.Errorf("start redis-server: %w", err)
+	}
+	exited := make(chan struct{})
+	s.exited = exited
+	go func(cmd *exec.Cmd) { _ = cmd.Wait(); close(exited) }(s.cmd)
+	return nil
+}
+
+// PID is the server process's id (0 when it is stopped).
+func (s *Server) PID() int {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
+// Stop kills the server by its PID and waits until it has exited.
 func (s *Server) Stop() {
 	if s.cmd != nil && s.cmd.Process != nil {
 		_ = s.cmd.Process.Kill()
+		<-s.exited
 	}
 	s.cmd = nil
 }
@@ -118,20 +187,15 @@ func (s *Server) Stop() {
 // Restart starts the server again on the same port with the same arguments.
 func (s *Server) Restart() error {
 	s.Stop()
-	bin, _ := exec.LookPath("redis-server")
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		s.cmd = command(bin, s.args)
-		if err := s.cmd.Start(); err != nil {
+		if err := s.launch(); err != nil {
 			return err
 		}
-		done := make(chan struct{})
-		go func() { _ = s.cmd.Wait(); close(done) }()
 		if err := s.waitReady(3 * time.Second); err == nil {
 			return nil
 		}
-		_ = s.cmd.Process.Kill()
-		<-done
+		s.Stop()
 		if time.Now().After(deadline) {
 			return fmt.Errorf("restart redis-server on %s: not ready", s.Addr)
 		}
@@ -144,22 +208,46 @@ func (s *Server) Close() {
 	_ = os.RemoveAll(s.dir)
 }
 
+// Log returns what the server wrote: its output and its log file.
+func (s *Server) Log() string {
+	var b strings.Builder
+	if s.out != nil {
+		b.WriteString(s.out.String())
+	}
+	if l, err := os.ReadFile(filepath.Join(s.dir, "redis.log")); err == nil {
+		b.Write(l)
+	}
+	return b.String()
+}
+
 func (s *Server) waitReady(limit time.Duration) error {
-	c := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	c := redis.NewClient(&redis.Options{Addr: s.Addr, TLSConfig: s.tls, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
 	defer c.Close()
 	deadline := time.Now().Add(limit)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		err := c.Ping(ctx).Err()
 		cancel()
-		if err == nil {
+		if err == nil || answers(err) {
 			return nil
 		}
+		select {
+		case <-s.exited:
+			return fmt.Errorf("redis-server on %s exited: %w", s.Addr, errors.New(tail(s.Log(), 5)))
+		default:
+		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("redis-server on %s not ready: %w", s.Addr, err)
+			return fmt.Errorf("redis-server on %s not ready: %w\n%s", s.Addr, err, tail(s.Log(), 5))
 		}
 		time.Sleep(20 * time.Millisecond) // polling a condition, bounded by the deadline
 	}
+}
+
+// answers is true for the replies of a server that is up but wants credentials (started with
+// --requirepass or ACL users).
+func answers(err error) bool {
+	msg := err.Error()
+	return strings.HasPrefix(msg, "NOAUTH") || strings.HasPrefix(msg, "WRONGPASS")
 }
 
 // command builds the server's command; the server dies with the test binary, so no stray
@@ -178,4 +266,36 @@ func FreePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// lockedBuffer collects a process's output while it runs.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// tail returns the last n non-empty lines of s.
+func tail(s string, n int) string {
+	var lines []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.TrimSpace(l) != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }

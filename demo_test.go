@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestDemoScript plays `streamwatch demo --script` through run(), as CI does: it exits 0, and
+// the transcript shows the incident, a thread reply, both causes and the recovery.
+func TestDemoScript(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var out, errb syncBuffer
+	began := time.Now()
+	if err := run(ctx, []string{"streamwatch", "demo", "--script"}, func(string) string { return "" }, &out, &errb); err != nil {
+		t.Fatalf("demo --script: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errb.String())
+	}
+	transcript := out.String()
+	t.Logf("played in %v", time.Since(began).Round(time.Millisecond))
+	for _, want := range []struct{ what, text string }{
+		{"the incident", "INC-1: client replied sms"},
+		{"a thread reply", "   └ "},
+		{"the duplicate in the thread", "1 more occurrence"},
+		{"the automatic diagnosis", "Automatic diagnosis — sms-replies"},
+		{"the unwritable checkpoint", "CHECKPOINT_NOT_WRITABLE"},
+		{"the wrong consumer group", "sms-replies-v2"},
+		{"the recovery", "sms-replies is progressing again"},
+		{"a button", "[Acknowledge]"},
+		{"a progress line", "▶ 3/7"},
+	} {
+		if !strings.Contains(transcript, want.text) {
+			t.Errorf("the transcript does not show %s (%q):\n%s", want.what, want.text, transcript)
+		}
+	}
+	if strings.Contains(transcript, "SKIPPED") {
+		t.Logf("some steps were skipped (commands missing from the grammar):\n%s", grepLines(transcript, "SKIPPED"))
+	}
+}
+
+// TestDemoPromptUntilEOF: without --script the demo stays up and answers what is typed on
+// stdin (a slash command, a mention in the incident's thread, a click) until stdin ends.
+func TestDemoPromptUntilEOF(t *testing.T) {
+	defer func(r io.Reader) { demoStdin = r }(demoStdin)
+	demoStdin = strings.NewReader("/streamwatch incident list\n@streamwatch incident show\nclick Acknowledge\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var out, errb syncBuffer
+	if err := run(ctx, []string{"streamwatch", "demo"}, func(string) string { return "" }, &out, &errb); err != nil {
+		t.Fatalf("demo: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errb.String())
+	}
+	transcript := out.String()
+	prompt := transcript[strings.Index(transcript, "streamwatch keeps running"):]
+	for _, want := range []string{"curl -sS -X POST http://127.0.0.1:", "Authorization: Bearer demo-",
+		"alice types /streamwatch incident list", "(only alice) 1 open incident",
+		"alice: @streamwatch incident show", "alice clicks [Acknowledge]", "acknowledged by"} {
+		if !strings.Contains(prompt, want) {
+			t.Errorf("the prompt's transcript lacks %q:\n%s", want, prompt)
+		}
+	}
+}

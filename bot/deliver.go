@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strconv"
 	"strings"
@@ -18,6 +19,7 @@ type deliverer struct {
 	retryAt   map[string]time.Time // stream id → not before
 	attempts  map[string]int
 	replied   map[string]bool      // stream id → thread reply posted, root update still to do
+	posted    map[string]string    // stream id → ts of a root or notice Slack took, bookkeeping still to do
 	paused    map[string]time.Time // channel → not before (HTTP 429)
 	lastClaim time.Time
 }
@@ -27,7 +29,7 @@ type deliverer struct {
 // holds back the later entries of its incident; entries of a replica that died are claimed.
 func (b *Bot) runDelivery(ctx context.Context) {
 	d := &deliverer{b: b, retryAt: map[string]time.Time{}, attempts: map[string]int{},
-		replied: map[string]bool{}, paused: map[string]time.Time{}}
+		replied: map[string]bool{}, posted: map[string]string{}, paused: map[string]time.Time{}}
 	for ctx.Err() == nil {
 		if err := b.opt.Store.EnsureOutbox(ctx); err == nil {
 			break
@@ -84,12 +86,16 @@ func (d *deliverer) pass(ctx context.Context) error {
 		return err
 	}
 	blocked := map[string]bool{}
-	d.deliverAll(ctx, pending, blocked)
+	if err := d.deliverAll(ctx, pending, blocked); err != nil {
+		return err
+	}
 	fresh, err := st.ReadOutbox(ctx, b.opt.Replica, false, 200, b.opt.Poll)
 	if err != nil {
 		return err
 	}
-	d.deliverAll(ctx, fresh, blocked)
+	if err := d.deliverAll(ctx, fresh, blocked); err != nil {
+		return err
+	}
 	if len(fresh) == 0 && len(pending) > 0 {
 		// Only waiting entries: do not spin.
 		select {
@@ -101,17 +107,26 @@ func (d *deliverer) pass(ctx context.Context) error {
 	return nil
 }
 
-func (d *deliverer) deliverAll(ctx context.Context, list []state.Delivery, blocked map[string]bool) {
+// deliverAll delivers list in order; it stops at a Redis outage (the whole pass is retried),
+// so that the log says "redis unavailable" once, not "slack delivery failed" per entry.
+func (d *deliverer) deliverAll(ctx context.Context, list []state.Delivery, blocked map[string]bool) error {
 	now := time.Now()
 	for _, e := range list {
 		if ctx.Err() != nil {
-			return
+			return nil
 		}
 		if blocked[e.Incident] || now.Before(d.retryAt[e.StreamID]) {
 			blocked[e.Incident] = true
 			continue
 		}
-		if err := d.deliver(ctx, e); err != nil {
+		// One slow Slack call must not hold every other incident's messages for long.
+		callCtx, cancel := context.WithTimeout(ctx, deliveryTimeout)
+		err := d.deliver(callCtx, e)
+		cancel()
+		if errors.Is(err, state.ErrUnavailable) {
+			return fmt.Errorf("outbox: %w", err)
+		}
+		if err != nil {
 			blocked[e.Incident] = true
 			d.attempts[e.StreamID]++
 			wait := backoff(d.attempts[e.StreamID])
@@ -130,8 +145,13 @@ func (d *deliverer) deliverAll(ctx context.Context, list []state.Delivery, block
 		delete(d.retryAt, e.StreamID)
 		delete(d.attempts, e.StreamID)
 		delete(d.replied, e.StreamID)
+		delete(d.posted, e.StreamID)
 	}
+	return nil
 }
+
+// deliveryTimeout bounds one delivery (its Slack calls and bookkeeping).
+const deliveryTimeout = 10 * time.Second
 
 // errWaiting means an entry must wait for an earlier one of its incident.
 var errWaiting = errors.New("waiting for an earlier delivery of the incident")
@@ -150,9 +170,13 @@ func (d *deliverer) deliver(ctx context.Context, e state.Delivery) error {
 		if until, ok := d.paused[e.Channel]; ok && time.Now().Before(until) {
 			return &slack.RateLimitedError{RetryAfter: time.Until(until)}
 		}
-		if _, _, err := b.opt.API.PostMessageContext(ctx, e.Channel, slack.MsgOptionText(e.Detail, false),
-			slack.MsgOptionDisableLinkUnfurl()); err != nil {
-			return d.slackErr(ctx, e, e.Channel, "chat.postMessage", err)
+		if _, done := d.posted[e.StreamID]; !done {
+			if _, _, err := b.opt.API.PostMessageContext(ctx, e.Channel, slack.MsgOptionText(e.Detail, false),
+				slack.MsgOptionDisableLinkUnfurl()); err != nil {
+				return d.slackErr(ctx, e, e.Channel, "chat.postMessage", err)
+			}
+			d.slackOK()
+			d.posted[e.StreamID] = ""
 		}
 		return st.Drop(ctx, e)
 	}
@@ -175,10 +199,16 @@ func (d *deliverer) deliver(ctx context.Context, e state.Delivery) error {
 	}
 	switch e.Kind {
 	case state.KindRoot:
-		_, ts, err := b.opt.API.PostMessageContext(ctx, inc.Channel, slack.MsgOptionText(rootText(inc), false),
-			slack.MsgOptionBlocks(rootBlocks(inc)...), slack.MsgOptionDisableLinkUnfurl())
-		if err != nil {
-			return d.slackErr(ctx, e, inc.Channel, "chat.postMessage", err)
+		// A root Slack took is never posted again, even when recording its ts failed.
+		ts, done := d.posted[e.StreamID]
+		if !done {
+			_, ts, err = b.opt.API.PostMessageContext(ctx, inc.Channel, slack.MsgOptionText(rootText(inc), false),
+				slack.MsgOptionBlocks(rootBlocks(inc)...), slack.MsgOptionDisableLinkUnfurl())
+			if err != nil {
+				return d.slackErr(ctx, e, inc.Channel, "chat.postMessage", err)
+			}
+			d.slackOK()
+			d.posted[e.StreamID] = ts
 		}
 		return st.Complete(ctx, e, ts, inc.Channel)
 	case state.KindFlush, state.KindEvent:
@@ -191,17 +221,22 @@ func (d *deliverer) deliver(ctx context.Context, e state.Delivery) error {
 				slack.MsgOptionTS(prog.RootTS), slack.MsgOptionDisableLinkUnfurl()); err != nil {
 				return d.slackErr(ctx, e, prog.Channel, "chat.postMessage", err)
 			}
+			d.slackOK()
 			d.replied[e.StreamID] = true
 		}
 		if _, _, _, err := b.opt.API.UpdateMessageContext(ctx, prog.Channel, prog.RootTS,
 			slack.MsgOptionText(rootText(inc), false), slack.MsgOptionBlocks(rootBlocks(inc)...)); err != nil {
 			return d.slackErr(ctx, e, prog.Channel, "chat.update", err)
 		}
+		d.slackOK()
 		return st.Complete(ctx, e, "", "")
 	}
 	b.log.Error("unknown outbox entry dropped", "kind", e.Kind, "incident", e.Incident)
 	return st.Complete(ctx, e, "", "")
 }
+
+// slackOK records that Slack accepted the tokens again.
+func (d *deliverer) slackOK() { d.b.authBad.Store(false) }
 
 // slackErr decides whether a Slack error is worth retrying; errors no retry can fix drop the
 // entry with an error log so that the incident's later messages are not held back forever.

@@ -273,8 +273,24 @@ func (s *s3Store) Write(ctx context.Context, name string, r io.Reader) error {
 	if err != nil {
 		return wrap("write", clean, err)
 	}
-	_, err = s.client.PutObject(ctx, s.bucket, s.prefix+clean, r, size, minio.PutObjectOptions{ContentType: "application/octet-stream"})
+	_, err = s.client.PutObject(ctx, s.bucket, s.prefix+clean, r, size, putOptions(size))
 	return wrap("write", clean, err)
+}
+
+// putOptions are the upload options for an object of size bytes (-1: unknown).
+//
+// Over plain http minio-go signs uploads with an aws-chunked streaming signature. For an empty
+// object that stream still holds its final signed chunk, but minio-go declares its length as 0,
+// so net/http sends it with Transfer-Encoding: chunked and S3 answers 411 MissingContentLength.
+// An empty object goes out instead as a plain PUT with Content-Length: 0, an unsigned payload
+// and a Content-MD5, which the server checks.
+func putOptions(size int64) minio.PutObjectOptions {
+	o := minio.PutObjectOptions{ContentType: "application/octet-stream"}
+	if size == 0 {
+		o.DisableContentSha256 = true
+		o.SendContentMd5 = true
+	}
+	return o
 }
 
 // smallWrite is the size up to which a reader of unknown length is buffered, so that the upload

@@ -30,12 +30,14 @@ FUZZTIME ?= 30s
 fuzz:
 	@for pkg in $$($(GO) list ./...); do \
 	  for t in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
-	    echo "== $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	    echo "== $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 2s $$pkg || exit 1; \
 	  done; \
 	done
 
+# bench: the end-to-end figures in bench/RESULTS.md (ingest vs Alertmanager, storm, lag, checkpoint,
+# memory), min/median/max over 5 runs; 6–8 minutes. BENCHFLAGS go to bench/cmd/swbench.
 bench:
-	scripts/with-redis $(GO) test -run '^$$' -bench . -benchmem ./...
+	scripts/bench $(BENCHFLAGS)
 
 clean:
 	rm -rf bin

@@ -1,0 +1,326 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/streamwatch/streamwatch/bench/load"
+	"github.com/streamwatch/streamwatch/bot/slackfake"
+	"github.com/streamwatch/streamwatch/state"
+)
+
+const (
+	hotAlerts = 10  // distinct alerts the ingest duplicates repeat
+	dupShare  = 0.5 // half of the ingest alerts are duplicates
+	warmup    = 50  // unmeasured requests before each ingest run
+)
+
+var batches = []int{1, 20}
+
+// results collects every run's figures.
+type results struct {
+	reps int
+	// ingest[target][batch] holds one measured load result per run; target is "streamwatch"
+	// or "alertmanager".
+	ingest    map[string]map[int][]load.Result
+	idleRSS   []float64 // MiB, streamwatch after ready
+	peakRSS   []float64 // MiB, VmHWM after the ingest runs
+	persisted []string  // per run: how the Redis check went
+	amCheck   []string  // per run: how Alertmanager's alert count compared
+	storms    []stormResult
+	// cpu[target][batch][component]: CPU milliseconds per 1,000 alerts, one per run.
+	cpu map[string]map[int]map[string][]float64
+
+	goBench        map[string][]map[string]float64 // benchmark → per -count run: unit → value
+	goBenchOrder   []string
+	goBenchSkipped string
+}
+
+func (r *results) addIngest(target string, batch int, res load.Result) {
+	if r.ingest == nil {
+		r.ingest = map[string]map[int][]load.Result{}
+	}
+	if r.ingest[target] == nil {
+		r.ingest[target] = map[int][]load.Result{}
+	}
+	r.ingest[target][batch] = append(r.ingest[target][batch], res)
+}
+
+func (r *results) addCPU(target string, batch int, component string, used time.Duration, alerts int) {
+	if alerts == 0 {
+		return
+	}
+	if r.cpu == nil {
+		r.cpu = map[string]map[int]map[string][]float64{}
+	}
+	if r.cpu[target] == nil {
+		r.cpu[target] = map[int]map[string][]float64{}
+	}
+	if r.cpu[target][batch] == nil {
+		r.cpu[target][batch] = map[string][]float64{}
+	}
+	r.cpu[target][batch][component] = append(r.cpu[target][batch][component],
+		float64(used)/float64(time.Millisecond)*1000/float64(alerts))
+}
+
+// cpuUse is the CPU time used so far by the server under load, redis-server and this process
+// (Slack's fake).
+type cpuUse struct{ server, redis, fake time.Duration }
+
+func (e *env) cpuNow(server int) cpuUse {
+	s, _ := cpuTime(server)
+	r, _ := cpuTime(e.redis.pid())
+	return cpuUse{server: s, redis: r, fake: selfCPU()}
+}
+
+// allAlerts counts the alerts of a whole swload run, warm-up included, as its CPU time does.
+func allAlerts(r swloadReport) int { return r.HotSent.Alerts + r.Warmup.Alerts + r.Measured.Alerts }
+
+func (e *env) ingestArgs(url, format string, token bool, batch, rep int) loadArgs {
+	requests := e.opts.requests1
+	if batch > 1 {
+		requests = e.opts.requests20
+	}
+	return loadArgs{url: url, format: format, token: token, batch: batch, dup: dupShare, hot: hotAlerts,
+		requests: requests, duration: e.opts.ingestLimit, workers: e.opts.workers, warmup: warmup,
+		run: fmt.Sprintf("r%d-b%d", rep, batch)}
+}
+
+// failed describes a load run in which something was not answered 2xx.
+func failed(r load.Result) error {
+	if r.OK == r.Requests && r.Requests > 0 {
+		return nil
+	}
+	return fmt.Errorf("%d of %d requests answered 2xx (statuses %v, %d transport errors); first: %s",
+		r.OK, r.Requests, r.Status, r.Errors, r.FirstFail)
+}
+
+func mib(kib int64) float64 { return float64(kib) / 1024 }
+
+// ingestStreamwatch: a fresh process, its idle resident set, batches of 1 then 20 alerts, its
+// peak resident set, and a check that Redis holds every alert the answers claimed.
+func (e *env) ingestStreamwatch(ctx context.Context, rep int, res *results) error {
+	slack, err := newSlack(0)
+	if err != nil {
+		return err
+	}
+	defer slack.Close()
+	sw, err := e.startStreamwatch(ctx, slack, 10*time.Second, fmt.Sprintf("ingest-%d", rep))
+	if err != nil {
+		return err
+	}
+	defer sw.stop(15 * time.Second)
+	time.Sleep(2 * time.Second) // let start-up settle before calling it idle
+	rss, _, err := memory(sw.pid())
+	if err != nil {
+		return err
+	}
+	res.idleRSS = append(res.idleRSS, mib(rss))
+	var opened, dups, alerts int
+	for _, batch := range batches {
+		before := e.cpuNow(sw.pid())
+		r, err := e.swload(ctx, e.ingestArgs(sw.url+"/webhooks/alertmanager", "webhook", true, batch, rep))
+		if err != nil {
+			return err
+		}
+		after := e.cpuNow(sw.pid())
+		res.addCPU("streamwatch", batch, "streamwatch process", after.server-before.server, allAlerts(r))
+		res.addCPU("streamwatch", batch, "redis-server", after.redis-before.redis, allAlerts(r))
+		res.addCPU("streamwatch", batch, "Slack's fake", after.fake-before.fake, allAlerts(r))
+		if err := failed(r.Measured); err != nil {
+			return fmt.Errorf("streamwatch ingest, batch %d: %w\n%s", batch, err, sw.logTail(10))
+		}
+		for _, step := range []load.Result{r.HotSent, r.Warmup, r.Measured} {
+			opened, dups, alerts = opened+step.Opened, dups+step.Duplicates, alerts+step.Alerts
+		}
+		res.addIngest("streamwatch", batch, r.Measured)
+		e.logf("run %d: streamwatch ingest, batch %2d: %6.0f alerts/s, p50 %.1f ms, p99 %.1f ms (%d requests, stopped by %s)",
+			rep, batch, r.Measured.AlertsPerS, r.Measured.P50ms, r.Measured.P99ms, r.Measured.Requests, r.Measured.StoppedBy)
+	}
+	_, hwm, err := memory(sw.pid())
+	if err != nil {
+		return err
+	}
+	res.peakRSS = append(res.peakRSS, mib(hwm))
+	check := e.checkPersisted(ctx, sw.prefix, opened, dups, alerts)
+	check += fmt.Sprintf("; Slack's fake took %s chat.postMessage calls meanwhile", thousands(int64(len(slack.CallsTo("chat.postMessage")))))
+	res.persisted = append(res.persisted, check)
+	e.logf("run %d: streamwatch idle RSS %.1f MiB, peak %.1f MiB; Redis: %s", rep, mib(rss), mib(hwm), check)
+	return nil
+}
+
+// checkPersisted compares what the answers claimed with Redis: the incident counter (keys.go:
+// P:seq:incident) equals the incidents opened, and the hot incidents (INC-1 … INC-10, opened
+// first, one by one) count every duplicate.
+func (e *env) checkPersisted(ctx context.Context, prefix string, opened, dups, alerts int) string {
+	if opened+dups != alerts {
+		return fmt.Sprintf("MISMATCH: answers name %d results for %d alerts", opened+dups, alerts)
+	}
+	seq, err := e.redis.client.Get(ctx, "{"+prefix+"}:seq:incident").Int()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return "could not read Redis: " + err.Error()
+	}
+	st := state.New(e.redis.client, prefix)
+	var counted int64
+	for i := 1; i <= hotAlerts; i++ {
+		inc, err := st.Get(ctx, fmt.Sprintf("INC-%d", i))
+		if err != nil {
+			return "could not read Redis: " + err.Error()
+		}
+		counted += inc.Count
+	}
+	if seq != opened || counted != int64(hotAlerts+dups) {
+		return fmt.Sprintf("MISMATCH: %d incidents in Redis for %d opened; hot incidents count %d occurrences for %d",
+			seq, opened, counted, hotAlerts+dups)
+	}
+	return fmt.Sprintf("ok (%s alerts: %s incidents opened, %s duplicates, all counted)",
+		thousands(int64(alerts)), thousands(int64(opened)), thousands(int64(dups)))
+}
+
+// newAlerts is how many alerts of a run of n alerts were new (not duplicates) in swload's mix.
+func newAlerts(n int) int { return n - int(float64(n)*dupShare) }
+
+// ingestAlertmanager sends the same alerts to Alertmanager's POST /api/v2/alerts.
+func (e *env) ingestAlertmanager(ctx context.Context, rep int, res *results) error {
+	if e.alertmanagerErr != nil {
+		return nil
+	}
+	am, err := e.startAlertmanager(ctx, fmt.Sprintf("alertmanager-%d", rep))
+	if err != nil {
+		return err
+	}
+	defer am.stop(15 * time.Second)
+	want := hotAlerts
+	for _, batch := range batches {
+		before, _ := cpuTime(am.pid())
+		r, err := e.swload(ctx, e.ingestArgs(am.url+"/api/v2/alerts", "api", false, batch, rep))
+		if err != nil {
+			return err
+		}
+		after, _ := cpuTime(am.pid())
+		res.addCPU("alertmanager", batch, "Alertmanager process", after-before, allAlerts(r))
+		if err := failed(r.Measured); err != nil {
+			return fmt.Errorf("alertmanager ingest, batch %d: %w\n%s", batch, err, am.logTail(10))
+		}
+		want += newAlerts(r.Warmup.Alerts) + newAlerts(r.Measured.Alerts)
+		res.addIngest("alertmanager", batch, r.Measured)
+		e.logf("run %d: alertmanager ingest, batch %2d: %6.0f alerts/s, p50 %.1f ms, p99 %.1f ms (%d requests, stopped by %s)",
+			rep, batch, r.Measured.AlertsPerS, r.Measured.P50ms, r.Measured.P99ms, r.Measured.Requests, r.Measured.StoppedBy)
+	}
+	n, err := am.activeAlerts(ctx)
+	check := fmt.Sprintf("holds %d alerts, %d sent distinct", n, want)
+	if err != nil {
+		check = "could not count: " + err.Error()
+	}
+	res.amCheck = append(res.amCheck, check)
+	e.logf("run %d: alertmanager %s", rep, check)
+	return nil
+}
+
+// stormCoalesce scales the default thread_coalesce (10s for a 60 s storm) to a storm of window.
+func stormCoalesce(window time.Duration) time.Duration {
+	return time.Duration(float64(10*time.Second) * window.Seconds() / 60).Round(time.Millisecond)
+}
+
+// stormResult is one storm.
+type stormResult struct {
+	coalesce     time.Duration
+	sent         load.Result
+	postMessages int
+	updates      int
+	otherCalls   int // other Web API calls after start-up
+	rateLimited  int // HTTP 429 answers of the fake
+	rootCount    int // occurrences the root message ends with
+	reported     int // duplicates the thread replies account for
+	complete     bool
+	lastCall     time.Duration // from the first alert to the last Slack call
+}
+
+func (s stormResult) calls() int { return s.postMessages + s.updates }
+
+var (
+	rootCountRE  = regexp.MustCompile(`(\d+) occurrences?\)`)
+	moreRE       = regexp.MustCompile(`^(\d+) more occurrences?`)
+	startupCalls = map[string]bool{"auth.test": true, "apps.connections.open": true}
+)
+
+// stormState reads the incident's root and thread from the fake.
+func stormState(s *slackfake.Server) (rootCount, reported int) {
+	for _, m := range s.Messages(alertChannel) {
+		if m.ThreadTS == "" || m.ThreadTS == m.TS {
+			if sm := rootCountRE.FindStringSubmatch(m.Text); sm != nil {
+				rootCount, _ = strconv.Atoi(sm[1])
+			}
+			continue
+		}
+		if sm := moreRE.FindStringSubmatch(m.Text); sm != nil {
+			n, _ := strconv.Atoi(sm[1])
+			reported += n
+		}
+	}
+	return rootCount, reported
+}
+
+// storm: -storm-alerts duplicates of one alert spread over -storm-window (standing for 60 s,
+// thread_coalesce scaled alike) against Slack's fake limiting each channel to 1 message/s. It
+// counts the Slack calls until the root shows every occurrence and the thread every duplicate.
+func (e *env) storm(ctx context.Context, rep int, res *results) error {
+	slack, err := newSlack(1)
+	if err != nil {
+		return err
+	}
+	defer slack.Close()
+	coalesce := stormCoalesce(e.opts.stormWindow)
+	sw, err := e.startStreamwatch(ctx, slack, coalesce, fmt.Sprintf("storm-%d", rep))
+	if err != nil {
+		return err
+	}
+	defer sw.stop(15 * time.Second)
+	began := time.Now()
+	r, err := e.swload(ctx, loadArgs{url: sw.url + "/webhooks/alertmanager", format: "webhook", token: true,
+		batch: 1, dup: 1, hot: 1, requests: e.opts.stormAlerts, duration: 3*e.opts.stormWindow + 30*time.Second,
+		workers: 32, rate: float64(e.opts.stormAlerts) / e.opts.stormWindow.Seconds(), warmup: 0, run: fmt.Sprintf("storm%d", rep)})
+	if err != nil {
+		return err
+	}
+	if err := failed(r.Measured); err != nil {
+		return fmt.Errorf("storm: %w\n%s", err, sw.logTail(10))
+	}
+	want := e.opts.stormAlerts
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second+4*coalesce)
+	werr := slack.WaitFor(wctx, func(s *slackfake.Server) bool {
+		root, reported := stormState(s)
+		return root == want+1 && reported == want
+	})
+	cancel()
+	// Anything still coming (a late window) is counted too.
+	time.Sleep(2*coalesce + 500*time.Millisecond)
+	s := stormResult{coalesce: coalesce, sent: r.Measured, complete: werr == nil, rateLimited: slack.RateLimited()}
+	s.rootCount, s.reported = stormState(slack)
+	for _, c := range slack.Calls() {
+		switch {
+		case c.Method == "chat.postMessage":
+			s.postMessages++
+		case c.Method == "chat.update":
+			s.updates++
+		case !startupCalls[c.Method]:
+			s.otherCalls++
+		}
+		if startupCalls[c.Method] {
+			continue
+		}
+		if d := c.At.Sub(began); d > s.lastCall {
+			s.lastCall = d
+		}
+	}
+	res.storms = append(res.storms, s)
+	e.logf("run %d: storm of %d duplicates over %.1f s (coalesce %v): %d Slack calls (%d postMessage, %d update, %d other), %d × 429, root shows %d, thread %d, last call after %.1f s",
+		rep, r.Measured.OK, r.Measured.Seconds, coalesce, s.calls(), s.postMessages, s.updates, s.otherCalls, s.rateLimited,
+		s.rootCount, s.reported, s.lastCall.Seconds())
+	return nil
+}

@@ -93,23 +93,27 @@ func (b *Bot) webhook(source string, decode func([]byte) ([]alerts.Alert, error)
 			fail(w, http.StatusBadRequest, err.Error())
 			return
 		}
-		res := webhookResult{Incidents: make([]recorded, 0, len(list))}
+		recs := make([]state.AlertRecord, len(list))
 		for i := range list {
-			a := &list[i]
-			b.opt.Router.Route(a)
-			out, err := b.opt.Store.RecordAlert(r.Context(), record(a))
-			if err != nil {
-				m.AlertsReceived.WithLabelValues(source, "unavailable").Inc()
-				if errors.Is(err, state.ErrUnavailable) {
-					b.log.Warn("webhook refused: redis unavailable", "source", source, "err", err)
-					w.Header().Set("Retry-After", "5")
-					fail(w, http.StatusServiceUnavailable, "state store unavailable; retry")
-					return
-				}
-				b.log.Error("record alert", "source", source, "err", err)
-				fail(w, http.StatusInternalServerError, "could not record the alert")
+			b.opt.Router.Route(&list[i])
+			recs[i] = record(&list[i])
+		}
+		outs, err := b.opt.Store.RecordAlerts(r.Context(), recs)
+		if err != nil {
+			m.AlertsReceived.WithLabelValues(source, "unavailable").Add(float64(len(list)))
+			if errors.Is(err, state.ErrUnavailable) {
+				b.log.Warn("webhook refused: redis unavailable", "source", source, "err", err)
+				w.Header().Set("Retry-After", "5")
+				fail(w, http.StatusServiceUnavailable, "state store unavailable; retry")
 				return
 			}
+			b.log.Error("record alert", "source", source, "err", err)
+			fail(w, http.StatusInternalServerError, "could not record the alert")
+			return
+		}
+		res := webhookResult{Incidents: make([]recorded, 0, len(list))}
+		for i, out := range outs {
+			a := &list[i]
 			m.AlertsReceived.WithLabelValues(source, out.Result).Inc()
 			switch out.Result {
 			case "opened":

@@ -82,24 +82,58 @@ type Event struct {
 // RecordAlert records a into the incident of its dedup key, opening one if none is open. It is
 // atomic across goroutines and processes. Errors wrap ErrUnavailable when Redis is unreachable.
 func (s *Store) RecordAlert(ctx context.Context, a AlertRecord) (Outcome, error) {
-	if a.Key == "" {
-		return Outcome{}, errors.New("record alert: empty dedup key")
-	}
-	status := "firing"
-	if a.Resolved {
-		status = "resolved"
-	}
-	var ar int64
-	if s.AutoResolveAfter > 0 {
-		ar = s.AutoResolveAfter.Milliseconds()
-	}
-	res, err := recordScript.Run(ctx, s.rdb, []string{s.base},
-		a.Key, a.Fingerprint, status, a.Title, a.Severity, a.Pipeline, a.Channel,
-		ms(s.now()), s.Coalesce.Milliseconds(), a.Source, ar, a.Detail).StringSlice()
+	out, err := s.RecordAlerts(ctx, []AlertRecord{a})
 	if err != nil {
-		return Outcome{}, wrap("record alert", err)
+		return Outcome{}, err
 	}
-	return Outcome{Incident: res[0], Result: res[1], Previous: res[2]}, nil
+	return out[0], nil
+}
+
+// RecordAlerts records a webhook's alerts in one round trip to Redis; each alert still goes
+// through its own atomic script, in order. On an error some alerts may be recorded: the sender
+// retries the payload and those count once more as duplicates, none is lost.
+func (s *Store) RecordAlerts(ctx context.Context, as []AlertRecord) ([]Outcome, error) {
+	args := make([][]any, len(as))
+	for i, a := range as {
+		if a.Key == "" {
+			return nil, errors.New("record alert: empty dedup key")
+		}
+		status := "firing"
+		if a.Resolved {
+			status = "resolved"
+		}
+		args[i] = []any{a.Key, a.Fingerprint, status, a.Title, a.Severity, a.Pipeline, a.Channel,
+			ms(s.now()), s.Coalesce.Milliseconds(), a.Source, max(s.AutoResolveAfter, 0).Milliseconds(), a.Detail}
+	}
+	run := func() ([]*redis.Cmd, error) {
+		pipe := s.rdb.Pipeline()
+		cmds := make([]*redis.Cmd, len(as))
+		for i := range as {
+			cmds[i] = recordScript.EvalSha(ctx, pipe, []string{s.base}, args[i]...)
+		}
+		_, err := pipe.Exec(ctx)
+		return cmds, err
+	}
+	cmds, err := run()
+	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		// A new or restarted Redis: load the script, then run the batch (none of it ran).
+		if lerr := recordScript.Load(ctx, s.rdb).Err(); lerr != nil {
+			return nil, wrap("record alert", lerr)
+		}
+		cmds, err = run()
+	}
+	if err != nil {
+		return nil, wrap("record alert", err)
+	}
+	out := make([]Outcome, len(as))
+	for i, c := range cmds {
+		res, err := c.StringSlice()
+		if err != nil || len(res) != 3 {
+			return nil, wrap("record alert", fmt.Errorf("unexpected script answer %v: %w", res, err))
+		}
+		out[i] = Outcome{Incident: res[0], Result: res[1], Previous: res[2]}
+	}
+	return out, nil
 }
 
 // Get returns the incident with the given id (case-insensitive "inc-7" and "7" work too).

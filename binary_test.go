@@ -152,3 +152,50 @@ func TestBinaryReplicaKilledMidDelivery(t *testing.T) {
 		}
 	}
 }
+
+// TestBinaryTwoReplicasOneIncident: two streamwatch processes against one Redis and one Slack
+// fake; 1,000 concurrent duplicates split between them make one incident and one root message.
+func TestBinaryTwoReplicasOneIncident(t *testing.T) {
+	s := newSlack(t, slackfake.Options{})
+	su := setup{redisURL: testredis.URL(t), prefix: testredis.Prefix(), slack: s}
+	a, b := startBinary(t, su), startBinary(t, su)
+	const n = 1000
+	codes := make(chan int, n)
+	sem := make(chan struct{}, 16)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(i int) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			p := a
+			if i%2 == 1 {
+				p = b
+			}
+			req, _ := http.NewRequest("POST", p.url+"/webhooks/generic", strings.NewReader(generic("client replied sms", "two-processes")))
+			req.Header.Set("Authorization", "Bearer "+webhookToken)
+			r, err := http.DefaultClient.Do(req)
+			if err != nil {
+				codes <- 0
+				return
+			}
+			r.Body.Close()
+			codes <- r.StatusCode
+		}(i)
+	}
+	wg.Wait()
+	close(codes)
+	for c := range codes {
+		if c != 200 {
+			t.Fatalf("an alert was answered %d", c)
+		}
+	}
+	waitFor(t, s, "one root counting 1000", func(s *slackfake.Server) bool {
+		r := roots(s, "C0DEFAULT")
+		return len(r) == 1 && strings.Contains(r[0].Text, "1000 occurrences") && duplicatesReported(s, "C0DEFAULT", r[0].TS) == n-1
+	})
+	if r := roots(s, "C0DEFAULT"); len(r) != 1 {
+		t.Fatalf("%d root messages, want 1", len(r))
+	}
+}

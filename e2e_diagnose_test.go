@@ -178,7 +178,7 @@ func TestE2EDiagnoseBrokerDownAndDrift(t *testing.T) {
 	deployed := filepath.Join(base, "sms-replies.conf")
 	os.WriteFile(deployed, []byte("spark.app.name=sms-replies\nspark.kafka.subscribe="+seedTopic+
 		"\nspark.kafka.group.id=sms-replies-v2\nspark.kafka.bootstrap.servers=127.0.0.1:1\n"), 0o644)
-	port, _ := testredisFreePort()
+	port, _ := testredis.FreePort()
 	in := start(t, setup{extra: fmt.Sprintf(`    kafka:
       cluster: main
       topics: [%s]
@@ -207,5 +207,3 @@ diagnose:
 		t.Fatalf("drift evidence lacks the file and line:\n%s", r.Blocks)
 	}
 }
-
-func testredisFreePort() (int, error) { return testredis.FreePort() }

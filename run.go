@@ -207,10 +207,12 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 			return fmt.Errorf("environment: STREAMWATCH_OUTBOX_CLAIM_AFTER: %q is not a positive duration", v)
 		}
 	}
+	// One name per process: the outbox consumer and the scheduler's lock owner are the same replica.
+	replica := replicaName()
 	b := bot.New(bot.Options{
 		Log: log, Store: store, Router: router, Commands: handler, API: api,
 		WebhookToken: sec.WebhookToken, AllowUnauthenticated: cfg.HTTP.AllowUnauthenticatedWebhooks,
-		MaxBodyBytes: cfg.HTTP.MaxBodyBytes, Replica: replicaName(), AllowedChannels: cfg.Slack.AllowedChannels,
+		MaxBodyBytes: cfg.HTTP.MaxBodyBytes, Replica: replica, AllowedChannels: cfg.Slack.AllowedChannels,
 		Metrics: metrics, HTTPClient: httpClient, ClaimAfter: claimAfter,
 		Enrich: func(ctx context.Context, incident, pipeline string, again bool) {
 			enrich(ctx, diag, store, log, incident, pipeline, again)
@@ -237,7 +239,7 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 	defer stopBot()
 	botDone := make(chan error, 1)
 	go func() { botDone <- b.Run(botCtx) }()
-	sched := &bot.Scheduler{Store: store, Log: log, Replica: replicaName()}
+	sched := &bot.Scheduler{Store: store, Log: log, Replica: replica}
 	if err := scheduleJobs(sched, cfg, hs, store, metrics, log); err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package state
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -79,7 +80,8 @@ func (s *Store) LastProbe(ctx context.Context, pipeline string) (ProbeStatus, er
 	}
 	var ps ProbeStatus
 	ps.Status = str(v[0])
-	ps.Since = fromMS(parseInt(str(v[1])))
+	since, _ := strconv.ParseInt(str(v[1]), 10, 64)
+	ps.Since = fromMS(since)
 	_ = json.Unmarshal([]byte(str(v[2])), &ps.Last)
 	return ps, nil
 }

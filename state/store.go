@@ -86,14 +86,3 @@ func fromMS(v int64) time.Time {
 	}
 	return time.UnixMilli(v).UTC()
 }
-
-func parseInt(s string) int64 {
-	var n int64
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return 0
-		}
-		n = n*10 + int64(c-'0')
-	}
-	return n
-}

@@ -36,7 +36,10 @@ func (c Checks) Run(ctx context.Context, pipeline string, timeout time.Duration)
 		go func() {
 			f()
 			mu.Lock()
-			delete(pending, name)
+			// A check that returns only because the deadline cut it did not finish.
+			if ctx.Err() == nil {
+				delete(pending, name)
+			}
 			mu.Unlock()
 			done <- struct{}{}
 		}()

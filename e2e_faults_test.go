@@ -700,7 +700,7 @@ func TestE2EFaultsSecretsNeverLeak(t *testing.T) {
 		t.Fatalf("secrets leaked:\n%s", strings.Join(found, "\n"))
 	}
 	// The scenario went through the paths that log.
-	for _, msg := range []string{`"alert recorded"`, `"command"`, `"slack delivery failed; will retry"`, `"webhook refused: redis unavailable"`} {
+	for _, msg := range []string{`"webhook recorded"`, `"command"`, `"slack delivery failed; will retry"`, `"webhook refused: redis unavailable"`} {
 		if !strings.Contains(in.logs.String(), msg) {
 			t.Fatalf("no log line %s: the scenario did not run as planned\n%s", msg, in.logs)
 		}

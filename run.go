@@ -297,6 +297,11 @@ func universalOptions(o *redis.UniversalOptions) *redis.UniversalOptions {
 	if u.MaxRetries == 0 {
 		u.MaxRetries = 1
 	}
+	if u.Protocol == 0 {
+		// RESP2: streamwatch uses nothing of RESP3 (push messages, client-side caching), and
+		// under RESP3 go-redis looks for pushed messages before reading every reply.
+		u.Protocol = 2
+	}
 	return &u
 }
 

@@ -52,7 +52,6 @@ type Bot struct {
 	connected atomic.Bool
 	authBad   atomic.Bool
 	draining  atomic.Bool
-	wake      chan struct{}
 }
 
 // New returns a Bot; Run starts it.
@@ -81,7 +80,7 @@ func New(opt Options) *Bot {
 	if opt.HTTPClient == nil {
 		opt.HTTPClient = &http.Client{Timeout: 15 * time.Second}
 	}
-	return &Bot{opt: opt, log: opt.Log, wake: make(chan struct{}, 1)}
+	return &Bot{opt: opt, log: opt.Log}
 }
 
 // Connected reports whether the socket-mode connection is up.
@@ -104,10 +103,3 @@ func (b *Bot) Run(ctx context.Context) error {
 
 // RunDelivery runs only the outbox deliverer (a replica may run without a socket).
 func (b *Bot) RunDelivery(ctx context.Context) { b.runDelivery(ctx) }
-
-func (b *Bot) poke() {
-	select {
-	case b.wake <- struct{}{}:
-	default:
-	}
-}

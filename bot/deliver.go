@@ -22,6 +22,9 @@ type deliverer struct {
 	posted    map[string]string    // stream id → ts of a root or notice Slack took, bookkeeping still to do
 	paused    map[string]time.Time // channel → not before (HTTP 429)
 	lastClaim time.Time
+	// lastMaintain is when maintain last ran; pendingAt is when the entries this replica
+	// holds must be read again (zero: at the next pass).
+	lastMaintain, pendingAt time.Time
 }
 
 // runDelivery delivers the outbox until ctx ends. Entries of one incident go out in sequence
@@ -60,6 +63,59 @@ func sleep(ctx context.Context, d time.Duration) bool {
 func (d *deliverer) pass(ctx context.Context) error {
 	b := d.b
 	st := b.opt.Store
+	now := time.Now()
+	// Housekeeping runs at most twice a Poll, not once per pass: during a storm of new
+	// incidents a pass starts for every few entries.
+	if now.Sub(d.lastMaintain) >= b.opt.Poll/2 {
+		d.lastMaintain = now
+		if err := d.maintain(ctx); err != nil {
+			return err
+		}
+	}
+	next := now.Add(pendingRecheck)
+	if now.Before(d.pendingAt) {
+		next = d.pendingAt // the pending entries are not read in this pass: their time stands
+	}
+	blocked := map[string]time.Time{}
+	delivered := 0
+	var pending []state.Delivery
+	if !now.Before(d.pendingAt) {
+		var err error
+		if pending, err = st.ReadOutbox(ctx, b.opt.Replica, true, 200, 0); err != nil {
+			return err
+		}
+		n, err := d.deliverAll(ctx, pending, blocked, &next)
+		if err != nil {
+			return err
+		}
+		delivered += n
+	}
+	fresh, err := st.ReadOutbox(ctx, b.opt.Replica, false, 200, b.opt.Poll)
+	if err != nil {
+		return err
+	}
+	n, err := d.deliverAll(ctx, fresh, blocked, &next)
+	if err != nil {
+		return err
+	}
+	delivered += n
+	d.pendingAt = next
+	if delivered == 0 && len(pending)+len(fresh) > 0 {
+		// Only waiting entries (backoff, a channel Slack paused): do not spin on every new
+		// entry; let them gather and read them in one go.
+		sleep(ctx, min(time.Until(next), b.opt.Poll))
+	}
+	return nil
+}
+
+// pendingRecheck is the longest the deliverer goes without reading its pending entries.
+const pendingRecheck = 5 * time.Second
+
+// maintain moves due coalesced updates into the outbox, auto-resolves, claims the entries of
+// a stalled replica and updates the outbox depth.
+func (d *deliverer) maintain(ctx context.Context) error {
+	b := d.b
+	st := b.opt.Store
 	if _, err := st.Pump(ctx); err != nil {
 		return err
 	}
@@ -76,47 +132,40 @@ func (d *deliverer) pass(ctx context.Context) error {
 		}
 		if len(claimed) > 0 {
 			b.log.Info("claimed outbox entries of a stalled replica", "entries", len(claimed))
+			d.pendingAt = time.Time{}
 		}
 	}
 	if depth, err := st.OutboxDepth(ctx); err == nil {
 		b.opt.Metrics.OutboxDepth.Set(float64(depth))
 	}
-	pending, err := st.ReadOutbox(ctx, b.opt.Replica, true, 200, 0)
-	if err != nil {
-		return err
-	}
-	blocked := map[string]bool{}
-	if err := d.deliverAll(ctx, pending, blocked); err != nil {
-		return err
-	}
-	fresh, err := st.ReadOutbox(ctx, b.opt.Replica, false, 200, b.opt.Poll)
-	if err != nil {
-		return err
-	}
-	if err := d.deliverAll(ctx, fresh, blocked); err != nil {
-		return err
-	}
-	if len(fresh) == 0 && len(pending) > 0 {
-		// Only waiting entries: do not spin.
-		select {
-		case <-ctx.Done():
-		case <-b.wake:
-		case <-time.After(b.opt.Poll):
-		}
-	}
 	return nil
 }
 
-// deliverAll delivers list in order; it stops at a Redis outage (the whole pass is retried),
-// so that the log says "redis unavailable" once, not "slack delivery failed" per entry.
-func (d *deliverer) deliverAll(ctx context.Context, list []state.Delivery, blocked map[string]bool) error {
+// deliverAll delivers list in order and counts what it delivered; it stops at a Redis outage
+// (the whole pass is retried), so that the log says "redis unavailable" once, not "slack
+// delivery failed" per entry. blocked holds incidents whose earlier entry waits, with the time
+// it waits for; next is lowered to the earliest time a waiting entry may go.
+func (d *deliverer) deliverAll(ctx context.Context, list []state.Delivery, blocked map[string]time.Time, next *time.Time) (int, error) {
 	now := time.Now()
+	delivered := 0
+	wait := func(e state.Delivery, until time.Time) {
+		if e.Kind != state.KindNotice {
+			blocked[e.Incident] = until
+		}
+		if until.Before(*next) {
+			*next = until
+		}
+	}
 	for _, e := range list {
 		if ctx.Err() != nil {
-			return nil
+			return delivered, nil
 		}
-		if blocked[e.Incident] || now.Before(d.retryAt[e.StreamID]) {
-			blocked[e.Incident] = true
+		if until, ok := blocked[e.Incident]; ok && e.Kind != state.KindNotice {
+			wait(e, until)
+			continue
+		}
+		if at := d.retryAt[e.StreamID]; now.Before(at) {
+			wait(e, at)
 			continue
 		}
 		// One slow Slack call must not hold every other incident's messages for long.
@@ -124,30 +173,31 @@ func (d *deliverer) deliverAll(ctx context.Context, list []state.Delivery, block
 		err := d.deliver(callCtx, e)
 		cancel()
 		if errors.Is(err, state.ErrUnavailable) {
-			return fmt.Errorf("outbox: %w", err)
+			return delivered, fmt.Errorf("outbox: %w", err)
 		}
 		if err != nil {
-			blocked[e.Incident] = true
 			d.attempts[e.StreamID]++
-			wait := backoff(d.attempts[e.StreamID])
+			delay := backoff(d.attempts[e.StreamID])
 			var rl *slack.RateLimitedError
 			if errors.As(err, &rl) && rl.RetryAfter > 0 {
-				wait = rl.RetryAfter
+				delay = rl.RetryAfter
 			}
-			if !errors.Is(err, errWaiting) {
+			if !errors.Is(err, errWaiting) && !errors.Is(err, errPaused) {
 				d.b.log.Warn("slack delivery failed; will retry", "incident", e.Incident, "kind", e.Kind,
-					"attempt", d.attempts[e.StreamID], "retry_in", wait, "err", err)
+					"attempt", d.attempts[e.StreamID], "retry_in", delay, "err", err)
 			}
-			d.retryAt[e.StreamID] = time.Now().Add(wait)
+			d.retryAt[e.StreamID] = time.Now().Add(delay)
+			wait(e, d.retryAt[e.StreamID])
 			continue
 		}
+		delivered++
 		d.b.opt.Metrics.DeliveryLatency.Observe(streamAge(e.StreamID, time.Now()).Seconds())
 		delete(d.retryAt, e.StreamID)
 		delete(d.attempts, e.StreamID)
 		delete(d.replied, e.StreamID)
 		delete(d.posted, e.StreamID)
 	}
-	return nil
+	return delivered, nil
 }
 
 // deliveryTimeout bounds one delivery (its Slack calls and bookkeeping).
@@ -167,8 +217,8 @@ func (d *deliverer) deliver(ctx context.Context, e state.Delivery) error {
 	b := d.b
 	st := b.opt.Store
 	if e.Kind == state.KindNotice {
-		if until, ok := d.paused[e.Channel]; ok && time.Now().Before(until) {
-			return &slack.RateLimitedError{RetryAfter: time.Until(until)}
+		if err := d.pausedErr(e.Channel); err != nil {
+			return err
 		}
 		if _, done := d.posted[e.StreamID]; !done {
 			if _, _, err := b.opt.API.PostMessageContext(ctx, e.Channel, slack.MsgOptionText(e.Detail, false),
@@ -180,21 +230,21 @@ func (d *deliverer) deliver(ctx context.Context, e state.Delivery) error {
 		}
 		return st.Drop(ctx, e)
 	}
-	prog, err := st.Progress(ctx, e.Incident)
+	if err := d.pausedErr(e.Channel); err != nil {
+		return err // without reading the incident: a storm of new incidents waits cheaply
+	}
+	inc, err := st.Get(ctx, e.Incident)
 	if err != nil {
 		return err
 	}
+	prog := inc.Delivery()
 	if e.Seq <= prog.Delivered {
 		return st.Complete(ctx, e, "", "") // delivered before; only the ack was lost
 	}
 	if e.Seq > prog.Delivered+1 {
 		return errWaiting
 	}
-	if until, ok := d.paused[prog.Channel]; ok && time.Now().Before(until) {
-		return &slack.RateLimitedError{RetryAfter: time.Until(until)}
-	}
-	inc, err := st.Get(ctx, e.Incident)
-	if err != nil {
+	if err := d.pausedErr(prog.Channel); err != nil {
 		return err
 	}
 	switch e.Kind {
@@ -233,6 +283,17 @@ func (d *deliverer) deliver(ctx context.Context, e state.Delivery) error {
 	}
 	b.log.Error("unknown outbox entry dropped", "kind", e.Kind, "incident", e.Incident)
 	return st.Complete(ctx, e, "", "")
+}
+
+// errPaused means Slack asked to wait before posting to the entry's channel again.
+var errPaused = errors.New("slack paused the channel")
+
+// pausedErr is a rate-limit error while Slack has paused channel (HTTP 429), else nil.
+func (d *deliverer) pausedErr(channel string) error {
+	if until, ok := d.paused[channel]; ok && channel != "" && time.Now().Before(until) {
+		return fmt.Errorf("%w: %w", errPaused, &slack.RateLimitedError{RetryAfter: time.Until(until)})
+	}
+	return nil
 }
 
 // slackOK records that Slack accepted the tokens again.

@@ -254,7 +254,6 @@ func (b *Bot) blockActions(ctx context.Context, cb slack.InteractionCallback) {
 			}
 		}
 	}
-	b.poke()
 }
 
 func (b *Bot) audit(ctx context.Context, req commands.Request, action, target, outcome, detail string) {

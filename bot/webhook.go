@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -112,12 +113,17 @@ func (b *Bot) webhook(source string, decode func([]byte) ([]alerts.Alert, error)
 			return
 		}
 		res := webhookResult{Incidents: make([]recorded, 0, len(list))}
+		debug := b.log.Enabled(r.Context(), slog.LevelDebug)
+		counts := map[string]int{}
+		var opened []string
 		for i, out := range outs {
 			a := &list[i]
 			m.AlertsReceived.WithLabelValues(source, out.Result).Inc()
+			counts[out.Result]++
 			switch out.Result {
 			case "opened":
 				m.IncidentsOpened.Inc()
+				opened = append(opened, out.Incident)
 				if b.opt.Enrich != nil && a.Pipeline != "" {
 					go b.opt.Enrich(context.WithoutCancel(r.Context()), out.Incident, a.Pipeline, false)
 				}
@@ -125,11 +131,14 @@ func (b *Bot) webhook(source string, decode func([]byte) ([]alerts.Alert, error)
 				m.Duplicates.Inc()
 			}
 			res.Incidents = append(res.Incidents, recorded{Incident: out.Incident, Result: out.Result, Previous: out.Previous, Fingerprint: a.Fingerprint})
-			b.log.Info("alert recorded", "source", source, "incident", out.Incident, "result", out.Result,
-				"fingerprint", a.Fingerprint, "pipeline", a.Pipeline)
 		}
-		b.poke()
 		writeJSON(w, http.StatusOK, res)
+		// Debug, one line per webhook: a storm would otherwise write thousands of lines a
+		// second; incidents are in Slack, in their timelines and in the metrics.
+		if debug {
+			b.log.Debug("webhook recorded", "source", source, "alerts", len(list), "opened", opened,
+				"duplicates", counts["duplicate"], "resolved", counts["resolved"], "ignored", counts["ignored"])
+		}
 	})
 }
 

@@ -2,6 +2,8 @@ package state
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"sort"
@@ -54,6 +56,8 @@ type Incident struct {
 	LastSeen    time.Time
 	Count       int64
 	RootTS      string
+	RootChannel string // where the root was posted ("" until it is)
+	Delivered   int64  // the sequence number of the last delivery Slack took
 	Previous    string
 	MergedInto  string
 	MergedFrom  []string
@@ -89,51 +93,10 @@ func (s *Store) RecordAlert(ctx context.Context, a AlertRecord) (Outcome, error)
 	return out[0], nil
 }
 
-// RecordAlerts records a webhook's alerts in one round trip to Redis; each alert still goes
-// through its own atomic script, in order. On an error some alerts may be recorded: the sender
-// retries the payload and those count once more as duplicates, none is lost.
-func (s *Store) RecordAlerts(ctx context.Context, as []AlertRecord) ([]Outcome, error) {
-	args := make([][]any, len(as))
-	for i, a := range as {
-		if a.Key == "" {
-			return nil, errors.New("record alert: empty dedup key")
-		}
-		status := "firing"
-		if a.Resolved {
-			status = "resolved"
-		}
-		args[i] = []any{a.Key, a.Fingerprint, status, a.Title, a.Severity, a.Pipeline, a.Channel,
-			ms(s.now()), s.Coalesce.Milliseconds(), a.Source, max(s.AutoResolveAfter, 0).Milliseconds(), a.Detail}
-	}
-	run := func() ([]*redis.Cmd, error) {
-		pipe := s.rdb.Pipeline()
-		cmds := make([]*redis.Cmd, len(as))
-		for i := range as {
-			cmds[i] = recordScript.EvalSha(ctx, pipe, []string{s.base}, args[i]...)
-		}
-		_, err := pipe.Exec(ctx)
-		return cmds, err
-	}
-	cmds, err := run()
-	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-		// A new or restarted Redis: load the script, then run the batch (none of it ran).
-		if lerr := recordScript.Load(ctx, s.rdb).Err(); lerr != nil {
-			return nil, wrap("record alert", lerr)
-		}
-		cmds, err = run()
-	}
-	if err != nil {
-		return nil, wrap("record alert", err)
-	}
-	out := make([]Outcome, len(as))
-	for i, c := range cmds {
-		res, err := c.StringSlice()
-		if err != nil || len(res) != 3 {
-			return nil, wrap("record alert", fmt.Errorf("unexpected script answer %v: %w", res, err))
-		}
-		out[i] = Outcome{Incident: res[0], Result: res[1], Previous: res[2]}
-	}
-	return out, nil
+// keyHash names a dedup key in Redis key names, as the scripts' dedup() does.
+func keyHash(key string) string {
+	h := sha1.Sum([]byte(key))
+	return hex.EncodeToString(h[:])
 }
 
 // Get returns the incident with the given id (case-insensitive "inc-7" and "7" work too).
@@ -169,7 +132,7 @@ func parseIncident(h map[string]string, alerts map[string]string) *Incident {
 		ID: h["id"], Key: h["key"], Title: h["title"], Severity: int(n("severity")),
 		Pipeline: h["pipeline"], Channel: h["channel"], Status: h["status"], Source: h["source"],
 		FirstSeen: fromMS(n("first_seen")), LastSeen: fromMS(n("last_seen")), Count: n("count"),
-		RootTS: h["root_ts"], Previous: h["previous"], MergedInto: h["merged_into"],
+		RootTS: h["root_ts"], RootChannel: h["root_channel"], Delivered: n("delivered"), Previous: h["previous"], MergedInto: h["merged_into"],
 		AckBy: h["ack_by"], ResolvedBy: h["resolved_by"], ResolvedAt: fromMS(n("resolved_at")),
 		Note: h["note"], AllResolved: h["all_resolved"] == "1",
 		Alerts: make(map[string]AlertState, len(alerts)),
@@ -245,13 +208,22 @@ func (s *Store) ByThread(ctx context.Context, channel, ts string) (string, error
 	return id, nil
 }
 
-// Timeline returns the newest n events of an incident, oldest first.
+// Timeline returns the newest n events of an incident, oldest first. The first event,
+// "opened", is not stored in the timeline stream but read from the incident itself.
 func (s *Store) Timeline(ctx context.Context, id string, n int64) ([]Event, error) {
-	msgs, err := s.rdb.XRevRangeN(ctx, s.key("inc", NormalizeID(id), "timeline"), "+", "-", n).Result()
-	if err != nil {
+	id = NormalizeID(id)
+	pipe := s.rdb.Pipeline()
+	xs := pipe.XRevRangeN(ctx, s.key("inc", id, "timeline"), "+", "-", n)
+	opened := pipe.HMGet(ctx, s.key("inc", id), "first_seen", "source", "title")
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, wrap("read timeline", err)
 	}
-	out := make([]Event, 0, len(msgs))
+	msgs := xs.Val()
+	out := make([]Event, 0, len(msgs)+1)
+	if v := opened.Val(); int64(len(msgs)) < n && len(v) == 3 && v[0] != nil {
+		first, _ := strconv.ParseInt(str(v[0]), 10, 64)
+		out = append(out, Event{At: fromMS(first), Event: "opened", Actor: str(v[1]), Detail: str(v[2])})
+	}
 	for i := len(msgs) - 1; i >= 0; i-- {
 		v := msgs[i].Values
 		at, _ := strconv.ParseInt(str(v["at"]), 10, 64)

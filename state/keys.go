@@ -6,11 +6,12 @@ package state
 //
 //	P:seq:incident            string  INCR counter behind the human ids INC-1, INC-2, …
 //	P:dedup:<sha1(key)>       string  dedup key → id of the open incident that absorbs it
-//	P:last:<sha1(key)>        string  dedup key → id of the newest incident it ever opened
+//	P:last:<sha1(key)>        string  dedup key → the newest closed (resolved or merged) incident it opened
 //	P:inc:<id>                hash    the incident (see incidentFields)
 //	P:inc:<id>:alerts         hash    fingerprint → JSON {"status","last_seen"}
-//	P:inc:<id>:keys           set     dedup keys routed to this incident (its own and merged ones)
-//	P:inc:<id>:timeline       stream  events: opened, duplicate, acknowledged, resolved, merged, …
+//	P:inc:<id>:keys           set     dedup keys merged into this incident (its own is its "key" field)
+//	P:inc:<id>:timeline       stream  events after "opened" (which the incident's hash holds):
+//	                                  acknowledged, resolved, merged, alert_resolved, notes, …
 //	P:open                    zset    open incidents by first-seen time (ms)
 //	P:ts:<channel>:<ts>       string  Slack message (root) → incident id
 //	P:outbox                  stream  deliveries for Slack; consumer group "deliver"

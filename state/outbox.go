@@ -32,7 +32,10 @@ type Delivery struct {
 	Detail   string    // note, other incident id, or the last duplicate's summary
 	Count    int64     // KindFlush: occurrences since Since; merged_from: occurrences merged
 	Since    time.Time // KindFlush: first of those occurrences; all_resolved: auto-resolve time
-	Channel  string    // KindNotice: where to post Detail
+	// Channel is where a notice goes; for an incident's entries, the incident's channel when
+	// the entry was queued, so that a deliverer can wait out a channel Slack paused without
+	// reading the incident.
+	Channel string
 }
 
 // EnsureOutbox creates the outbox stream and its consumer group if missing.
@@ -128,18 +131,14 @@ type DeliveryState struct {
 	Channel   string
 }
 
-// Progress reads an incident's delivery progress.
-func (s *Store) Progress(ctx context.Context, incident string) (DeliveryState, error) {
-	v, err := s.rdb.HMGet(ctx, s.key("inc", incident), "delivered", "root_ts", "root_channel", "channel").Result()
-	if err != nil {
-		return DeliveryState{}, wrap("read delivery progress", err)
-	}
-	d, _ := strconv.ParseInt(str(v[0]), 10, 64)
-	ch := str(v[2])
+// Delivery returns the incident's delivery progress (read with the incident, so that a
+// delivery costs one read).
+func (inc *Incident) Delivery() DeliveryState {
+	ch := inc.RootChannel
 	if ch == "" {
-		ch = str(v[3])
+		ch = inc.Channel
 	}
-	return DeliveryState{Delivered: d, RootTS: str(v[1]), Channel: ch}, nil
+	return DeliveryState{Delivered: inc.Delivered, RootTS: inc.RootTS, Channel: ch}
 }
 
 // Complete records d as delivered (with the root message's ts and channel for a root) and

@@ -71,9 +71,9 @@ func TestOutboxCompleteAndClaim(t *testing.T) {
 	if err := s.Complete(ctx, got[0], "1732970000.000100", "C0PIPE"); err != nil {
 		t.Fatal(err)
 	}
-	p, _ := s.Progress(ctx, "INC-1")
-	if p.Delivered != 1 || p.RootTS != "1732970000.000100" || p.Channel != "C0PIPE" {
-		t.Fatalf("progress %+v", p)
+	inc, _ := s.Get(ctx, "INC-1")
+	if p := inc.Delivery(); p.Delivered != 1 || p.RootTS != "1732970000.000100" || p.Channel != "C0PIPE" {
+		t.Fatalf("progress %+v", inc.Delivery())
 	}
 	id, _ := s.ByThread(ctx, "C0PIPE", "1732970000.000100")
 	if id != "INC-1" {

@@ -10,11 +10,23 @@ local function ik(id, suffix)
   if suffix then return P .. ":inc:" .. id .. ":" .. suffix end
   return P .. ":inc:" .. id
 end
+-- enqueue adds a delivery; empty fields are left out (they read as empty).
 local function enqueue(id, kind, ev, actor, detail, count, since)
   local seq = redis.call("HINCRBY", ik(id), "seq", 1)
-  redis.call("XADD", P .. ":outbox", "*", "inc", id, "seq", seq, "kind", kind,
-    "event", ev or "", "actor", actor or "", "detail", detail or "",
-    "count", count or 0, "since", since or 0)
+  local ch = redis.call("HMGET", ik(id), "root_channel", "channel")
+  local e = {"inc", id, "seq", seq, "kind", kind, "channel", ch[1] or ch[2] or ""}
+  local function add(k, v)
+    if v and v ~= "" and v ~= 0 and v ~= "0" then
+      e[#e + 1] = k
+      e[#e + 1] = v
+    end
+  end
+  add("event", ev)
+  add("actor", actor)
+  add("detail", detail)
+  add("count", count)
+  add("since", since)
+  redis.call("XADD", P .. ":outbox", "*", unpack(e))
 end
 local function event(id, now, ev, actor, detail)
   redis.call("XADD", ik(id, "timeline"), "MAXLEN", "~", 1000, "*",
@@ -27,9 +39,21 @@ local function schedule_flush(id, now, window)
   if last + window > due then due = last + window end
   redis.call("ZADD", P .. ":due", due, id)
 end
--- Dedup keys can be long (label values): key names hold their SHA-1.
+-- Dedup keys can be long (label values): key names hold their SHA-1 (keyHash in Go).
 local function dedup(k) return P .. ":dedup:" .. redis.sha1hex(k) end
 local function last(k) return P .. ":last:" .. redis.sha1hex(k) end
+-- inc_keys are the dedup keys an incident absorbs: its own and those merged into it.
+local function inc_keys(id)
+  local ks = redis.call("SMEMBERS", ik(id, "keys"))
+  local own = redis.call("HGET", ik(id), "key")
+  if own then ks[#ks + 1] = own end
+  return ks
+end
+-- close_own makes a closing incident the one a new incident of its own key links to.
+local function close_own(id)
+  local own = redis.call("HGET", ik(id), "key")
+  if own then redis.call("SET", last(own), id) end
+end
 local function more_severe(a, b)
   if a == 0 then return b end
   if b == 0 then return a end
@@ -38,68 +62,109 @@ local function more_severe(a, b)
 end
 `
 
-// recordScript records one alert atomically: it joins the open incident of its dedup key or
-// opens a new one (with a link to the previous incident of that key).
-// ARGV: key, fingerprint, status, title, severity, pipeline, channel, now, window, source,
-// auto_resolve_ms, detail. Returns {id, outcome, previous}.
+// recordScript records a webhook's alerts, each as if alone: it joins the open incident of
+// its dedup key or opens a new one (linked to the previous incident of that key). The whole
+// batch runs as one script: a storm sends thousands of alerts a second, and Redis spends more
+// on starting a script than on the few commands an alert needs.
+// ARGV: now, window, auto_resolve_ms, then recordArgs values per alert: key, sha1(key),
+// fingerprint, status, title, severity, pipeline, channel, source, detail.
+// Returns id, outcome, previous per alert.
 var recordScript = redis.NewScript(luaCommon + `
-local key, fp, status, title = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
-local sev, now, window, ar = tonumber(ARGV[5]), tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[11])
-local source, detail = ARGV[10], ARGV[12]
-local dk = dedup(key)
-local id = redis.call("GET", dk)
-if status == "resolved" then
-  if not id then return {"", "ignored", ""} end
-  redis.call("HSET", ik(id, "alerts"), fp, cjson.encode({status = "resolved", last_seen = now}))
-  event(id, now, "alert_resolved", source, fp)
-  local all = true
-  for _, v in ipairs(redis.call("HVALS", ik(id, "alerts"))) do
-    if cjson.decode(v).status ~= "resolved" then all = false break end
+local now_s = ARGV[1]
+local now, window, ar = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local firing = '{"status":"firing","last_seen":' .. now_s .. '}'
+
+local function resolved(id, fp, source, detail)
+  local alerts = ik(id, "alerts")
+  redis.call("HSET", alerts, fp, '{"status":"resolved","last_seen":' .. now_s .. '}')
+  event(id, now_s, "alert_resolved", source, fp)
+  for _, v in ipairs(redis.call("HVALS", alerts)) do
+    if not string.find(v, '"resolved"', 1, true) then return end
   end
-  if all and redis.call("HGET", ik(id), "all_resolved") ~= "1" then
-    redis.call("HSET", ik(id), "all_resolved", "1")
-    local at = 0
-    if ar > 0 then
-      at = now + ar
-      redis.call("ZADD", P .. ":autoresolve", at, id)
-    end
-    event(id, now, "all_resolved", source, detail)
-    enqueue(id, "event", "all_resolved", source, detail, 0, at)
+  if redis.call("HGET", ik(id), "all_resolved") == "1" then return end
+  redis.call("HSET", ik(id), "all_resolved", "1")
+  local at = 0
+  if ar > 0 then
+    at = now + ar
+    redis.call("ZADD", P .. ":autoresolve", at, id)
   end
-  return {id, "resolved", ""}
+  event(id, now_s, "all_resolved", source, detail)
+  enqueue(id, "event", "all_resolved", source, detail, 0, at)
 end
-local outcome = "duplicate"
-local previous = ""
-if not id then
-  id = "INC-" .. redis.call("INCR", P .. ":seq:incident")
-  previous = redis.call("GET", last(key)) or ""
+
+local function open(key, h, title, sev, pipeline, channel, source)
+  local id = "INC-" .. redis.call("INCR", P .. ":seq:incident")
+  local previous = redis.call("GET", P .. ":last:" .. h) or ""
+  -- The timeline's "opened" event is read from first_seen, source and title; the root is
+  -- delivery 1 (see enqueue).
   redis.call("HSET", ik(id), "id", id, "key", key, "title", title, "severity", sev,
-    "pipeline", ARGV[6], "channel", ARGV[7], "status", "open", "first_seen", now,
-    "last_seen", now, "count", 1, "previous", previous, "source", source,
-    "seq", 0, "delivered", 0, "pending", 0, "last_flush", 0)
-  redis.call("SET", dk, id)
-  redis.call("SET", last(key), id)
-  redis.call("SADD", ik(id, "keys"), key)
-  redis.call("ZADD", P .. ":open", now, id)
-  event(id, now, "opened", source, title)
-  enqueue(id, "root", "", "", "", 0, 0)
-  outcome = "opened"
-else
-  local cur = tonumber(redis.call("HGET", ik(id), "severity") or "0")
-  redis.call("HSET", ik(id), "last_seen", now, "severity", more_severe(cur, sev), "last_detail", detail)
-  redis.call("HINCRBY", ik(id), "count", 1)
-  if redis.call("HINCRBY", ik(id), "pending", 1) == 1 then
-    redis.call("HSET", ik(id), "pending_since", now)
+    "pipeline", pipeline, "channel", channel, "status", "open", "first_seen", now_s,
+    "last_seen", now_s, "count", "1", "previous", previous, "source", source,
+    "seq", "1", "delivered", "0", "pending", "0", "last_flush", "0")
+  redis.call("SET", P .. ":dedup:" .. h, id)
+  redis.call("ZADD", P .. ":open", now_s, id)
+  redis.call("XADD", P .. ":outbox", "*", "inc", id, "seq", "1", "kind", "root", "channel", channel)
+  return id, previous
+end
+
+local function duplicate(id, sev, detail)
+  local v = redis.call("HMGET", ik(id), "severity", "count", "pending", "all_resolved", "last_flush")
+  local pending = tonumber(v[3] or "0") or 0
+  local set = {"last_seen", now_s, "last_detail", detail, "count", (tonumber(v[2] or "0") or 0) + 1,
+    "pending", pending + 1}
+  local cur = tonumber(v[1] or "0") or 0
+  if more_severe(cur, sev) ~= cur then
+    set[#set + 1] = "severity"
+    set[#set + 1] = sev
   end
-  if redis.call("HGET", ik(id), "all_resolved") == "1" then
-    redis.call("HSET", ik(id), "all_resolved", "0")
+  if v[4] == "1" then
+    set[#set + 1] = "all_resolved"
+    set[#set + 1] = "0"
     redis.call("ZREM", P .. ":autoresolve", id)
   end
-  schedule_flush(id, now, window)
+  if pending == 0 then
+    -- The first occurrence since the last thread update: schedule the next one, a window
+    -- after the last (pending > 0 exactly while the incident is in due: the pump clears both).
+    set[#set + 1] = "pending_since"
+    set[#set + 1] = now_s
+    local due = (tonumber(v[5] or "0") or 0) + window
+    if due < now then due = now end
+    redis.call("ZADD", P .. ":due", "NX", due, id)
+  end
+  redis.call("HSET", ik(id), unpack(set))
 end
-redis.call("HSET", ik(id, "alerts"), fp, cjson.encode({status = "firing", last_seen = now}))
-return {id, outcome, previous}
+
+local out = {}
+for o = 4, #ARGV, 10 do
+  local key, h, fp, status, title = ARGV[o], ARGV[o + 1], ARGV[o + 2], ARGV[o + 3], ARGV[o + 4]
+  local sev, source, detail = ARGV[o + 5], ARGV[o + 8], ARGV[o + 9]
+  local id = redis.call("GET", P .. ":dedup:" .. h)
+  local outcome, previous = "duplicate", ""
+  if status == "resolved" then
+    if id then
+      resolved(id, fp, source, detail)
+      outcome = "resolved"
+    else
+      id, outcome = "", "ignored"
+    end
+  else
+    if id then
+      duplicate(id, tonumber(sev), detail)
+    else
+      id, previous = open(key, h, title, sev, ARGV[o + 6], ARGV[o + 7], source)
+      outcome = "opened"
+    end
+    redis.call("HSET", ik(id, "alerts"), fp, firing)
+  end
+  out[#out + 1] = id
+  out[#out + 1] = outcome
+  out[#out + 1] = previous
+end
+return out
 `)
+
+// recordArgs is how many ARGV values recordScript takes per alert.
+const recordArgs = 10
 
 // pumpScript moves due coalesced updates into the outbox, each with a snapshot of the
 // occurrences it reports, so a retried delivery posts the same text. ARGV: now, limit.
@@ -140,9 +205,10 @@ if gate == "auto" then
 end
 if st == "resolved" then return {"resolved"} end
 redis.call("HSET", ik(id), "status", "resolved", "resolved_by", actor, "resolved_at", now, "note", note)
-for _, k in ipairs(redis.call("SMEMBERS", ik(id, "keys"))) do
+for _, k in ipairs(inc_keys(id)) do
   if redis.call("GET", dedup(k)) == id then redis.call("DEL", dedup(k)) end
 end
+close_own(id)
 redis.call("ZREM", P .. ":open", id)
 redis.call("ZREM", P .. ":autoresolve", id)
 event(id, now, "resolved", actor, note)
@@ -162,10 +228,11 @@ if sf == "resolved" then return {"resolved", from} end
 if si == "resolved" then return {"resolved", into} end
 local alerts = redis.call("HGETALL", ik(from, "alerts"))
 if #alerts > 0 then redis.call("HSET", ik(into, "alerts"), unpack(alerts)) end
-for _, k in ipairs(redis.call("SMEMBERS", ik(from, "keys"))) do
+for _, k in ipairs(inc_keys(from)) do
   redis.call("SET", dedup(k), into)
   redis.call("SADD", ik(into, "keys"), k)
 end
+close_own(from)
 local n = tonumber(redis.call("HGET", ik(from), "count") or "0")
 redis.call("HINCRBY", ik(into), "count", n)
 local sevf = tonumber(redis.call("HGET", ik(from), "severity") or "0")

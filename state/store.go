@@ -30,6 +30,8 @@ type Store struct {
 	// AutoResolveAfter, when positive, resolves an incident this long after all its alerts
 	// resolved.
 	AutoResolveAfter time.Duration
+
+	commit committer
 }
 
 // New returns a Store over rdb with every key under the hash tag {prefix}.

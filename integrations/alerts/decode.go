@@ -31,6 +31,15 @@ func DecodeGrafana(body []byte) ([]Alert, error) {
 }
 
 func decodeAlertmanagerShape(body []byte, source string) ([]Alert, error) {
+	if out, ok := fastAlertmanagerShape(body, source); ok {
+		return out, nil
+	}
+	return carefulAlertmanagerShape(body, source)
+}
+
+// carefulAlertmanagerShape decodes level by level, so that an error names its
+// exact path (see json.go).
+func carefulAlertmanagerShape(body []byte, source string) ([]Alert, error) {
 	root, err := parseJSON(body)
 	if err != nil {
 		return nil, err
@@ -104,13 +113,7 @@ func decodeAlertmanagerAlert(raw json.RawMessage, path, source string, groupStat
 	if a.EndsAt, err = timestamp(in["endsAt"], path, "endsAt"); err != nil {
 		return a, err
 	}
-	// Grafana's panel shows the graph that fired, which an on-call person
-	// wants first; generatorURL is the rule's page.
-	urlKeys := []string{"generatorURL"}
-	if source == SourceGrafana {
-		urlKeys = []string{"panelURL", "dashboardURL", "generatorURL"}
-	}
-	for _, key := range urlKeys {
+	for _, key := range urlKeys(source) {
 		s, err := str(in[key], path, key)
 		if err != nil {
 			return a, err

@@ -243,12 +243,22 @@ func timestamp(raw json.RawMessage, path, key string) (time.Time, error) {
 	if err != nil || s == "" {
 		return time.Time{}, err
 	}
-	t, err := time.Parse(time.RFC3339Nano, s)
+	t, err := parseTimestamp(s)
 	if err != nil {
 		return time.Time{}, decodeErrorf("%s: invalid time %s (want RFC 3339)", at(path, key), quoteExcerpt(s))
 	}
-	if t.IsZero() {
+	return t, nil
+}
+
+// parseTimestamp parses an RFC 3339 time; "" and Go's zero time read as the
+// zero time.
+func parseTimestamp(s string) (time.Time, error) {
+	if s == "" {
 		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil || t.IsZero() {
+		return time.Time{}, err
 	}
 	return t, nil
 }

@@ -394,9 +394,11 @@ func (e *env) renderMethod(b *strings.Builder, res *results) {
 	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	w("## How each figure is measured\n\n")
 	w("- **Alert ingest.** Each run starts a fresh `streamwatch serve` (the release binary, its own process,\n")
-	w("  `--log-level %s`; at info it writes one JSON line per alert, here to a file) against one\n", o.logLevel)
-	w("  redis-server and Slack's fake (`bot/slackfake`, no rate limit; it runs on the same cores and\n")
-	w("  takes one chat.postMessage per new incident while the load runs), with a fresh key prefix.\n")
+	w("  `--log-level %s`, its log to a file) against one redis-server and Slack's fake\n", o.logLevel)
+	w("  (`bot/slackfake`, on the same cores), with a fresh key prefix. The fake paces chat.postMessage\n")
+	w("  as Slack does, 1 per second per channel (burst 3, then HTTP 429 with Retry-After): every new\n")
+	w("  incident queues a root message in the Redis outbox, and streamwatch posts them at that pace, as\n")
+	w("  it would to Slack. The calls and 429 answers of each run are listed under \"Runs\".\n")
 	w("  The load generator (`bench/cmd/swload`, a separate process, loopback only) first sends %d hot\n", hotAlerts)
 	w("  alerts once, then %d unmeasured requests, then requests of 1 alert (at most %s) and then of\n",
 		warmup, thousands(int64(o.requests1)))

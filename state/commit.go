@@ -1,0 +1,145 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+)
+
+// committer lets concurrent RecordAlerts calls share one script run (a group commit). Under
+// load many webhooks arrive while a run is in flight, and each round trip costs Redis more
+// than the few commands an alert needs. A call that finds no run in flight runs at once, so a
+// lone webhook waits for nobody.
+type committer struct {
+	mu      sync.Mutex
+	queue   []*commitReq
+	running bool
+	// beforeRun, when set (tests), is called before each run.
+	beforeRun func()
+}
+
+type commitReq struct {
+	recs []AlertRecord
+	out  []Outcome
+	err  error
+	done chan struct{}
+}
+
+// maxCommitAlerts bounds one run's alerts, so that one script does not hold Redis for long.
+// A single call with more still runs, alone.
+const maxCommitAlerts = 1000
+
+// commitTimeout bounds a shared run: it must not end with the request that happened to start it.
+const commitTimeout = 10 * time.Second
+
+// RecordAlerts records a webhook's alerts: each alert is recorded as if alone, in order, and
+// no other client sees the call half done. Calls made while another is in flight share the
+// next script run. Errors wrap ErrUnavailable when Redis is unreachable. After an error the
+// alerts may have been recorded all the same (an answer lost on the way back): the sender
+// retries, and those alerts count once more as duplicates; none is lost.
+func (s *Store) RecordAlerts(ctx context.Context, as []AlertRecord) ([]Outcome, error) {
+	for _, a := range as {
+		if a.Key == "" {
+			return nil, errors.New("record alert: empty dedup key")
+		}
+	}
+	if len(as) == 0 {
+		return nil, nil
+	}
+	req := &commitReq{recs: as, done: make(chan struct{})}
+	c := &s.commit
+	c.mu.Lock()
+	c.queue = append(c.queue, req)
+	lead := !c.running
+	c.running = true
+	c.mu.Unlock()
+	if lead {
+		s.runCommits(context.WithoutCancel(ctx), req)
+	}
+	select {
+	case <-req.done:
+		return req.out, req.err
+	case <-ctx.Done():
+		// The run goes on for the others; this call's alerts may or may not be recorded.
+		return nil, wrap("record alert", ctx.Err())
+	}
+}
+
+// runCommits runs the queued calls, oldest first, until the run holding mine is done; a new
+// goroutine takes over what is still queued, so the caller answers its webhook at once.
+func (s *Store) runCommits(ctx context.Context, mine *commitReq) {
+	c := &s.commit
+	for {
+		c.mu.Lock()
+		n, alerts := 0, 0
+		for n < len(c.queue) && (n == 0 || alerts+len(c.queue[n].recs) <= maxCommitAlerts) {
+			alerts += len(c.queue[n].recs)
+			n++
+		}
+		if n == 0 {
+			c.running = false
+			c.mu.Unlock()
+			return
+		}
+		batch := slices.Clone(c.queue[:n])
+		c.queue = slices.Delete(c.queue, 0, n)
+		hook := c.beforeRun
+		c.mu.Unlock()
+		if hook != nil {
+			hook()
+		}
+		s.runBatch(ctx, batch, alerts)
+		if mine != nil && slices.Contains(batch, mine) {
+			go s.runCommits(ctx, nil)
+			return
+		}
+	}
+}
+
+// runBatch records the alerts of batch in one script run and hands each call its outcomes.
+func (s *Store) runBatch(ctx context.Context, batch []*commitReq, alerts int) {
+	ctx, cancel := context.WithTimeout(ctx, commitTimeout)
+	defer cancel()
+	all := make([]AlertRecord, 0, alerts)
+	for _, r := range batch {
+		all = append(all, r.recs...)
+	}
+	out, err := s.recordBatch(ctx, all)
+	for _, r := range batch {
+		if err != nil {
+			r.err = err
+		} else {
+			r.out, out = out[:len(r.recs):len(r.recs)], out[len(r.recs):]
+		}
+		close(r.done)
+	}
+}
+
+// recordBatch runs recordScript once over as.
+func (s *Store) recordBatch(ctx context.Context, as []AlertRecord) ([]Outcome, error) {
+	args := make([]any, 0, 3+recordArgs*len(as))
+	args = append(args, ms(s.now()), s.Coalesce.Milliseconds(), max(s.AutoResolveAfter, 0).Milliseconds())
+	for _, a := range as {
+		status := "firing"
+		if a.Resolved {
+			status = "resolved"
+		}
+		args = append(args, a.Key, keyHash(a.Key), a.Fingerprint, status, a.Title, a.Severity, a.Pipeline, a.Channel,
+			a.Source, a.Detail)
+	}
+	res, err := recordScript.Run(ctx, s.rdb, []string{s.base}, args...).StringSlice()
+	if err != nil {
+		return nil, wrap("record alert", err)
+	}
+	if len(res) != 3*len(as) {
+		return nil, wrap("record alert", fmt.Errorf("unexpected script answer of %d values for %d alerts", len(res), len(as)))
+	}
+	out := make([]Outcome, len(as))
+	for i := range out {
+		out[i] = Outcome{Incident: res[3*i], Result: res[3*i+1], Previous: res[3*i+2]}
+	}
+	return out, nil
+}

@@ -43,6 +43,7 @@ func (b *Bot) runDelivery(ctx context.Context) {
 	}
 	for ctx.Err() == nil {
 		if err := d.pass(ctx); err != nil && ctx.Err() == nil {
+			d.pendingAt = time.Time{} // the pass stopped half way: look at everything again
 			b.log.Warn("outbox pass", "err", err)
 			sleep(ctx, time.Second)
 		}

@@ -11,12 +11,13 @@ import (
 
 // committer lets concurrent RecordAlerts calls share one script run (a group commit). Under
 // load many webhooks arrive while a run is in flight, and each round trip costs Redis more
-// than the few commands an alert needs. A call that finds no run in flight runs at once, so a
-// lone webhook waits for nobody.
+// than the few commands an alert needs. A call that finds fewer than maxRuns runs in flight
+// runs at once, so a lone webhook waits for nobody; with two in flight, Redis works on one
+// while this process sends the other or hands out its answers.
 type committer struct {
 	mu      sync.Mutex
 	queue   []*commitReq
-	running bool
+	running int // runs in flight
 	// beforeRun, when set (tests), is called before each run.
 	beforeRun func()
 }
@@ -27,6 +28,9 @@ type commitReq struct {
 	err  error
 	done chan struct{}
 }
+
+// maxRuns is how many runs may be in flight at once.
+const maxRuns = 2
 
 // maxCommitAlerts bounds one run's alerts, so that one script does not hold Redis for long.
 // A single call with more still runs, alone.
@@ -53,8 +57,10 @@ func (s *Store) RecordAlerts(ctx context.Context, as []AlertRecord) ([]Outcome, 
 	c := &s.commit
 	c.mu.Lock()
 	c.queue = append(c.queue, req)
-	lead := !c.running
-	c.running = true
+	lead := c.running < maxRuns
+	if lead {
+		c.running++
+	}
 	c.mu.Unlock()
 	if lead {
 		s.runCommits(context.WithoutCancel(ctx), req)
@@ -68,11 +74,16 @@ func (s *Store) RecordAlerts(ctx context.Context, as []AlertRecord) ([]Outcome, 
 	}
 }
 
-// runCommits runs the queued calls, oldest first, until the run holding mine is done; a new
-// goroutine takes over what is still queued, so the caller answers its webhook at once.
+// runCommits runs the queued calls, oldest first, until mine is done (another run may have
+// taken it); then a new goroutine takes over what is still queued, so that the caller answers
+// its webhook at once.
 func (s *Store) runCommits(ctx context.Context, mine *commitReq) {
 	c := &s.commit
 	for {
+		if mine != nil && mine.finished() {
+			go s.runCommits(ctx, nil)
+			return
+		}
 		c.mu.Lock()
 		n, alerts := 0, 0
 		for n < len(c.queue) && (n == 0 || alerts+len(c.queue[n].recs) <= maxCommitAlerts) {
@@ -80,7 +91,7 @@ func (s *Store) runCommits(ctx context.Context, mine *commitReq) {
 			n++
 		}
 		if n == 0 {
-			c.running = false
+			c.running--
 			c.mu.Unlock()
 			return
 		}
@@ -92,10 +103,15 @@ func (s *Store) runCommits(ctx context.Context, mine *commitReq) {
 			hook()
 		}
 		s.runBatch(ctx, batch, alerts)
-		if mine != nil && slices.Contains(batch, mine) {
-			go s.runCommits(ctx, nil)
-			return
-		}
+	}
+}
+
+func (r *commitReq) finished() bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
 	}
 }
 

@@ -220,7 +220,9 @@ func (s *Store) Timeline(ctx context.Context, id string, n int64) ([]Event, erro
 	}
 	msgs := xs.Val()
 	out := make([]Event, 0, len(msgs)+1)
-	if v := opened.Val(); int64(len(msgs)) < n && len(v) == 3 && v[0] != nil {
+	// (An incident opened by an older streamwatch has "opened" in its stream already.)
+	storedOpen := len(msgs) > 0 && str(msgs[len(msgs)-1].Values["event"]) == "opened"
+	if v := opened.Val(); int64(len(msgs)) < n && !storedOpen && len(v) == 3 && v[0] != nil {
 		first, _ := strconv.ParseInt(str(v[0]), 10, 64)
 		out = append(out, Event{At: fromMS(first), Event: "opened", Actor: str(v[1]), Detail: str(v[2])})
 	}

@@ -229,7 +229,29 @@ func TestAcknowledge(t *testing.T) {
 		t.Fatalf("duplicate while acknowledged: %+v", out)
 	}
 	tl, _ := s.Timeline(ctx, "INC-1", 10)
-	if len(tl) != 2 || tl[0].Event != "opened" || tl[1].Event != "acknowledged" || tl[1].Actor != "alice" {
+	if len(tl) != 2 || tl[0].Event != "opened" || tl[0].Detail != "client replied sms" || tl[0].Actor != "alertmanager" ||
+		tl[1].Event != "acknowledged" || tl[1].Actor != "alice" {
+		t.Fatalf("timeline: %+v", tl)
+	}
+	if tl, _ := s.Timeline(ctx, "INC-1", 1); len(tl) != 1 || tl[0].Event != "acknowledged" {
+		t.Fatalf("newest event: %+v", tl)
+	}
+}
+
+// TestTimelineOfAnIncidentOpenedByAnOlderVersion: streamwatch before 2026-11-30 wrote "opened"
+// into the timeline stream; such an incident shows it once.
+func TestTimelineOfAnIncidentOpenedByAnOlderVersion(t *testing.T) {
+	ctx := context.Background()
+	s, _, rdb, prefix := newStore(t)
+	s.RecordAlert(ctx, alert("k", "fp"))
+	stream := "{" + prefix + "}:inc:INC-1:timeline"
+	for _, ev := range []string{"opened", "acknowledged"} {
+		if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []any{"at", 1, "event", ev, "actor", "a", "detail", ""}}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tl, _ := s.Timeline(ctx, "INC-1", 10)
+	if len(tl) != 2 || tl[0].Event != "opened" || tl[1].Event != "acknowledged" {
 		t.Fatalf("timeline: %+v", tl)
 	}
 }

@@ -293,48 +293,35 @@ func (s *scan) stringMap() (map[string]string, bool) {
 
 // object reads an object, handing each key to field, which must read the value.
 func (s *scan) object(field func(key string) bool) bool {
-	if s.peek() != '{' || !s.enter() {
-		return false
-	}
-	if s.peek() == '}' {
-		return s.leave()
-	}
-	for {
+	return s.container('{', '}', func() bool {
 		key, ok := s.rawStr()
 		if !ok || s.peek() != ':' {
 			return false
 		}
 		s.i++
-		if !field(key) {
-			return false
-		}
-		switch s.peek() {
-		case ',':
-			s.i++
-		case '}':
-			return s.leave()
-		default:
-			return false
-		}
-	}
+		return field(key)
+	})
 }
 
 // array reads an array, calling elem to read each element.
-func (s *scan) array(elem func() bool) bool {
-	if s.peek() != '[' || !s.enter() {
+func (s *scan) array(elem func() bool) bool { return s.container('[', ']', elem) }
+
+// container reads the bracket begin, items separated by commas, and the bracket end.
+func (s *scan) container(begin, end byte, item func() bool) bool {
+	if s.peek() != begin || !s.enter() {
 		return false
 	}
-	if s.peek() == ']' {
+	if s.peek() == end {
 		return s.leave()
 	}
 	for {
-		if !elem() {
+		if !item() {
 			return false
 		}
 		switch s.peek() {
 		case ',':
 			s.i++
-		case ']':
+		case end:
 			return s.leave()
 		default:
 			return false

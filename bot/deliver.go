@@ -73,14 +73,12 @@ func (d *deliverer) pass(ctx context.Context) error {
 			return err
 		}
 	}
-	next := now.Add(pendingRecheck)
-	if now.Before(d.pendingAt) {
-		next = d.pendingAt // the pending entries are not read in this pass: their time stands
-	}
+	next := d.pendingAt // when the pending entries are not read in this pass, their time stands
 	blocked := map[string]time.Time{}
 	delivered := 0
 	var pending []state.Delivery
 	if !now.Before(d.pendingAt) {
+		next = now.Add(pendingRecheck)
 		var err error
 		if pending, err = st.ReadOutbox(ctx, b.opt.Replica, true, 200, 0); err != nil {
 			return err
@@ -217,10 +215,12 @@ func backoff(attempt int) time.Duration {
 func (d *deliverer) deliver(ctx context.Context, e state.Delivery) error {
 	b := d.b
 	st := b.opt.Store
+	// The entry names its channel: a paused channel's entries wait without a read of Redis,
+	// which during a storm of new incidents is most of them.
+	if err := d.pausedErr(e.Channel); err != nil {
+		return err
+	}
 	if e.Kind == state.KindNotice {
-		if err := d.pausedErr(e.Channel); err != nil {
-			return err
-		}
 		if _, done := d.posted[e.StreamID]; !done {
 			if _, _, err := b.opt.API.PostMessageContext(ctx, e.Channel, slack.MsgOptionText(e.Detail, false),
 				slack.MsgOptionDisableLinkUnfurl()); err != nil {
@@ -230,9 +230,6 @@ func (d *deliverer) deliver(ctx context.Context, e state.Delivery) error {
 			d.posted[e.StreamID] = ""
 		}
 		return st.Drop(ctx, e)
-	}
-	if err := d.pausedErr(e.Channel); err != nil {
-		return err // without reading the incident: a storm of new incidents waits cheaply
 	}
 	inc, err := st.Get(ctx, e.Incident)
 	if err != nil {
@@ -246,7 +243,7 @@ func (d *deliverer) deliver(ctx context.Context, e state.Delivery) error {
 		return errWaiting
 	}
 	if err := d.pausedErr(prog.Channel); err != nil {
-		return err
+		return err // an entry queued before entries named their channel
 	}
 	switch e.Kind {
 	case state.KindRoot:

@@ -113,17 +113,12 @@ func (b *Bot) webhook(source string, decode func([]byte) ([]alerts.Alert, error)
 			return
 		}
 		res := webhookResult{Incidents: make([]recorded, 0, len(list))}
-		debug := b.log.Enabled(r.Context(), slog.LevelDebug)
-		counts := map[string]int{}
-		var opened []string
 		for i, out := range outs {
 			a := &list[i]
 			m.AlertsReceived.WithLabelValues(source, out.Result).Inc()
-			counts[out.Result]++
 			switch out.Result {
 			case "opened":
 				m.IncidentsOpened.Inc()
-				opened = append(opened, out.Incident)
 				if b.opt.Enrich != nil && a.Pipeline != "" {
 					go b.opt.Enrich(context.WithoutCancel(r.Context()), out.Incident, a.Pipeline, false)
 				}
@@ -135,7 +130,15 @@ func (b *Bot) webhook(source string, decode func([]byte) ([]alerts.Alert, error)
 		writeJSON(w, http.StatusOK, res)
 		// Debug, one line per webhook: a storm would otherwise write thousands of lines a
 		// second; incidents are in Slack, in their timelines and in the metrics.
-		if debug {
+		if b.log.Enabled(r.Context(), slog.LevelDebug) {
+			counts := map[string]int{}
+			var opened []string
+			for _, rec := range res.Incidents {
+				counts[rec.Result]++
+				if rec.Result == "opened" {
+					opened = append(opened, rec.Incident)
+				}
+			}
 			b.log.Debug("webhook recorded", "source", source, "alerts", len(list), "opened", opened,
 				"duplicates", counts["duplicate"], "resolved", counts["resolved"], "ignored", counts["ignored"])
 		}

@@ -18,14 +18,7 @@ import (
 // real redis-server on loopback: every alert is durably recorded before the 200. Half of the
 // alerts are duplicates of an open incident, half open new ones.
 func BenchmarkWebhookToRedis(b *testing.B) {
-	rdb, prefix := testredis.Client(b)
-	st := state.New(rdb, prefix)
-	router := alerts.NewRouter(nil, []string{"alertname", "pipeline"}, nil, "C0DEFAULT")
-	h := bot.New(bot.Options{Store: st, Router: router, WebhookToken: "t"}).Routes()
-	sample, err := os.ReadFile("../testdata/alertmanager-sms.json")
-	if err != nil {
-		b.Fatal(err)
-	}
+	h, sample := benchHandler(b)
 	bodies := make([][]byte, 64)
 	for i := range bodies {
 		name := "client replied sms"
@@ -50,14 +43,7 @@ func BenchmarkWebhookToRedis(b *testing.B) {
 
 // BenchmarkWebhookToRedisParallel is the same with concurrent senders, as during a storm.
 func BenchmarkWebhookToRedisParallel(b *testing.B) {
-	rdb, prefix := testredis.Client(b)
-	st := state.New(rdb, prefix)
-	router := alerts.NewRouter(nil, []string{"alertname", "pipeline"}, nil, "C0DEFAULT")
-	h := bot.New(bot.Options{Store: st, Router: router, WebhookToken: "t"}).Routes()
-	sample, err := os.ReadFile("../testdata/alertmanager-sms.json")
-	if err != nil {
-		b.Fatal(err)
-	}
+	h, sample := benchHandler(b)
 	b.ReportAllocs()
 	b.SetParallelism(8)
 	b.ResetTimer()
@@ -74,4 +60,18 @@ func BenchmarkWebhookToRedisParallel(b *testing.B) {
 		}
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "alerts/s")
+}
+
+// benchHandler is the bot's routes over a real redis-server (token "t"), and a real
+// Alertmanager payload.
+func benchHandler(b *testing.B) (http.Handler, []byte) {
+	rdb, prefix := testredis.Client(b)
+	st := state.New(rdb, prefix)
+	router := alerts.NewRouter(nil, []string{"alertname", "pipeline"}, nil, "C0DEFAULT")
+	h := bot.New(bot.Options{Store: st, Router: router, WebhookToken: "t"}).Routes()
+	sample, err := os.ReadFile("../testdata/alertmanager-sms.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return h, sample
 }

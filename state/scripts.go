@@ -32,27 +32,19 @@ local function event(id, now, ev, actor, detail)
   redis.call("XADD", ik(id, "timeline"), "MAXLEN", "~", 1000, "*",
     "at", now, "event", ev, "actor", actor or "", "detail", detail or "")
 end
-local function schedule_flush(id, now, window)
-  if redis.call("ZSCORE", P .. ":due", id) then return end
-  local last = tonumber(redis.call("HGET", ik(id), "last_flush") or "0")
-  local due = now
-  if last + window > due then due = last + window end
-  redis.call("ZADD", P .. ":due", due, id)
-end
 -- Dedup keys can be long (label values): key names hold their SHA-1 (keyHash in Go).
 local function dedup(k) return P .. ":dedup:" .. redis.sha1hex(k) end
 local function last(k) return P .. ":last:" .. redis.sha1hex(k) end
--- inc_keys are the dedup keys an incident absorbs: its own and those merged into it.
-local function inc_keys(id)
+-- closing_keys returns the dedup keys a closing (resolved or merged) incident absorbed, its
+-- own and those merged into it, and makes it the incident a new one of its own key links to.
+local function closing_keys(id)
   local ks = redis.call("SMEMBERS", ik(id, "keys"))
   local own = redis.call("HGET", ik(id), "key")
-  if own then ks[#ks + 1] = own end
+  if own then
+    ks[#ks + 1] = own
+    redis.call("SET", last(own), id)
+  end
   return ks
-end
--- close_own makes a closing incident the one a new incident of its own key links to.
-local function close_own(id)
-  local own = redis.call("HGET", ik(id), "key")
-  if own then redis.call("SET", last(own), id) end
 end
 local function more_severe(a, b)
   if a == 0 then return b end
@@ -205,10 +197,9 @@ if gate == "auto" then
 end
 if st == "resolved" then return {"resolved"} end
 redis.call("HSET", ik(id), "status", "resolved", "resolved_by", actor, "resolved_at", now, "note", note)
-for _, k in ipairs(inc_keys(id)) do
+for _, k in ipairs(closing_keys(id)) do
   if redis.call("GET", dedup(k)) == id then redis.call("DEL", dedup(k)) end
 end
-close_own(id)
 redis.call("ZREM", P .. ":open", id)
 redis.call("ZREM", P .. ":autoresolve", id)
 event(id, now, "resolved", actor, note)
@@ -228,11 +219,10 @@ if sf == "resolved" then return {"resolved", from} end
 if si == "resolved" then return {"resolved", into} end
 local alerts = redis.call("HGETALL", ik(from, "alerts"))
 if #alerts > 0 then redis.call("HSET", ik(into, "alerts"), unpack(alerts)) end
-for _, k in ipairs(inc_keys(from)) do
+for _, k in ipairs(closing_keys(from)) do
   redis.call("SET", dedup(k), into)
   redis.call("SADD", ik(into, "keys"), k)
 end
-close_own(from)
 local n = tonumber(redis.call("HGET", ik(from), "count") or "0")
 redis.call("HINCRBY", ik(into), "count", n)
 local sevf = tonumber(redis.call("HGET", ik(from), "severity") or "0")

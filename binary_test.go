@@ -161,30 +161,21 @@ func TestBinaryTwoReplicasOneIncident(t *testing.T) {
 	a, b := startBinary(t, su), startBinary(t, su)
 	const n = 1000
 	codes := make(chan int, n)
-	sem := make(chan struct{}, 16)
-	var wg sync.WaitGroup
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(i int) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			p := a
-			if i%2 == 1 {
-				p = b
-			}
-			req, _ := http.NewRequest("POST", p.url+"/webhooks/generic", strings.NewReader(generic("client replied sms", "two-processes")))
-			req.Header.Set("Authorization", "Bearer "+webhookToken)
-			r, err := http.DefaultClient.Do(req)
-			if err != nil {
-				codes <- 0
-				return
-			}
-			r.Body.Close()
-			codes <- r.StatusCode
-		}(i)
-	}
-	wg.Wait()
+	concurrently(n, 16, func(i int) {
+		p := a
+		if i%2 == 1 {
+			p = b
+		}
+		req, _ := http.NewRequest("POST", p.url+"/webhooks/generic", strings.NewReader(generic("client replied sms", "two-processes")))
+		req.Header.Set("Authorization", "Bearer "+webhookToken)
+		r, err := http.DefaultClient.Do(req)
+		if err != nil {
+			codes <- 0
+			return
+		}
+		r.Body.Close()
+		codes <- r.StatusCode
+	})
 	close(codes)
 	for c := range codes {
 		if c != 200 {

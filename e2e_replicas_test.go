@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,24 +19,15 @@ func TestE2ETwoReplicasOneIncident(t *testing.T) {
 	su := setup{redisURL: testredis.URL(t), prefix: testredis.Prefix(), slack: s}
 	a, b := start(t, su), start(t, su)
 	const n = 1000
-	var wg sync.WaitGroup
 	results := make(chan string, n)
-	sem := make(chan struct{}, 16)
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(i int) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			in := a
-			if i%2 == 1 {
-				in = b
-			}
-			code, body := in.post("/webhooks/generic", generic("client replied sms", "replicas"))
-			results <- fmt.Sprint(code, " ", body)
-		}(i)
-	}
-	wg.Wait()
+	concurrently(n, 16, func(i int) {
+		in := a
+		if i%2 == 1 {
+			in = b
+		}
+		code, body := in.post("/webhooks/generic", generic("client replied sms", "replicas"))
+		results <- fmt.Sprint(code, " ", body)
+	})
 	close(results)
 	opened := 0
 	for r := range results {

@@ -198,6 +198,22 @@ func generic(title, key string) string {
 	return string(b)
 }
 
+// concurrently calls f(0) … f(n-1), at most limit at a time, and returns when all have.
+func concurrently(n, limit int, f func(i int)) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, limit)
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			f(i)
+		}()
+	}
+	wg.Wait()
+}
+
 func waitFor(t *testing.T, s *slackfake.Server, what string, cond func(*slackfake.Server) bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -324,30 +340,21 @@ func TestE2EStormIsCoalesced(t *testing.T) {
 	in.ok("/webhooks/generic", generic("client replied sms", "storm"))
 	waitFor(t, in.slack, "the root", func(s *slackfake.Server) bool { return len(roots(s, "C0PIPE")) == 1 })
 	begin := time.Now()
-	var wg sync.WaitGroup
 	errs := make(chan string, 2000)
-	sem := make(chan struct{}, 8)
-	for i := 0; i < 2000; i++ {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			req, _ := http.NewRequest("POST", in.url+"/webhooks/generic", strings.NewReader(generic("client replied sms", "storm")))
-			req.Header.Set("Authorization", "Bearer "+webhookToken)
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				errs <- err.Error()
-				return
-			}
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != 200 {
-				errs <- fmt.Sprint(resp.StatusCode, string(b))
-			}
-		}()
-	}
-	wg.Wait()
+	concurrently(2000, 8, func(int) {
+		req, _ := http.NewRequest("POST", in.url+"/webhooks/generic", strings.NewReader(generic("client replied sms", "storm")))
+		req.Header.Set("Authorization", "Bearer "+webhookToken)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			errs <- err.Error()
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			errs <- fmt.Sprint(resp.StatusCode, string(b))
+		}
+	})
 	close(errs)
 	for e := range errs {
 		t.Fatalf("storm alert refused: %s\nserver log lines about http:\n%s", e, grepLines(in.logs.String(), "http", "panic"))

@@ -16,10 +16,11 @@ import (
 // is counted in Redis by the record script, in the same step as the decision to open, so
 // replicas share one count and one flood incident.
 //
-// The rate is a sliding minute: P:flood:<channel>:win holds the newest limit+1 new keys with
-// their arrival times. While it holds more than the limit, the rate is above it until the
-// oldest leaves the minute ("hot_until"); the flood ends quiet_for later ("ends_at"), either
-// when an alert meets the ended flood or when the maintenance pass (EndFloods) finds it due.
+// The rate is a sliding minute: P:flood:<channel>:win holds the arrival times of the newest
+// limit+1 new keys. When the oldest of them is less than a minute old, more than the limit
+// arrived within a minute, and the rate stays above it until that one leaves the minute
+// ("hot_until"); the flood ends quiet_for later ("ends_at"), either when an alert meets the
+// ended flood or when the maintenance pass (EndFloods) finds it due.
 
 // Caps of the lists kept per incident (bounded state); what does not fit is counted.
 const (
@@ -52,16 +53,17 @@ end
 // luaFlood is the flood side of recordScript (see the comment at the top of this file). It
 // needs now, now_s, flood_limit, flood_quiet, quiet_text and duplicate() declared before it.
 var luaFlood = luaFloodEnd + `
--- active_flood returns the id of channel's flood incident while the flood lasts, and ends a
--- flood whose time is up.
+-- active_flood returns the id of channel's flood incident and when the flood ends while it
+-- lasts, and ends a flood whose time is up.
 local function active_flood(channel)
   local f = redis.call("HMGET", fk(channel), "id", "ended", "ends_at")
   if not f[1] or f[2] == "1" then return nil end
-  if now >= (tonumber(f[3]) or 0) then
+  local ends = tonumber(f[3]) or 0
+  if now >= ends then
     end_flood(channel, f[1])
     return nil
   end
-  return f[1]
+  return f[1], ends
 end
 
 -- flood_member returns the open flood incident of channel that lists key, for a resolved alert.
@@ -74,23 +76,23 @@ local function flood_member(channel, key)
   return nil
 end
 
--- count_new counts a new key (h) in channel's minute and returns how many the minute holds (at
--- most flood_limit + 1). Above the limit it moves the flood's end.
-local function count_new(channel, h)
+-- count_new counts a new key in channel's minute and returns true when more than flood_limit
+-- arrived within it. Then the rate stays above the limit until the oldest of those leaves the
+-- minute, and the flood ends flood_quiet after that: count_new moves the end there when it is
+-- later than ends (the end known so far; 0 for none), to the half second, which spares a write
+-- per alert during a storm.
+local function count_new(channel, ends)
   local w = fk(channel) .. ":win"
-  redis.call("ZREMRANGEBYSCORE", w, "-inf", now - 60000)
-  redis.call("ZADD", w, now, h)
-  local n = redis.call("ZCARD", w)
-  if n > flood_limit + 1 then
-    redis.call("ZREMRANGEBYRANK", w, 0, n - flood_limit - 2)
-    n = flood_limit + 1
-  end
-  if n > flood_limit then
-    local hot = tonumber(redis.call("ZRANGE", w, 0, 0, "WITHSCORES")[2]) + 60000
+  redis.call("LPUSH", w, now)
+  redis.call("LTRIM", w, 0, flood_limit)
+  local oldest = tonumber(redis.call("LINDEX", w, flood_limit))
+  if not oldest or oldest <= now - 60000 then return false end
+  local hot = oldest + 60000
+  if hot + flood_quiet > ends + 500 then
     redis.call("HSET", fk(channel), "hot_until", hot, "ends_at", hot + flood_quiet)
     redis.call("ZADD", P .. ":floods", hot + flood_quiet, channel)
   end
-  return n
+  return true
 end
 
 -- flood_open opens channel's flood incident (linked to its previous one) and returns its id
@@ -111,7 +113,7 @@ local function flood_open(channel)
   return id, previous
 end
 
--- tally counts one more of member in the ranking z, keeping about floodTop members.
+-- tally counts one more of member in the ranking z; with trim, it keeps about floodTop members.
 local function tally(z, member, trim)
   redis.call("ZINCRBY", z, 1, member)
   if trim then
@@ -125,22 +127,34 @@ local function tally(z, member, trim)
 end
 
 -- flood_join records an alert in flood incident fid and returns true when its key is new to
--- the flood. The key is listed with its count while the list has room; beyond, its
--- occurrences are counted as unlisted and a HyperLogLog tells new keys from seen ones.
+-- the flood. The key is listed with its count while the list has room. Beyond, its occurrences
+-- are counted as unlisted and a HyperLogLog estimates how many keys they were; whether one was
+-- seen before is not known (a HyperLogLog is no membership test), so it counts as new. The
+-- newest new keys wait in five rotating fields for the next thread update (the pump).
 local function flood_join(fid, key, title, sev, detail, labels)
-  duplicate(fid, sev, detail)
   local z = ik(fid, "flood:keys")
-  local fresh = redis.call("ZINCRBY", z, 1, key) == "1"
-  if fresh and redis.call("ZCARD", z) > max_flood_keys then
-    redis.call("ZREM", z, key)
-    redis.call("HINCRBY", ik(fid), "keys_unlisted", 1)
-    fresh = redis.call("PFADD", ik(fid, "flood:unlisted"), key) == 1
+  local f = redis.call("HMGET", ik(fid), "keys_full", "distinct", "pending_new", "keys_unlisted")
+  local fresh, set = false, {}
+  if f[1] ~= "1" then
+    fresh = redis.call("ZINCRBY", z, 1, key) == "1"
+    if fresh and redis.call("ZCARD", z) >= max_flood_keys then set = {"keys_full", "1"} end
+  elseif redis.call("ZSCORE", z, key) then
+    redis.call("ZINCRBY", z, 1, key)
+  else
+    fresh = true
+    redis.call("PFADD", ik(fid, "flood:unlisted"), key)
+    set = {"keys_unlisted", (tonumber(f[4]) or 0) + 1}
   end
+  local distinct = tonumber(f[2]) or 0
+  if fresh then
+    distinct = distinct + 1
+    for _, v in ipairs({"distinct", distinct, "pending_new", (tonumber(f[3]) or 0) + 1, "newest" .. (distinct % 5), key}) do
+      set[#set + 1] = v
+    end
+  end
+  if #set > 0 then redis.call("HSET", ik(fid), unpack(set)) end
+  duplicate(fid, sev, detail)
   if not fresh then return false end
-  local distinct = redis.call("HINCRBY", ik(fid), "distinct", 1)
-  redis.call("HINCRBY", ik(fid), "pending_new", 1)
-  redis.call("LPUSH", ik(fid, "flood:newest"), key)
-  redis.call("LTRIM", ik(fid, "flood:newest"), 0, 4)
   -- Trimming the rankings costs a ZCARD: look every 50 new keys.
   local trim = distinct % 50 == 0
   if tally(ik(fid, "flood:sources"), title, trim) then
@@ -199,7 +213,9 @@ func (s *Store) Floods(ctx context.Context) (map[string]string, error) {
 
 // FloodDetail is what a flood incident knows of the alerts that joined it.
 type FloodDetail struct {
-	Distinct      int64      // distinct keys that joined (estimated beyond the listed ones)
+	// Distinct is how many distinct keys joined: Listed, plus an estimate (HyperLogLog, about 1%
+	// off) of the keys beyond the list when there were any.
+	Distinct      int64
 	Listed        int64      // keys listed with their counts
 	Unlisted      int64      // occurrences of keys the full list could not take
 	Keys          []KeyCount // the listed keys with the most occurrences, most first
@@ -247,6 +263,9 @@ func (s *Store) floodDetail(ctx context.Context, id string, h map[string]string)
 		SourcesCapped: h["sources_trimmed"] == "1", Limit: n("flood_limit"),
 		QuietFor: time.Duration(n("flood_quiet")) * time.Millisecond, Ended: fromMS(n("flood_ended")),
 	}
-	f.Distinct = max(n("distinct"), f.Listed+unlisted.Val())
+	f.Distinct = f.Listed
+	if f.Unlisted > 0 {
+		f.Distinct += unlisted.Val()
+	}
 	return f, nil
 }

@@ -40,8 +40,8 @@ type AlertRecord struct {
 // Results of recording an alert.
 const (
 	ResultOpened    = "opened"    // opened the key's own incident
-	ResultDuplicate = "duplicate" // joined the open incident of its key (or the flood it is in)
-	ResultFlooded   = "flooded"   // a new key that joined its channel's flood incident
+	ResultDuplicate = "duplicate" // joined the open incident of its key, or the flood that lists it
+	ResultFlooded   = "flooded"   // a key new to its channel's flood (or beyond its list) joined it
 	ResultResolved  = "resolved"  // marked its alert resolved in the incident of its key
 	ResultIgnored   = "ignored"   // a resolved alert of no open incident
 )

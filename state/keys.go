@@ -17,11 +17,10 @@ package state
 //	P:inc:<id>:flood:unlisted HLL     the keys beyond that list (to tell new ones from seen ones)
 //	P:inc:<id>:flood:labels   zset    label "name=value" → distinct alerts with it (about the top 100)
 //	P:inc:<id>:flood:sources  zset    alert title → distinct alerts with it (about the top 100)
-//	P:inc:<id>:flood:newest   list    the newest keys new to the flood since its last thread update
 //	P:open                    zset    open incidents by first-seen time (ms)
 //	P:ts:<channel>:<ts>       string  Slack message (root) → incident id
 //	P:flood:<channel>         hash    the channel's flood: id (its incident), ended, hot_until, ends_at, since
-//	P:flood:<channel>:win     zset    the channel's newest new keys (at most the limit + 1) → arrival (ms)
+//	P:flood:<channel>:win     list    arrival times (ms) of the channel's newest new keys, the limit + 1
 //	P:floods                  zset    channels in a flood → when it ends unless the rate rises again (ms)
 //	P:sweep                   string  the cursor of the pass giving old closed incidents their TTL ("done")
 //	P:outbox                  stream  deliveries for Slack; consumer group "deliver"; delivered entries are deleted

@@ -60,7 +60,7 @@ local function closing_keys(id, ttl)
 end
 -- incident_parts are the keys under an incident besides its hash (keys.go lists them).
 local incident_parts = {"alerts", "keys", "timeline", "flood:keys", "flood:unlisted", "flood:labels",
-  "flood:sources", "flood:newest"}
+  "flood:sources"}
 -- retire makes a closed incident expire ttl ms from now, with everything under it and the
 -- lookup of its root message; ttl <= 0 keeps it. Whatever keeps a record in Redis for a
 -- retention (incidents here; silences and the like later) expires the same way: with a TTL
@@ -87,8 +87,9 @@ end
 -- a full list and is counted as unlisted instead (the incident's count has it all the same).
 local function list_alert(id, fp, v)
   local a = ik(id, "alerts")
-  if redis.call("HSET", a, fp, v) == 1 and redis.call("HLEN", a) > max_alerts then
-    redis.call("HDEL", a, fp)
+  if redis.call("HLEN", a) < max_alerts or redis.call("HEXISTS", a, fp) == 1 then
+    redis.call("HSET", a, fp, v)
+  else
     redis.call("HINCRBY", ik(id), "alerts_unlisted", 1)
   end
 end
@@ -182,15 +183,15 @@ end
 -- incident, or joins the channel's flood.
 local function new_key(key, h, title, sev, pipeline, channel, source, detail, labels)
   if flood_limit > 0 then
-    local fid = active_flood(channel)
+    local fid, ends = active_flood(channel)
     if fid then
       if flood_join(fid, key, title, sev, detail, labels) then
-        count_new(channel, h)
+        count_new(channel, ends)
         return fid, "flooded", ""
       end
       return fid, "duplicate", ""
     end
-    if count_new(channel, h) > flood_limit then
+    if count_new(channel, 0) then
       local previous
       fid, previous = flood_open(channel)
       flood_join(fid, key, title, sev, detail, labels)
@@ -240,17 +241,19 @@ local now = tonumber(ARGV[1])
 local ids = redis.call("ZRANGEBYSCORE", P .. ":due", "-inf", now, "LIMIT", 0, tonumber(ARGV[2]))
 for _, id in ipairs(ids) do
   redis.call("ZREM", P .. ":due", id)
-  local v = redis.call("HMGET", ik(id), "pending", "pending_since", "last_detail", "flood", "pending_new", "id")
+  local v = redis.call("HMGET", ik(id), "pending", "pending_since", "last_detail", "flood", "pending_new", "id", "distinct")
   local n, since, detail = tonumber(v[1] or "0"), v[2] or "0", v[3] or ""
   -- (An incident that expired meanwhile has nothing to tell: writing would bring it back.)
   if v[6] then
     redis.call("HSET", ik(id), "pending", 0, "last_flush", now)
     if v[4] == "1" then
-      -- A flood's update names the newest keys that joined it.
+      -- A flood's update names the newest keys that joined it (flood_join's rotating fields).
+      local fresh, d, names = tonumber(v[5] or "0"), tonumber(v[7] or "0"), {}
+      for i = 0, math.min(fresh, 5) - 1 do names[#names + 1] = "newest" .. ((d - i) % 5) end
+      local newest = {}
+      if #names > 0 then newest = redis.call("HMGET", ik(id), unpack(names)) end
       redis.call("HSET", ik(id), "pending_new", 0)
-      local newest = redis.call("LRANGE", ik(id, "flood:newest"), 0, 4)
-      redis.call("DEL", ik(id, "flood:newest"))
-      enqueue(id, "flush", "flood", "", table.concat(newest, "\n"), n, since, v[5])
+      enqueue(id, "flush", "flood", "", table.concat(newest, "\n"), n, since, fresh)
     else
       enqueue(id, "flush", "", "", detail, n, since)
     end

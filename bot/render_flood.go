@@ -66,7 +66,11 @@ func floodRootBlocks(inc *state.Incident) []slack.Block {
 	if len(f.Labels) > 0 || len(f.Sources) > 0 {
 		var lines []string
 		if len(f.Labels) > 0 {
-			lines = append(lines, "*Most common label values:* "+counted(f.Labels))
+			est := ""
+			if f.RankingEstimated {
+				est = " (estimated: counted 1 in 10 after the first 1,000)"
+			}
+			lines = append(lines, "*Most common label values"+est+":* "+counted(f.Labels))
 		}
 		if len(f.Sources) > 0 {
 			lines = append(lines, "*Sources:* "+counted(f.Sources))

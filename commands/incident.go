@@ -255,8 +255,12 @@ func floodFacts(inc *state.Incident, facts []string) ([]string, Section) {
 		flood = "Flood: over since " + stamp(f.Ended) + "; new alerts open their own incidents again"
 	}
 	facts = append(facts, flood, fmt.Sprintf("Distinct alerts (keys): %d", f.Distinct))
+	est := ""
+	if f.RankingEstimated {
+		est = ", estimated"
+	}
 	for _, l := range f.Labels {
-		facts = append(facts, fmt.Sprintf("Common label value: %s (%d)", l.Value, l.Count))
+		facts = append(facts, fmt.Sprintf("Common label value: %s (%d%s)", l.Value, l.Count, est))
 	}
 	lines := make([]string, 0, len(f.Keys)+1)
 	for _, k := range f.Keys {

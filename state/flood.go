@@ -31,6 +31,10 @@ const (
 	// floodTop is how many label values and sources a flood incident ranks (approximately:
 	// rare ones are dropped to keep the ranking small).
 	floodTop = 100
+	// The rankings count the labels and titles of the first floodExact keys new to a flood
+	// exactly, then those of one key in floodSample, floodSample times.
+	floodExact  = 1000
+	floodSample = 10
 )
 
 // luaFloodEnd ends floods. It needs now, now_s and quiet_text declared before it.
@@ -113,9 +117,9 @@ local function flood_open(channel)
   return id, previous
 end
 
--- tally counts one more of member in the ranking z; with trim, it keeps about floodTop members.
-local function tally(z, member, trim)
-  redis.call("ZINCRBY", z, 1, member)
+-- tally counts weight more of member in the ranking z; with trim, it keeps about floodTop members.
+local function tally(z, member, weight, trim)
+  redis.call("ZINCRBY", z, weight, member)
   if trim then
     local n = redis.call("ZCARD", z)
     if n > 2 * ` + strconv.Itoa(floodTop) + ` then
@@ -155,12 +159,19 @@ local function flood_join(fid, key, title, sev, detail, labels)
   if #set > 0 then redis.call("HSET", ik(fid), unpack(set)) end
   duplicate(fid, sev, detail)
   if not fresh then return false end
+  -- The rankings count every alert of the first ` + strconv.Itoa(floodExact) + ` new keys, then one in ` + strconv.Itoa(floodSample) + `
+  -- for ` + strconv.Itoa(floodSample) + `: a big flood's ranking is an estimate, and costs a fifth of what joining would.
+  local weight = 1
+  if distinct > ` + strconv.Itoa(floodExact) + ` then
+    if distinct % ` + strconv.Itoa(floodSample) + ` ~= 0 then return true end
+    weight = ` + strconv.Itoa(floodSample) + `
+  end
   -- Trimming the rankings costs a ZCARD: look every 50 new keys.
   local trim = distinct % 50 == 0
-  if tally(ik(fid, "flood:sources"), title, trim) then
+  if tally(ik(fid, "flood:sources"), title, weight, trim) then
     redis.call("HSET", ik(fid), "sources_trimmed", "1")
   end
-  for lv in string.gmatch(labels, "[^\31]+") do tally(ik(fid, "flood:labels"), lv, trim) end
+  for lv in string.gmatch(labels, "[^\31]+") do tally(ik(fid, "flood:labels"), lv, weight, trim) end
   return true
 end
 `
@@ -215,17 +226,20 @@ func (s *Store) Floods(ctx context.Context) (map[string]string, error) {
 type FloodDetail struct {
 	// Distinct is how many distinct keys joined: Listed, plus an estimate (HyperLogLog, about 1%
 	// off) of the keys beyond the list when there were any.
-	Distinct      int64
-	Listed        int64      // keys listed with their counts
-	Unlisted      int64      // occurrences of keys the full list could not take
-	Keys          []KeyCount // the listed keys with the most occurrences, most first
-	Labels        []KeyCount // label values ("name=value") by distinct alerts, most first
-	Sources       []KeyCount // alert titles by distinct alerts, most first
-	SourceCount   int64      // distinct titles (a lower bound when SourcesCapped)
-	SourcesCapped bool
-	Limit         int64         // the limit that started the flood
-	QuietFor      time.Duration // its quiet_for
-	Ended         time.Time     // when the flood ended; zero while it lasts
+	Distinct int64
+	Listed   int64      // keys listed with their counts
+	Unlisted int64      // occurrences of keys the full list could not take
+	Keys     []KeyCount // the listed keys with the most occurrences, most first
+	// Labels are label values ("name=value") by distinct alerts, most first, and Sources alert
+	// titles; beyond the first 1,000 distinct alerts both are estimated (RankingEstimated).
+	Labels           []KeyCount
+	Sources          []KeyCount
+	RankingEstimated bool
+	SourceCount      int64 // distinct titles (a lower bound when SourcesCapped)
+	SourcesCapped    bool
+	Limit            int64         // the limit that started the flood
+	QuietFor         time.Duration // its quiet_for
+	Ended            time.Time     // when the flood ended; zero while it lasts
 }
 
 // KeyCount is a value and how often it was seen.
@@ -260,7 +274,7 @@ func (s *Store) floodDetail(ctx context.Context, id string, h map[string]string)
 	f := &FloodDetail{
 		Listed: listed.Val(), Unlisted: n("keys_unlisted"), Keys: counts(keys.Val()),
 		Labels: counts(labels.Val()), Sources: counts(sources.Val()), SourceCount: nsources.Val(),
-		SourcesCapped: h["sources_trimmed"] == "1", Limit: n("flood_limit"),
+		SourcesCapped: h["sources_trimmed"] == "1", RankingEstimated: n("distinct") > floodExact, Limit: n("flood_limit"),
 		QuietFor: time.Duration(n("flood_quiet")) * time.Millisecond, Ended: fromMS(n("flood_ended")),
 	}
 	f.Distinct = f.Listed

@@ -195,6 +195,7 @@ func TestE2EDistinctAlertStormFoldsIntoOneFlood(t *testing.T) {
 		`streamwatch_incidents_opened_total 21`,
 		`streamwatch_incidents_open 21`,
 		`streamwatch_flood_active{channel="C0DEFAULT"} 1`,
+		`streamwatch_outbox_oldest_seconds `,
 	} {
 		if !strings.Contains(m, want) {
 			t.Errorf("/metrics lacks %s:\n%s", want, grepLines(m, "streamwatch_alerts", "streamwatch_incidents", "flood"))

@@ -165,6 +165,9 @@ type PipelineKafka struct {
 	// StallAfter is how long the group may commit nothing while lag grows before it counts as
 	// stalled.
 	StallAfter time.Duration `yaml:"stall_after" default:"5m"`
+	// AllowedLag is how many records a stopped consumer may leave unread and still count as
+	// caught up: transaction markers leave a lag of 1 for ever.
+	AllowedLag int64 `yaml:"allowed_lag" default:"1"`
 }
 
 // Enabled reports whether the pipeline has a Kafka consumer group to watch.
@@ -179,6 +182,17 @@ type Checkpoint struct {
 	// BackupLocation is where repairs copy the checkpoint first; empty: repairs that need a
 	// backup are refused.
 	BackupLocation string `yaml:"backup_location"`
+	// JobUser is whose access the read-only writability check judges; unset (Set false):
+	// streamwatch's own uid and groups.
+	JobUser JobUser `yaml:"job_user"`
+}
+
+// JobUser is the Spark job's user: a uid and its groups (the first is the primary group).
+type JobUser struct {
+	UID  int64   `yaml:"uid"`
+	GIDs []int64 `yaml:"gids"`
+	// Set is true when the key is present; Parse fills it.
+	Set bool `yaml:"-"`
 }
 
 // Probe periodically lists (and optionally writes) the pipeline's storage.

@@ -78,11 +78,13 @@ func TestParseSketch(t *testing.T) {
 				Topics:     []string{"client.replies.sms"},
 				Group:      "sms-replies-prod",
 				StallAfter: 5 * time.Minute,
+				AllowedLag: 1,
 			},
 			Checkpoint: Checkpoint{
 				Location:       "file:///var/lib/spark/checkpoints/sms-replies",
 				StaleAfter:     10 * time.Minute,
 				BackupLocation: "file:///var/backups/streamwatch",
+				JobUser:        JobUser{UID: 185, GIDs: []int64{185}, Set: true},
 			},
 			Probe: Probe{
 				Schedule:     "@every 5m",
@@ -185,14 +187,14 @@ pipelines:
 		{
 			name:       "plain",
 			channel:    "C0ALERTS",
-			kafka:      PipelineKafka{StallAfter: 5 * time.Minute},
+			kafka:      PipelineKafka{StallAfter: 5 * time.Minute, AllowedLag: 1},
 			checkpoint: Checkpoint{StaleAfter: 10 * time.Minute},
 			probe:      defaultProbe,
 		},
 		{
 			name:       "watched",
 			channel:    "C0ALERTS",
-			kafka:      PipelineKafka{Cluster: "main", Group: "watched-prod", StallAfter: 5 * time.Minute},
+			kafka:      PipelineKafka{Cluster: "main", Group: "watched-prod", StallAfter: 5 * time.Minute, AllowedLag: 1},
 			checkpoint: Checkpoint{Location: "/data/checkpoints/watched", StaleAfter: 10 * time.Minute},
 			probe: Probe{Schedule: "@every 5m", Write: true, SlowAfter: 2 * time.Second, OpenIncident: true,
 				Path: filepath.Join("/data/checkpoints/watched", "_streamwatch_probe")},
@@ -200,7 +202,7 @@ pipelines:
 		{
 			name:       "quiet",
 			channel:    "C0QUIET",
-			kafka:      PipelineKafka{StallAfter: 5 * time.Minute},
+			kafka:      PipelineKafka{StallAfter: 5 * time.Minute, AllowedLag: 1},
 			checkpoint: Checkpoint{Location: "s3://bucket/cp/", StaleAfter: 10 * time.Minute},
 			probe:      Probe{SlowAfter: 2 * time.Second, Path: "s3://bucket/cp/_streamwatch_probe"},
 		},
@@ -216,7 +218,7 @@ pipelines:
 		if !reflect.DeepEqual(p.Kafka, tt.kafka) {
 			t.Errorf("%s: kafka = %+v, want %+v", tt.name, p.Kafka, tt.kafka)
 		}
-		if p.Checkpoint != tt.checkpoint {
+		if !reflect.DeepEqual(p.Checkpoint, tt.checkpoint) {
 			t.Errorf("%s: checkpoint = %+v, want %+v", tt.name, p.Checkpoint, tt.checkpoint)
 		}
 		if p.Probe != tt.probe {

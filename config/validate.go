@@ -52,6 +52,7 @@ func fillDerived(c *Config, lines map[string]int) {
 		if p.Probe.Path == "" && p.Checkpoint.Location != "" {
 			p.Probe.Path = joinLocation(p.Checkpoint.Location, probeDir)
 		}
+		_, p.Checkpoint.JobUser.Set = lines[fmt.Sprintf("pipelines[%d].checkpoint.job_user", i)]
 	}
 }
 
@@ -313,6 +314,9 @@ func (v *validator) pipelines(c *Config) {
 
 func (v *validator) pipelineKafka(c *Config, p string, k PipelineKafka) {
 	v.positive(p+".stall_after", k.StallAfter)
+	if k.AllowedLag < 0 {
+		v.errorf(p+".allowed_lag", "must be 0 or more, got %d", k.AllowedLag)
+	}
 	if !v.present(p) {
 		return
 	}
@@ -348,6 +352,18 @@ func (v *validator) checkpoint(p string, cp Checkpoint) {
 	if cp.BackupLocation != "" {
 		if err := checkLocation(cp.BackupLocation); err != nil {
 			v.errorf(p+".backup_location", "invalid location %q: %v", cp.BackupLocation, err)
+		}
+	}
+	if ju := cp.JobUser; ju.Set {
+		if !v.present(p+".job_user.uid") {
+			v.errorf(p+".job_user.uid", "required (the uid the Spark job runs as, e.g. 185)")
+		} else if ju.UID < 0 || ju.UID > 1<<32-2 {
+			v.errorf(p+".job_user.uid", "must be a uid between 0 and 4294967294, got %d", ju.UID)
+		}
+		for i, g := range ju.GIDs {
+			if g < 0 || g > 1<<32-2 {
+				v.errorf(fmt.Sprintf("%s.job_user.gids[%d]", p, i), "must be a gid between 0 and 4294967294, got %d", g)
+			}
 		}
 	}
 }

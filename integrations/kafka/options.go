@@ -17,6 +17,9 @@ const (
 	DefaultClientID   = "streamwatch"
 	DefaultTimeout    = 5 * time.Second
 	DefaultStallAfter = 5 * time.Minute
+	// DefaultAllowedLag is the lag of a caught-up consumer of a topic with transactions: the
+	// commit marker after the last record is never delivered, so lag stays at 1.
+	DefaultAllowedLag = 1
 )
 
 // SASL mechanisms accepted by SASLOptions.Mechanism.
@@ -65,6 +68,16 @@ type Pipeline struct {
 	Topics     []string
 	Group      string        // the documented consumer group
 	StallAfter time.Duration // 0 means DefaultStallAfter
+	// AllowedLag is the lag at which the group still counts as caught up (config default 1);
+	// a negative value means DefaultAllowedLag.
+	AllowedLag int64
+}
+
+func (p Pipeline) allowedLag() int64 {
+	if p.AllowedLag < 0 {
+		return DefaultAllowedLag
+	}
+	return p.AllowedLag
 }
 
 func (p Pipeline) stallAfter() time.Duration {

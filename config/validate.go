@@ -355,7 +355,7 @@ func (v *validator) checkpoint(p string, cp Checkpoint) {
 		}
 	}
 	if ju := cp.JobUser; ju.Set {
-		if !v.present(p+".job_user.uid") {
+		if !v.present(p + ".job_user.uid") {
 			v.errorf(p+".job_user.uid", "required (the uid the Spark job runs as, e.g. 185)")
 		} else if ju.UID < 0 || ju.UID > 1<<32-2 {
 			v.errorf(p+".job_user.uid", "must be a uid between 0 and 4294967294, got %d", ju.UID)

@@ -112,10 +112,10 @@ func TestEvaluateAgainstBurrow(t *testing.T) {
 		// is known): every sample of ours carries the log end fetched with it, so it has no
 		// counterpart.
 		{name: "#714: REWIND, a healthy consumer at lag 0 rewinds",
-			samples: burrowSamples(true, []burrowCommit{{10, 60000, 0}, {20, 120000, 0}, {30, 180000, 0}, {20, 240000, 20}}, nil, 240000, 20),
+			samples:    burrowSamples(true, []burrowCommit{{10, 60000, 0}, {20, 120000, 0}, {30, 180000, 0}, {20, 240000, 20}}, nil, 240000, 20),
 			stallAfter: 5 * time.Minute, burrow: StatusRewound, want: StatusRewound},
 		{name: "#714: OK once it is back at its high before the rewind",
-			samples: burrowSamples(true, []burrowCommit{{20, 120000, 0}, {30, 180000, 0}, {20, 240000, 10}, {30, 300000, 15}}, nil, 300000, 15),
+			samples:    burrowSamples(true, []burrowCommit{{20, 120000, 0}, {30, 180000, 0}, {20, 240000, 10}, {30, 300000, 15}}, nil, 300000, 15),
 			stallAfter: 5 * time.Minute, burrow: StatusOK, want: StatusOK},
 	}
 	for _, c := range cases {

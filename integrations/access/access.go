@@ -368,7 +368,8 @@ func dirNames(ds []DirJudgment) []string {
 	return out
 }
 
-// Lines renders the report for a reply: the verdict, then one line per directory.
+// Lines renders the report for a reply: one line when the user may write; else the verdict
+// and a line per directory it may not write.
 func (r *Report) Lines() []string {
 	if r == nil {
 		return nil
@@ -376,26 +377,18 @@ func (r *Report) Lines() []string {
 	if r.Err != "" {
 		return []string{"access of " + r.User.String() + ": not judged: " + r.Err}
 	}
-	mark := "✓"
-	if !r.Writable {
-		mark = "✗"
+	if r.Writable {
+		return []string{"✓ access (judged without writing): " + r.Reason}
 	}
-	lines := []string{fmt.Sprintf("%s access of %s, judged without writing: %s", mark, r.User, verdictWord(r.Writable))}
+	lines := []string{fmt.Sprintf("✗ access (judged without writing): %s %s", r.User, verdictWord(false))}
 	if r.Blocked != nil {
 		return append(lines, "  "+r.Reason)
 	}
 	for _, d := range r.Dirs {
-		m := "✓"
-		if !d.Writable {
-			m = "✗"
+		if d.Writable {
+			continue
 		}
-		l := fmt.Sprintf("  %s %s %s", m, d.Dir.Path, d.Dir.describe())
-		if d.Dir.ReadOnlyMount {
-			l += ", read-only mount"
-		}
-		if d.Dir.Immutable {
-			l += ", immutable"
-		}
+		l := fmt.Sprintf("  ✗ %s: %s", d.Dir.Path, d.Dir.describe())
 		if d.Why != "" {
 			l += ": " + d.Why
 		}

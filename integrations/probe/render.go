@@ -31,6 +31,7 @@ func (r Result) Lines() []string {
 	if o := r.Owner; o != nil {
 		lines = append(lines, o.Line())
 	}
+	lines = append(lines, r.Access.Lines()...)
 	verdict := string(r.Status)
 	if r.Class != ClassNone {
 		verdict += " " + string(r.Class)

@@ -130,9 +130,9 @@ type Result struct {
 	// Access is whether the job's user may create files in the checkpoint's folders, judged
 	// without writing; for s3:// it says it cannot be judged. Nil when the location was not
 	// reached.
-	Access *access.Report `json:"access,omitempty"`
-	Started      time.Time     `json:"started"`
-	Took         time.Duration `json:"took"`
+	Access  *access.Report `json:"access,omitempty"`
+	Started time.Time      `json:"started"`
+	Took    time.Duration  `json:"took"`
 }
 
 // Step is one timed step of a probe.

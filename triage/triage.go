@@ -535,11 +535,11 @@ func (j *judge) explains(cause string, s *Symptom) bool {
 func riskOf(cause string) string {
 	switch cause {
 	case CauseNotWritable:
-		return "not writable, though nothing waits to be committed yet"
+		return "checkpoint not writable (no live symptom yet: the next batch will fail to commit)"
 	case CauseCorrupt:
-		return "corrupt checkpoint file, though the pipeline progresses"
+		return "corrupt checkpoint file (no live symptom of it)"
 	case CauseGroupMismatch:
-		return "consumer group, though the pipeline progresses"
+		return "consumer group (no live symptom of it)"
 	}
 	return cause
 }

@@ -91,7 +91,7 @@ func TestJudge(t *testing.T) {
 			want{healthy: true}},
 		{"healthy, the missing group id is a risk, not a cause",
 			triage.Inputs{Lag: healthyLag(), Checkpoint: committing(), Probe: probeWith(true), Drift: []deployconf.Difference{missingGroup}},
-			want{healthy: true, risks: []string{"consumer group, though the pipeline progresses: deployed config: group documented \"sms-replies-prod\""}}},
+			want{healthy: true, risks: []string{"consumer group (no live symptom of it): deployed config: group documented \"sms-replies-prod\""}}},
 		{"not writable while records wait: confirmed",
 			triage.Inputs{Lag: healthyLag(), Checkpoint: stopped(), Probe: probeWith(false)},
 			want{causes: []string{"CHECKPOINT_NOT_WRITABLE confirmed"}, symptoms: []string{"PROGRESS_STOPPED", "PROBE_FAILING"}}},
@@ -101,7 +101,7 @@ func TestJudge(t *testing.T) {
 				r.Status, r.Class = probe.StatusOK, ""
 				return r
 			}()},
-			want{healthy: true, risks: []string{"not writable, though nothing waits to be committed yet: uid 185"}}},
+			want{healthy: true, risks: []string{"checkpoint not writable (no live symptom yet: the next batch will fail to commit): uid 185"}}},
 		{"a permission error older than the newest commit is history",
 			triage.Inputs{Lag: healthyLag(), Checkpoint: committing(), Probe: probeWith(true), Logs: permissionLine(at.Add(-40 * time.Minute)),
 				LastWrite: &probe.Result{Status: probe.StatusFailed, Class: probe.ClassPermissionDenied, Started: at.Add(-30 * time.Minute), Reason: "permission denied writing /cp/_streamwatch_probe/probe-1"}},

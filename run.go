@@ -198,6 +198,11 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 	handler.RegisterCheckpoint(cps)
 	diag := &diagnoser{cfg: cfg, store: store, kafka: kp, checkpoints: cps, getenv: getenv}
 	handler.RegisterDiagnose(diag)
+	// Incidents a failing probe opens are diagnosed in their thread, like alert-opened ones.
+	hs.OnOpen = func(ctx context.Context, incident, pipeline string) {
+		enrich(ctx, diag, store, log, incident, pipeline, false)
+	}
+	defer hs.Wait()
 	watch := &watcher{cfg: cfg, store: store, kafka: kp, cps: cps, now: time.Now}
 	handler.RegisterWatch(watch)
 	handler.RegisterRemediation(&remediation{cfg: cfg, getenv: getenv, now: time.Now}, store)

@@ -106,6 +106,9 @@ func rootBlocks(inc *state.Incident) []slack.Block {
 	if inc.AllResolved && inc.Status != state.StatusResolved {
 		notes = append(notes, "All alerts resolved")
 	}
+	if inc.Quiet && !inc.AllResolved && inc.Status != state.StatusResolved {
+		notes = append(notes, fmt.Sprintf("Failing since %s: %d failed probe%s, the last at %s", stamp(inc.FirstSeen), inc.Count, plural(inc.Count), clock(inc.LastSeen)))
+	}
 	notes = append(notes, "Key: "+escape(clip(inc.Key, 200)))
 	var elems []slack.MixedElement
 	for _, n := range notes {
@@ -172,7 +175,7 @@ func threadText(d state.Delivery) string {
 			return "Merged into " + d.Detail + by + ": its alerts and later duplicates go to " + d.Detail + "'s thread."
 		case "note": // rendered and escaped by its producer
 			return d.Detail
-		case "remediation":
+		case "remediation", "probe":
 			return escape(d.Detail)
 		case "merged_from":
 			return fmt.Sprintf("%s was merged into this incident%s (%d occurrence%s).", d.Detail, by, d.Count, plural(d.Count))

@@ -66,7 +66,10 @@ type Incident struct {
 	ResolvedAt  time.Time
 	Note        string
 	AllResolved bool
-	Alerts      map[string]AlertState
+	// Quiet incidents (those a failing probe opened) report repeats by editing the root
+	// message only; their thread hears only of changes.
+	Quiet  bool
+	Alerts map[string]AlertState
 }
 
 // AlertState is the last known state of one alert (by fingerprint) in an incident.
@@ -134,7 +137,7 @@ func parseIncident(h map[string]string, alerts map[string]string) *Incident {
 		FirstSeen: fromMS(n("first_seen")), LastSeen: fromMS(n("last_seen")), Count: n("count"),
 		RootTS: h["root_ts"], RootChannel: h["root_channel"], Delivered: n("delivered"), Previous: h["previous"], MergedInto: h["merged_into"],
 		AckBy: h["ack_by"], ResolvedBy: h["resolved_by"], ResolvedAt: fromMS(n("resolved_at")),
-		Note: h["note"], AllResolved: h["all_resolved"] == "1",
+		Note: h["note"], AllResolved: h["all_resolved"] == "1", Quiet: h["quiet"] == "1",
 		Alerts: make(map[string]AlertState, len(alerts)),
 	}
 	if mf := h["merged_from"]; mf != "" {
@@ -311,6 +314,12 @@ func (s *Store) Note(ctx context.Context, id, ev, actor, detail, once string) (b
 		return false, nil
 	}
 	return false, &ChangeError{Incident: id, Reason: res[0]}
+}
+
+// MarkQuiet makes an incident quiet: its duplicates edit the root message but post nothing
+// in its thread.
+func (s *Store) MarkQuiet(ctx context.Context, id string) error {
+	return wrap("mark "+id+" quiet", s.rdb.HSet(ctx, s.key("inc", NormalizeID(id)), "quiet", "1").Err())
 }
 
 // AutoResolveDue resolves the incidents whose auto-resolve time has come; each exactly once

@@ -346,11 +346,16 @@ func (j *judge) probes() {
 			j.history(ev, pr.Started)
 			continue
 		}
-		if pr == j.in.Probe && pr.Access.Judged() && !pr.Access.Writable && pr.Reason == pr.Access.Reason {
+		if pr.Access.Judged() && !pr.Access.Writable && pr.Reason == pr.Access.Reason {
 			j.symptom(SymptomProbeFailing, "the checkpoint-access probe fails", srcAccess, ev)
+			j.signal(CauseNotWritable, srcAccess, true, pr.Access.Reason)
 			continue // the access check's own verdict, counted once
 		}
-		j.symptom(SymptomProbeFailing, "the checkpoint-access probe fails", srcProbe, ev)
+		src := srcProbe
+		if pr.Class == probe.ClassCorrupt {
+			src = srcCheckpoint // it read the same file the checkpoint check did
+		}
+		j.symptom(SymptomProbeFailing, "the checkpoint-access probe fails", src, ev)
 		switch pr.Class {
 		case probe.ClassPermissionDenied:
 			if writable && judgedJob {
@@ -462,7 +467,7 @@ func (j *judge) conclude() {
 			}
 			c.Explains = append(c.Explains, sid)
 			for _, src := range s.sources {
-				if _, own := sources[src]; !own {
+				if _, own := sources[src]; !own && !j.otherCauses(id, sid, src) {
 					elsewhere = true
 				}
 			}
@@ -507,6 +512,20 @@ func (j *judge) conclude() {
 		}
 	}
 	j.v.Healthy = len(j.v.Symptoms) == 0 && len(j.in.Unfinished) == 0
+}
+
+// otherCauses says whether a probe or log symptom's source is the evidence of another cause
+// (a probe refused by the access check is NOT_WRITABLE's, not CORRUPT's corroboration).
+func (j *judge) otherCauses(cause, symptom, src string) bool {
+	if symptom != SymptomProbeFailing && symptom != SymptomLogErrors {
+		return false
+	}
+	for other, sources := range j.signals {
+		if _, ok := sources[src]; ok && other != cause {
+			return true
+		}
+	}
+	return false
 }
 
 // explains says whether a cause accounts for a present symptom: a group mismatch explains a

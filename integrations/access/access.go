@@ -339,14 +339,28 @@ func judge(r *Report, ancestors []Dir, dirs []DirJudgment) {
 			return
 		}
 	}
+	// Directories denied for the same reason are named together: "X, offsets/, commits/
+	// (owner root:root, mode …): why".
 	var denied []string
+	byReason := map[string]int{}
 	for i := range r.Dirs {
 		d := &r.Dirs[i]
 		ok, why := Allowed(d.Dir, r.User, PermWrite|PermExec)
 		d.Writable, d.Why = ok, why
-		if !ok {
-			denied = append(denied, fmt.Sprintf("%s (%s): %s", d.Dir.Path, d.Dir.describe(), why))
+		if ok {
+			continue
 		}
+		name := d.Dir.Path
+		if d.Name != "" && len(denied) > 0 {
+			name = d.Name
+		}
+		reason := " (" + d.Dir.describe() + "): " + why
+		if k, seen := byReason[reason]; seen {
+			denied[k] = strings.Replace(denied[k], reason, ", "+name+reason, 1)
+			continue
+		}
+		byReason[reason] = len(denied)
+		denied = append(denied, name+reason)
 	}
 	if len(denied) == 0 {
 		r.Writable = true

@@ -165,7 +165,7 @@ func isSourceError(err error, name string) bool {
 }
 
 // reserved are the names a backup directory uses besides the copy.
-var reserved = map[string]bool{ManifestName: true, VerifiedName: true, QuarantineDir: true}
+var reserved = map[string]bool{ManifestName: true, VerifiedName: true, QuarantineDir: true, RecordName: true}
 
 // walk lists every file under the checkpoint root, except the probe directory.
 func walk(ctx context.Context, src storage.Store) ([]string, error) {

@@ -184,9 +184,12 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 	hs := healthService(cfg, store, getenv)
 	hs.Lag = kp.samples
 	handler := commands.New(cfg.Slack.Command, store)
-	if len(cfg.Slack.Remediators) > 0 {
-		handler.Authz = bot.NewRemediators(api, cfg.Slack.Remediators)
+	perPipeline := map[string][]string{}
+	for _, p := range cfg.Pipelines {
+		perPipeline[p.Name] = p.Remediators
 	}
+	handler.Authz = bot.NewRemediators(api, cfg.Slack.Remediators, perPipeline)
+	handler.Directory = bot.NewChannels(api)
 	handler.Audit = func(ctx context.Context, e state.AuditEntry) {
 		if err := store.Audit(ctx, e); err != nil {
 			log.Warn("audit", "err", err)
@@ -200,7 +203,10 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 	handler.RegisterDiagnose(diag)
 	watch := &watcher{cfg: cfg, store: store, kafka: kp, cps: cps, now: time.Now}
 	handler.RegisterWatch(watch)
-	handler.RegisterRemediation(&remediation{cfg: cfg, getenv: getenv, now: time.Now}, store)
+	handler.RegisterAudit(store)
+	handler.RegisterIncidentDiagnose(func(ctx context.Context, incident, pipeline string) {
+		enrich(ctx, diag, store, log, incident, pipeline, true)
+	})
 	claimAfter := 30 * time.Second
 	if v := getenv("STREAMWATCH_OUTBOX_CLAIM_AFTER"); v != "" {
 		if claimAfter, err = time.ParseDuration(v); err != nil || claimAfter <= 0 {
@@ -209,6 +215,7 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 	}
 	// One name per process: the outbox consumer and the scheduler's lock owner are the same replica.
 	replica := replicaName()
+	handler.RegisterRemediation(&remediation{cfg: cfg, getenv: getenv, now: time.Now, store: store, replica: replica}, store)
 	b := bot.New(bot.Options{
 		Log: log, Store: store, Router: router, Commands: handler, API: api,
 		WebhookToken: sec.WebhookToken, AllowUnauthenticated: cfg.HTTP.AllowUnauthenticatedWebhooks,

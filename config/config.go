@@ -41,7 +41,7 @@ type HTTP struct {
 	// MetricsListen, when set, serves /metrics, /healthz and /readyz on this address instead of
 	// Listen, so the address alert senders reach does not expose them.
 	MetricsListen string `yaml:"metrics_listen"`
-	MaxBodyBytes int64  `yaml:"max_body_bytes" default:"1048576"`
+	MaxBodyBytes  int64  `yaml:"max_body_bytes" default:"1048576"`
 	// AllowUnauthenticatedWebhooks accepts webhooks without STREAMWATCH_WEBHOOK_TOKEN.
 	AllowUnauthenticatedWebhooks bool `yaml:"allow_unauthenticated_webhooks" default:"false"`
 }

@@ -116,12 +116,14 @@ func (h *Handler) RegisterRemediation(r Remediation, notes Notes) {
 		}})
 	h.Register(&Command{Path: "checkpoint repair", Args: "PIPELINE [--confirm PLAN [--force REASON…]]",
 		Summary: "dry run: the minimal fragment to quarantine, as plan PLAN; --confirm PLAN moves exactly that into the backup",
-		Min:     1, Max: -1, Example: "checkpoint repair sms-replies", Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
+		Min:     1, Max: -1, Example: "checkpoint repair sms-replies",
+		Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
 			return h.remediation(ctx, r, notes, req, KindRepair, args)
 		}})
 	h.Register(&Command{Path: "checkpoint restore", Args: "PIPELINE [BACKUP] [--confirm PLAN [--force REASON…]]",
 		Summary: "dry run: put quarantined files back, verified against the quarantine's manifest; --confirm PLAN does it",
-		Min:     1, Max: -1, Example: "checkpoint restore sms-replies", Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
+		Min:     1, Max: -1, Example: "checkpoint restore sms-replies",
+		Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
 			return h.remediation(ctx, r, notes, req, KindRestore, args)
 		}})
 }

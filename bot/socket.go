@@ -139,6 +139,9 @@ var refusal = commands.Reply{Text: "streamwatch does not take commands in this c
 // (outside slack.allowed_channels: refused and audited); then the command, whose handler
 // applies the remediator rules and audits.
 func (b *Bot) serve(ctx context.Context, req commands.Request) (commands.Reply, bool) {
+	// Replies put zero-width spaces beside *, _ and ~ (see text.go); a command copied from a
+	// reply comes back with them.
+	req.Text = strings.ReplaceAll(req.Text, zwsp, "")
 	if !b.allowed(req.ChannelID) {
 		b.audit(ctx, req, "command", req.ChannelID, "refused", "channel not in slack.allowed_channels: "+firstWords(req.Text, 3))
 		return refusal, false

@@ -44,7 +44,7 @@ func (f incidents) Timeline(context.Context, string, int64) ([]state.Event, erro
 	}
 	return out, nil
 }
-func (incidents) Acknowledge(context.Context, string, string) error   { return nil }
+func (incidents) Acknowledge(context.Context, string, string) error     { return nil }
 func (incidents) Resolve(context.Context, string, string, string) error { return nil }
 func (incidents) Merge(context.Context, string, string, string) error   { return nil }
 

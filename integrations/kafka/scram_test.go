@@ -20,7 +20,10 @@ func TestSCRAMClientSASLprep(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			creds := stored.GetStoredCredentials(scram.KeyFactors{Salt: "NaCl-and-pepper", Iters: 4096})
+			creds, err := stored.GetStoredCredentialsWithError(scram.KeyFactors{Salt: "NaCl-and-pepper", Iters: 4096})
+			if err != nil {
+				t.Fatal(err)
+			}
 			srv, err := tc.hash.NewServer(func(user string) (scram.StoredCredentials, error) { return creds, nil })
 			if err != nil {
 				t.Fatal(err)

@@ -177,7 +177,9 @@ type recorder struct{ got string }
 func (r *recorder) Backup(context.Context, string, string) (*remediate.BackupResult, error) {
 	return nil, errStub
 }
-func (r *recorder) Backups(context.Context, string) ([]remediate.BackupInfo, error) { return nil, errStub }
+func (r *recorder) Backups(context.Context, string) ([]remediate.BackupInfo, error) {
+	return nil, errStub
+}
 func (r *recorder) Propose(_ context.Context, k commands.Kind, p, backup, _ string) (*commands.Proposal, error) {
 	r.got = "propose " + string(k) + " " + p + " " + backup
 	return &commands.Proposal{Pipeline: p}, nil

@@ -158,7 +158,11 @@ func (in *instance) waitReady() {
 	in.t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		resp, err := http.Get(in.opsURL + "/readyz")
+		ops := in.opsURL
+		if ops == "" {
+			ops = in.url
+		}
+		resp, err := http.Get(ops + "/readyz")
 		var body []byte
 		if err == nil {
 			body, _ = io.ReadAll(resp.Body)

@@ -151,62 +151,44 @@ func TestE2EPerPipelineRemediators(t *testing.T) {
 	waitFor(t, s, "both roots", func(s *slackfake.Server) bool {
 		return len(roots(s, "C0PIPE")) == 1 && len(roots(s, "C0ORDERS")) == 1
 	})
-	askIn := func(user, channel, text string) slackfake.ResponsePost {
-		t.Helper()
-		env, err := s.SendSlashCommand(t.Context(), slackfake.SlashCommand{ChannelID: channel, UserID: user, Text: text})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got slackfake.ResponsePost
-		waitFor(t, s, "the reply to "+text, func(s *slackfake.Server) bool {
-			for _, p := range s.ResponsePosts() {
-				if p.EnvelopeID == env.ID {
-					got = p
-					return true
-				}
-			}
-			return false
-		})
-		return got
-	}
 	// U0SMS remediates sms-replies, not orders; a member of S0ORDERS the other way round.
-	if r := askIn("U0SMS", "C0ORDERS", "incident resolve INC-2"); !strings.Contains(r.Text, "pipelines[orders].remediators may resolve incidents") {
+	if r := askIn(t, s, "U0SMS", "C0ORDERS", "incident resolve INC-2"); !strings.Contains(r.Text, "pipelines[orders].remediators may resolve incidents") {
 		t.Fatalf("U0SMS resolving INC-2 in C0ORDERS: %q", r.Text)
 	}
-	if r := askIn("U0SMS", "C0PIPE", "incident show INC-2"); !strings.Contains(r.Text, "INC-2 belongs to a channel you are not a member of") {
+	if r := askIn(t, s, "U0SMS", "C0PIPE", "incident show INC-2"); !strings.Contains(r.Text, "INC-2 belongs to a channel you are not a member of") {
 		t.Fatalf("U0SMS showing INC-2 of C0ORDERS: %q", r.Text)
 	}
-	if r := askIn("U0ORD", "C0PIPE", "incident resolve INC-1 not mine"); !strings.Contains(r.Text, "pipelines[sms-replies].remediators may resolve incidents") {
+	if r := askIn(t, s, "U0ORD", "C0PIPE", "incident resolve INC-1 not mine"); !strings.Contains(r.Text, "pipelines[sms-replies].remediators may resolve incidents") {
 		t.Fatalf("U0ORD resolving INC-1: %q", r.Text)
 	}
-	if r := askIn("U0ORD", "C0ORDERS", "incident ack INC-2"); r.Text != "INC-2 acknowledged." {
+	if r := askIn(t, s, "U0ORD", "C0ORDERS", "incident ack INC-2"); r.Text != "INC-2 acknowledged." {
 		t.Fatalf("U0ORD acknowledging INC-2: %q", r.Text)
 	}
-	if r := askIn("U0ORD", "C0ORDERS", "incident resolve INC-2 carrier fixed"); r.Text != "INC-2 resolved." {
+	if r := askIn(t, s, "U0ORD", "C0ORDERS", "incident resolve INC-2 carrier fixed"); r.Text != "INC-2 resolved." {
 		t.Fatalf("U0ORD resolving INC-2: %q", r.Text)
 	}
 	// incident list: this channel's; all: the channels of the user.
 	in.ok("/webhooks/generic", alertFor("orders late again", "orders-2", "orders"))
 	waitFor(t, s, "the third root", func(s *slackfake.Server) bool { return len(roots(s, "C0ORDERS")) == 2 })
-	if r := askIn("U0SMS", "C0PIPE", "incident list"); !strings.Contains(r.Text, "1 open incident in this channel") || !strings.Contains(string(r.Blocks), "INC-1") ||
+	if r := askIn(t, s, "U0SMS", "C0PIPE", "incident list"); !strings.Contains(r.Text, "1 open incident in this channel") || !strings.Contains(string(r.Blocks), "INC-1") ||
 		strings.Contains(string(r.Blocks), "INC-3") {
 		t.Fatalf("list in C0PIPE: %q %s", r.Text, r.Blocks)
 	}
-	if r := askIn("U0SMS", "C0PIPE", "incident list all"); !strings.Contains(r.Text, "1 open incident in the channels you are a member of") || strings.Contains(string(r.Blocks), "INC-3") {
+	if r := askIn(t, s, "U0SMS", "C0PIPE", "incident list all"); !strings.Contains(r.Text, "1 open incident in the channels you are a member of") || strings.Contains(string(r.Blocks), "INC-3") {
 		t.Fatalf("list all for U0SMS: %q %s", r.Text, r.Blocks)
 	}
-	if r := askIn("U0ORD", "C0PIPE", "incident list all"); !strings.Contains(r.Text, "2 open incidents in the channels you are a member of") ||
+	if r := askIn(t, s, "U0ORD", "C0PIPE", "incident list all"); !strings.Contains(r.Text, "2 open incidents in the channels you are a member of") ||
 		strings.Index(string(r.Blocks), "INC-1") > strings.Index(string(r.Blocks), "INC-3") {
 		t.Fatalf("list all for U0ORD, this channel's first: %q %s", r.Text, r.Blocks)
 	}
 	// The audit trail: remediators of the pipeline only.
-	if r := askIn("U0SMS", "C0PIPE", "audit orders"); !strings.Contains(r.Text, "pipelines[orders].remediators may read the audit trail of orders") {
+	if r := askIn(t, s, "U0SMS", "C0PIPE", "audit orders"); !strings.Contains(r.Text, "pipelines[orders].remediators may read the audit trail of orders") {
 		t.Fatalf("U0SMS reading orders' audit: %q", r.Text)
 	}
-	if r := askIn("U0SMS", "C0PIPE", "audit"); !strings.Contains(r.Text, "only the people listed in slack.remediators may read the whole audit trail") {
+	if r := askIn(t, s, "U0SMS", "C0PIPE", "audit"); !strings.Contains(r.Text, "only the people listed in slack.remediators may read the whole audit trail") {
 		t.Fatalf("U0SMS reading the whole audit: %q", r.Text)
 	}
-	r := askIn("U0ORD", "C0ORDERS", "audit orders")
+	r := askIn(t, s, "U0ORD", "C0ORDERS", "audit orders")
 	trail := string(r.Blocks)
 	for _, want := range []string{"U0ORD", "acknowledge INC-2", "resolve INC-2", "carrier fixed", "(command in C0ORDERS)"} {
 		if !strings.Contains(trail, want) {
@@ -216,7 +198,7 @@ func TestE2EPerPipelineRemediators(t *testing.T) {
 	if strings.Contains(trail, "not mine") {
 		t.Errorf("audit of orders shows sms-replies' entries: %s", trail)
 	}
-	r = askIn("U0ADMIN", "C0PIPE", "audit INC-1")
+	r = askIn(t, s, "U0ADMIN", "C0PIPE", "audit INC-1")
 	if !strings.Contains(string(r.Blocks), "U0ORD") || !strings.Contains(string(r.Blocks), "refused  resolve incidents INC-1") {
 		t.Errorf("audit of INC-1 for the admin: %q %s", r.Text, r.Blocks)
 	}

@@ -248,14 +248,7 @@ func sectionTexts(s commands.Section) []string {
 	if s.Title != "" {
 		title = "*" + clip(mrkdwn(oneLine(s.Title)), 200) + "*\n"
 	}
-	lines := make([]string, len(s.Lines))
-	for i, l := range s.Lines {
-		if s.Pre {
-			lines[i] = pre(l)
-		} else {
-			lines[i] = mrkdwn(l)
-		}
-	}
+	lines := safeLines(s)
 	budget := maxSectionText - runes(title)
 	if s.Pre {
 		budget -= runes("```\n\n```")
@@ -280,6 +273,19 @@ func sectionTexts(s commands.Section) []string {
 	return out
 }
 
+// safeLines are a section's lines made inert for where they go: a code block or mrkdwn.
+func safeLines(s commands.Section) []string {
+	lines := make([]string, len(s.Lines))
+	for i, l := range s.Lines {
+		if s.Pre {
+			lines[i] = pre(l)
+		} else {
+			lines[i] = mrkdwn(l)
+		}
+	}
+	return lines
+}
+
 // ReplyText renders a reply as one mrkdwn message (for thread notes, which carry no blocks),
 // cut to a size Slack accepts: whole sections while they fit, a code block always closed.
 func ReplyText(r commands.Reply) string {
@@ -296,14 +302,7 @@ func ReplyText(r commands.Reply) string {
 			b.WriteString("\n…")
 			break
 		}
-		lines := make([]string, len(s.Lines))
-		for i, l := range s.Lines {
-			if s.Pre {
-				lines[i] = pre(l)
-			} else {
-				lines[i] = mrkdwn(l)
-			}
-		}
+		lines := safeLines(s)
 		if s.Pre {
 			part.WriteString(fence(lines, left))
 		} else {

@@ -363,25 +363,14 @@ func ListBackups(ctx context.Context, root storage.Store, pipeline string) ([]Ba
 	if err := checkPipeline(pipeline); err != nil {
 		return nil, err
 	}
-	entries, err := storage.ListNames(ctx, root, pipeline)
-	if storage.Class(err) == storage.ClassNotFound && ctx.Err() == nil {
-		return nil, nil
-	}
+	dirs, err := backupDirs(ctx, root, pipeline)
 	if err != nil {
 		return nil, fmt.Errorf("list the backups of %s in %s: %w", pipeline, root.Location(), err)
 	}
 	var out []BackupInfo
-	for _, e := range entries {
-		sm := backupDirName.FindStringSubmatch(e.Name)
-		if !e.IsDir || sm == nil {
-			continue
-		}
-		at, err := time.Parse(DirTimeFormat, sm[1])
-		if err != nil {
-			continue
-		}
-		dir := pipeline + "/" + e.Name
-		info := BackupInfo{Dir: dir, Created: at}
+	for _, d := range dirs {
+		dir := pipeline + "/" + d.name
+		info := BackupInfo{Dir: dir, Created: d.at}
 		m, err := readManifest(ctx, root, dir)
 		switch {
 		case storage.Class(err) == storage.ClassNotFound && ctx.Err() == nil:
@@ -407,11 +396,5 @@ func ListBackups(ctx context.Context, root storage.Store, pipeline string) ([]Ba
 		info.Quarantined = len(files)
 		out = append(out, info)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if !out[i].Created.Equal(out[j].Created) {
-			return out[i].Created.After(out[j].Created)
-		}
-		return out[i].Dir > out[j].Dir
-	})
 	return out, nil
 }

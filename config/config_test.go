@@ -95,10 +95,11 @@ func TestParseSketch(t *testing.T) {
 			},
 			Logs:           Logs{Paths: []string{"/var/log/spark/sms-replies/driver*.log"}, MaxBytes: 8388608},
 			DeployedConfig: "/etc/spark/jobs/sms-replies.conf",
+			Remediators:    []string{},
 		}},
 		Health:   Health{DigestSchedule: "0 9 * * 1-5"},
 		Diagnose: Diagnose{Timeout: 15 * time.Second},
-		Repair:   Repair{BackupMaxAge: time.Hour},
+		Repair:   Repair{BackupMaxAge: time.Hour, ConfirmWithin: 10 * time.Minute, QuietFor: 2 * time.Minute},
 	}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("sketch decoded as\n%+v\nwant\n%+v", cfg, want)
@@ -146,7 +147,7 @@ func TestDefaults(t *testing.T) {
 		Kafka:    Kafka{SampleInterval: 30 * time.Second},
 		Storage:  Storage{S3: S3{Region: "us-east-1", PathStyle: true}},
 		Diagnose: Diagnose{Timeout: 15 * time.Second},
-		Repair:   Repair{BackupMaxAge: time.Hour},
+		Repair:   Repair{BackupMaxAge: time.Hour, ConfirmWithin: 10 * time.Minute, QuietFor: 2 * time.Minute},
 	}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("minimal config decoded as\n%+v\nwant\n%+v", cfg, want)

@@ -122,11 +122,20 @@ func (v *validator) config(c *Config) {
 	v.health(c)
 	v.positive("diagnose.timeout", c.Diagnose.Timeout)
 	v.positive("repair.backup_max_age", c.Repair.BackupMaxAge)
+	v.positive("repair.confirm_within", c.Repair.ConfirmWithin)
+	v.nonNegative("repair.quiet_for", c.Repair.QuietFor)
 }
 
 func (v *validator) http(h HTTP) {
 	if err := checkHostPort(h.Listen, true); err != nil {
 		v.errorf("http.listen", "invalid address %q: %v", h.Listen, err)
+	}
+	if h.MetricsListen != "" {
+		if err := checkHostPort(h.MetricsListen, true); err != nil {
+			v.errorf("http.metrics_listen", "invalid address %q: %v", h.MetricsListen, err)
+		} else if h.MetricsListen == h.Listen && !strings.HasSuffix(h.Listen, ":0") {
+			v.errorf("http.metrics_listen", "is http.listen (%s); leave it empty to serve /metrics there", h.Listen)
+		}
 	}
 	if h.MaxBodyBytes <= 0 {
 		v.errorf("http.max_body_bytes", "must be greater than 0")
@@ -150,9 +159,13 @@ func (v *validator) slack(c *Config) {
 	for i, ch := range s.AllowedChannels {
 		v.channel(fmt.Sprintf("slack.allowed_channels[%d]", i), ch)
 	}
-	for i, id := range s.Remediators {
+	v.remediators("slack.remediators", s.Remediators)
+}
+
+func (v *validator) remediators(path string, ids []string) {
+	for i, id := range ids {
 		if !remediatorID.MatchString(id) {
-			v.errorf(fmt.Sprintf("slack.remediators[%d]", i),
+			v.errorf(fmt.Sprintf("%s[%d]", path, i),
 				"invalid user or user-group ID %q (want U…, W… or S…, such as U0123ABCD)", id)
 		}
 	}
@@ -309,6 +322,7 @@ func (v *validator) pipelines(c *Config) {
 		if pl.Logs.MaxBytes <= 0 {
 			v.errorf(p+".logs.max_bytes", "must be greater than 0")
 		}
+		v.remediators(p+".remediators", pl.Remediators)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/xdg-go/scram"
 )
 
 // Defaults applied to zero fields of ClusterOptions, Pipeline and the evaluator.
@@ -204,10 +205,10 @@ func (s SASLOptions) apply(cfg *sarama.Config, getenv func(string) string) error
 		cfg.Net.SASL.Mechanism = sarama.SASLTypePlaintext
 	case SASLScramSHA256:
 		cfg.Net.SASL.Mechanism = sarama.SASLTypeSCRAMSHA256
-		cfg.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return newSCRAMClient(sha256Hash) }
+		cfg.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return newSCRAMClient(scram.SHA256) }
 	case SASLScramSHA512:
 		cfg.Net.SASL.Mechanism = sarama.SASLTypeSCRAMSHA512
-		cfg.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return newSCRAMClient(sha512Hash) }
+		cfg.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return newSCRAMClient(scram.SHA512) }
 	default:
 		return fmt.Errorf("sasl mechanism %q is not one of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512", s.Mechanism)
 	}

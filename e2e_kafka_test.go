@@ -20,7 +20,13 @@ func ask(t *testing.T, s *slackfake.Server, text string) slackfake.ResponsePost 
 
 func askAs(t *testing.T, s *slackfake.Server, user, text string) slackfake.ResponsePost {
 	t.Helper()
-	env, err := s.SendSlashCommand(context.Background(), slackfake.SlashCommand{ChannelID: "C0PIPE", UserID: user, Text: text})
+	return askIn(t, s, user, "C0PIPE", text)
+}
+
+// askIn types text as user in channel and returns the reply.
+func askIn(t *testing.T, s *slackfake.Server, user, channel, text string) slackfake.ResponsePost {
+	t.Helper()
+	env, err := s.SendSlashCommand(context.Background(), slackfake.SlashCommand{ChannelID: channel, UserID: user, Text: text})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +32,8 @@ func TestE2EBackupRepairWatch(t *testing.T) {
 	}
 	logPath := filepath.Join(base, "driver.log")
 	os.WriteFile(logPath, nil, 0o644)
+	quiet := time.Now().Add(-30 * time.Minute) // the driver died with the query
+	os.Chtimes(logPath, quiet, quiet)
 	prefix := testredis.Prefix()
 	extra := strings.Replace(seedConfig(kc, dir, logPath), "    probe:\n", "      backup_location: "+backups+"\n    probe:\n", 1)
 	in := start(t, setup{prefix: prefix, slackExtra: "  remediators: [U0ONCALL]\n", extra: extra})
@@ -39,21 +42,35 @@ func TestE2EBackupRepairWatch(t *testing.T) {
 	waitFor(t, s, "the incident", func(s *slackfake.Server) bool { return len(roots(s, "C0PIPE")) == 1 })
 	root := roots(s, "C0PIPE")[0]
 
+	// A confirmation names the plan it confirms.
+	if r := askAs(t, s, "U0ONCALL", "checkpoint repair sms-replies --confirm"); !strings.Contains(r.Text, "--confirm needs the plan id the dry run showed") {
+		t.Fatalf("confirm without a plan: %q", r.Text)
+	}
+	r := ask(t, s, "checkpoint repair sms-replies")
+	plan := planID(t, r.Text)
+	if !strings.Contains(r.Text, "Dry run "+plan+": 1 file(s)") || !strings.Contains(string(r.Blocks), "offsets/4") ||
+		!strings.Contains(string(r.Blocks), "digest") {
+		t.Fatalf("dry run: %q %s", r.Text, r.Blocks)
+	}
 	// U1 is not a remediator: refused before any other rule.
-	r := ask(t, s, "checkpoint repair sms-replies --confirm")
+	r = ask(t, s, "checkpoint repair sms-replies --confirm "+plan)
 	if !strings.Contains(r.Text, "only the people listed in slack.remediators") {
 		t.Fatalf("typed confirm by a non-remediator: %q", r.Text)
 	}
-	r = askAs(t, s, "U0ONCALL", "checkpoint repair sms-replies --confirm")
+	r = askAs(t, s, "U0ONCALL", "checkpoint repair sms-replies --confirm "+plan)
 	if !strings.Contains(r.Text, "no verified backup of sms-replies") {
 		t.Fatalf("repair without a backup: %q", r.Text)
 	}
-	r = ask(t, s, "checkpoint backup sms-replies")
+	// A backup is for the pipeline's remediators once any is named.
+	if r = ask(t, s, "checkpoint backup sms-replies"); !strings.Contains(r.Text, "may back up checkpoints") {
+		t.Fatalf("backup by a non-remediator: %q", r.Text)
+	}
+	r = askAs(t, s, "U0ONCALL", "checkpoint backup sms-replies")
 	if !strings.Contains(r.Text, "verified against its manifest") {
 		t.Fatalf("backup: %q", r.Text)
 	}
 	r = ask(t, s, "checkpoint repair sms-replies")
-	if !strings.Contains(r.Text, "Dry run: 1 file(s)") || !strings.Contains(string(r.Blocks), "offsets/4") {
+	if !strings.Contains(r.Text, "Dry run P-2: 1 file(s)") || !strings.Contains(string(r.Blocks), "offsets/4") {
 		t.Fatalf("dry run: %q %s", r.Text, r.Blocks)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "offsets", "4")); err != nil {
@@ -106,7 +123,7 @@ func TestE2EBackupRepairWatch(t *testing.T) {
 	for _, e := range log {
 		audit = append(audit, e.Actor+" "+e.Action+" "+e.Outcome)
 	}
-	for _, want := range []string{"U0ONCALL checkpoint repair refused", "U0EVE confirm checkpoint repairs refused", "U0ONCALL checkpoint repair done", "U1 checkpoint backup done"} {
+	for _, want := range []string{"U0ONCALL checkpoint repair refused", "U1 confirm checkpoint repairs refused", "U0EVE confirm checkpoint repairs refused", "U0ONCALL checkpoint repair done", "U1 back up checkpoints refused", "U0ONCALL checkpoint backup done"} {
 		if !strings.Contains(strings.Join(audit, "\n"), want) {
 			t.Fatalf("audit lacks %q: %q", want, audit)
 		}
@@ -141,6 +158,16 @@ func TestE2EBackupRepairWatch(t *testing.T) {
 			t.Errorf("thread lacks %q:\n%s", want, joined)
 		}
 	}
+}
+
+// planID finds the plan id in a dry run's text: "Dry run P-3: …".
+func planID(t *testing.T, text string) string {
+	t.Helper()
+	m := regexp.MustCompile(`Dry run (P-[0-9]+):`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("no plan id in %q", text)
+	}
+	return m[1]
 }
 
 // ephemeralTS finds the ts of the newest ephemeral reply whose text contains s.

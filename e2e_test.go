@@ -47,6 +47,7 @@ func (b *syncBuffer) String() string {
 type instance struct {
 	t      *testing.T
 	url    string
+	opsURL string // /metrics, /healthz, /readyz: url, or the http.metrics_listen address
 	slack  *slackfake.Server
 	logs   *syncBuffer
 	cancel context.CancelFunc
@@ -62,6 +63,7 @@ type setup struct {
 	extra       string // appended YAML
 	slackExtra  string // more keys of the slack section, each line indented by two spaces
 	alertsExtra string // more keys of the alerts section, each line indented by two spaces
+	metrics     bool   // serve /metrics, /healthz and /readyz on their own port (http.metrics_listen)
 }
 
 func newSlack(t *testing.T, opts slackfake.Options) *slackfake.Server {
@@ -94,10 +96,19 @@ func start(t *testing.T, su setup) *instance {
 	if err != nil {
 		t.Fatal(err)
 	}
+	httpExtra, opsURL := "", fmt.Sprintf("http://127.0.0.1:%d", port)
+	if su.metrics {
+		opsPort, err := testredis.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		httpExtra = fmt.Sprintf("  metrics_listen: \"127.0.0.1:%d\"\n", opsPort)
+		opsURL = fmt.Sprintf("http://127.0.0.1:%d", opsPort)
+	}
 	cfg := fmt.Sprintf(`http:
   listen: "127.0.0.1:%d"
   max_body_bytes: 65536
-slack:
+%sslack:
   default_channel: C0DEFAULT
   thread_coalesce: %s
 %sredis:
@@ -109,7 +120,7 @@ alerts:
 pipelines:
   - name: sms-replies
     channel: C0PIPE
-%s`, port, su.coalesce, su.slackExtra, su.prefix, su.alertsExtra, su.extra)
+%s`, port, httpExtra, su.coalesce, su.slackExtra, su.prefix, su.alertsExtra, su.extra)
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
@@ -119,7 +130,7 @@ pipelines:
 		"STREAMWATCH_WEBHOOK_TOKEN": webhookToken, "SLACK_API_URL": su.slack.APIURL(),
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	in := &instance{t: t, url: fmt.Sprintf("http://127.0.0.1:%d", port), slack: su.slack, logs: &syncBuffer{},
+	in := &instance{t: t, url: fmt.Sprintf("http://127.0.0.1:%d", port), opsURL: opsURL, slack: su.slack, logs: &syncBuffer{},
 		cancel: cancel, done: make(chan error, 1), env: env}
 	go func() {
 		in.done <- run(ctx, []string{"streamwatch", "serve", "--config", path, "--log-level", "debug"},
@@ -148,7 +159,11 @@ func (in *instance) waitReady() {
 	in.t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		resp, err := http.Get(in.url + "/readyz")
+		ops := in.opsURL
+		if ops == "" {
+			ops = in.url
+		}
+		resp, err := http.Get(ops + "/readyz")
 		var body []byte
 		if err == nil {
 			body, _ = io.ReadAll(resp.Body)

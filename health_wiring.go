@@ -10,6 +10,7 @@ import (
 	"github.com/streamwatch/streamwatch/bot"
 	"github.com/streamwatch/streamwatch/config"
 	"github.com/streamwatch/streamwatch/health"
+	"github.com/streamwatch/streamwatch/integrations/access"
 	"github.com/streamwatch/streamwatch/integrations/probe"
 	"github.com/streamwatch/streamwatch/state"
 )
@@ -33,8 +34,21 @@ func probeOptions(cfg *config.Config, p config.Pipeline, getenv func(string) str
 	return probe.Options{
 		Pipeline: p.Name, Location: p.Checkpoint.Location, Path: p.Probe.Path, Write: p.Probe.Write,
 		StaleAfter: p.Checkpoint.StaleAfter, SlowAfter: p.Probe.SlowAfter,
-		Storage: storageOptions(cfg, getenv),
+		Storage: storageOptions(cfg, getenv), JobUser: jobUser(p.Checkpoint.JobUser),
 	}
+}
+
+// jobUser is pipelines[].checkpoint.job_user for the access check; nil when unset (the check
+// then judges streamwatch's own uid and groups).
+func jobUser(ju config.JobUser) *access.User {
+	if !ju.Set {
+		return nil
+	}
+	u := &access.User{UID: int(ju.UID), Whose: "job_user"}
+	for _, g := range ju.GIDs {
+		u.GIDs = append(u.GIDs, int(g))
+	}
+	return u
 }
 
 // scheduleJobs adds a probe job per pipeline with a probe schedule and the health digest.

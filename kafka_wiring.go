@@ -42,7 +42,7 @@ func newKafka(cfg *config.Config, store *state.Store, getenv func(string) string
 	for _, p := range cfg.Pipelines {
 		if p.Kafka.Enabled() {
 			pipes = append(pipes, kafka.Pipeline{Name: p.Name, Cluster: p.Kafka.Cluster, Topics: p.Kafka.Topics,
-				Group: p.Kafka.Group, StallAfter: p.Kafka.StallAfter})
+				Group: p.Kafka.Group, StallAfter: p.Kafka.StallAfter, AllowedLag: p.Kafka.AllowedLag})
 		}
 	}
 	ls := &lagStore{st: store, pipelines: pipes}

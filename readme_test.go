@@ -23,8 +23,9 @@ func TestREADMECommandsAreInTheGrammar(t *testing.T) {
 	section = section[:strings.Index(section[3:], "\n## ")+3]
 	row := regexp.MustCompile("(?m)^\\| `([^`]+)` \\|")
 	fill := strings.NewReplacer("[ID]", "INC-1", "ID", "INC-1", "FROM", "INC-2", "INTO", "INC-1",
-		"PIPELINE", "sms-replies", "GROUP", "sms-replies-v2", "TOPIC", "client.replies.sms",
-		"[--cluster NAME]", "--cluster main", "[note…]", "fixed the ACL", "[for DURATION]", "for 30m")
+		"[PIPELINE\\|ID]", "sms-replies", "PIPELINE", "sms-replies", "GROUP", "sms-replies-v2", "TOPIC", "client.replies.sms",
+		"[--cluster NAME]", "--cluster main", "[note…]", "fixed the ACL", "[for DURATION]", "for 30m",
+		"[BACKUP]", "20261130T104105Z", "PLAN", "P-3", "[--force REASON…]", "--force the query was stopped by hand")
 	h := commands.New("/streamwatch", nil)
 	h.RegisterHealth(nil)
 	h.RegisterKafka(nil)
@@ -32,6 +33,8 @@ func TestREADMECommandsAreInTheGrammar(t *testing.T) {
 	h.RegisterDiagnose(nil)
 	h.RegisterWatch(nil)
 	h.RegisterRemediation(nil, nil)
+	h.RegisterAudit(nil)
+	h.RegisterIncidentDiagnose(nil)
 	rows := row.FindAllStringSubmatch(section, -1)
 	if len(rows) < 15 {
 		t.Fatalf("found %d commands in the README's reference", len(rows))

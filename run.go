@@ -186,9 +186,12 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 	hs := healthService(cfg, store, getenv)
 	hs.Lag = kp.samples
 	handler := commands.New(cfg.Slack.Command, store)
-	if len(cfg.Slack.Remediators) > 0 {
-		handler.Authz = bot.NewRemediators(api, cfg.Slack.Remediators)
+	perPipeline := map[string][]string{}
+	for _, p := range cfg.Pipelines {
+		perPipeline[p.Name] = p.Remediators
 	}
+	handler.Authz = bot.NewRemediators(api, cfg.Slack.Remediators, perPipeline)
+	handler.Directory = bot.NewChannels(api)
 	handler.Audit = func(ctx context.Context, e state.AuditEntry) {
 		if err := store.Audit(ctx, e); err != nil {
 			log.Warn("audit", "err", err)
@@ -200,9 +203,17 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 	handler.RegisterCheckpoint(cps)
 	diag := &diagnoser{cfg: cfg, store: store, kafka: kp, checkpoints: cps, getenv: getenv}
 	handler.RegisterDiagnose(diag)
+	// Incidents a failing probe opens are diagnosed in their thread, like alert-opened ones.
+	hs.OnOpen = func(ctx context.Context, incident, pipeline string) {
+		enrich(ctx, diag, store, log, incident, pipeline, false)
+	}
+	defer hs.Wait()
 	watch := &watcher{cfg: cfg, store: store, kafka: kp, cps: cps, now: time.Now}
 	handler.RegisterWatch(watch)
-	handler.RegisterRemediation(&remediation{cfg: cfg, getenv: getenv, now: time.Now}, store)
+	handler.RegisterAudit(store)
+	handler.RegisterIncidentDiagnose(func(ctx context.Context, incident, pipeline string) {
+		enrich(ctx, diag, store, log, incident, pipeline, true)
+	})
 	claimAfter := 30 * time.Second
 	if v := getenv("STREAMWATCH_OUTBOX_CLAIM_AFTER"); v != "" {
 		if claimAfter, err = time.ParseDuration(v); err != nil || claimAfter <= 0 {
@@ -211,6 +222,7 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 	}
 	// One name per process: the outbox consumer and the scheduler's lock owner are the same replica.
 	replica := replicaName()
+	handler.RegisterRemediation(&remediation{cfg: cfg, getenv: getenv, now: time.Now, store: store, replica: replica}, store)
 	b := bot.New(bot.Options{
 		Log: log, Store: store, Router: router, Commands: handler, API: api,
 		WebhookToken: sec.WebhookToken, AllowUnauthenticated: cfg.HTTP.AllowUnauthenticatedWebhooks,
@@ -225,17 +237,33 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 	if err != nil {
 		return fmt.Errorf("http.listen %s: %w", cfg.HTTP.Listen, err)
 	}
-	srv := &http.Server{
-		Handler:           b.Routes(),
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	newServer := func(h http.Handler) *http.Server {
+		return &http.Server{
+			Handler:           h,
+			ReadHeaderTimeout: 5 * time.Second,
+			ReadTimeout:       30 * time.Second,
+			WriteTimeout:      30 * time.Second,
+			IdleTimeout:       2 * time.Minute,
+			MaxHeaderBytes:    64 << 10,
+			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		}
+	}
+	srv := newServer(b.Routes())
+	// With http.metrics_listen, /metrics, /healthz and /readyz leave the webhook address.
+	var opsSrv *http.Server
+	var opsLn net.Listener
+	if cfg.HTTP.MetricsListen != "" {
+		if opsLn, err = net.Listen("tcp", cfg.HTTP.MetricsListen); err != nil {
+			ln.Close()
+			return fmt.Errorf("http.metrics_listen %s: %w", cfg.HTTP.MetricsListen, err)
+		}
+		srv, opsSrv = newServer(b.WebhookRoutes()), newServer(b.OpsRoutes())
 	}
 	log.Info("streamwatch starting", "version", version, "http", ln.Addr().String(),
 		"pipelines", len(cfg.Pipelines), "redis_tls", sec.Redis.TLSConfig != nil)
+	if opsLn != nil {
+		log.Info("metrics and health on their own address", "metrics_listen", opsLn.Addr().String())
+	}
 
 	botCtx, stopBot := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopBot()
@@ -252,14 +280,21 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 		return watch.tick(ctx, log)
 	}})
 	go sched.Run(botCtx)
-	httpDone := make(chan error, 1)
+	httpDone := make(chan error, 2)
 	go func() { httpDone <- srv.Serve(ln) }()
+	if opsSrv != nil {
+		go func() { httpDone <- opsSrv.Serve(opsLn) }()
+	}
 
 	select {
 	case <-ctx.Done():
 	case err := <-httpDone:
 		stopBot()
 		<-botDone
+		srv.Close()
+		if opsSrv != nil {
+			opsSrv.Close()
+		}
 		return fmt.Errorf("http server: %w", err)
 	}
 	log.Info("shutting down")
@@ -268,6 +303,11 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 	defer cancel()
 	if err := srv.Shutdown(shutCtx); err != nil {
 		log.Warn("http shutdown", "err", err)
+	}
+	if opsSrv != nil {
+		if err := opsSrv.Shutdown(shutCtx); err != nil {
+			log.Warn("metrics http shutdown", "err", err)
+		}
 	}
 	stopBot()
 	select {

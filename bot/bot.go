@@ -36,7 +36,7 @@ type Options struct {
 	// AllowedChannels, when not empty, are the only channels where commands are answered.
 	AllowedChannels []string
 	// Enrich, when set, is called (in its own goroutine) when an alert opens an incident for
-	// a known pipeline, and when someone clicks "Diagnose again" (again true).
+	// a known pipeline. ("Diagnose again" is the command `incident diagnose`.)
 	Enrich func(ctx context.Context, incident, pipeline string, again bool)
 	// Metrics receives the bot's measurements; nil makes a fresh set.
 	Metrics *Metrics

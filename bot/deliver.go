@@ -272,7 +272,7 @@ func (d *deliverer) deliver(ctx context.Context, e state.Delivery) error {
 	}
 	if e.Kind == state.KindNotice {
 		if _, done := d.posted[e.StreamID]; !done {
-			if _, _, err := b.opt.API.PostMessageContext(ctx, e.Channel, slack.MsgOptionText(e.Detail, false),
+			if _, _, err := b.opt.API.PostMessageContext(ctx, e.Channel, slack.MsgOptionText(clip(escape(valid(e.Detail)), maxThreadText), false),
 				slack.MsgOptionDisableLinkUnfurl()); err != nil {
 				return d.slackErr(ctx, e, e.Channel, "chat.postMessage", err)
 			}
@@ -319,7 +319,10 @@ func (d *deliverer) deliver(ctx context.Context, e state.Delivery) error {
 			b.log.Error("incident has no root message; thread update dropped", "incident", e.Incident, "kind", e.Kind)
 			return st.Complete(ctx, e, "", "")
 		}
-		if text := threadText(e); text != "" && !d.replied[e.StreamID] {
+		// A quiet incident's repeats only edit the root (a probe failing all night says so
+		// once); its other events still reply.
+		quietRepeat := e.Kind == state.KindFlush && inc.Quiet
+		if text := threadText(e); text != "" && !quietRepeat && !d.replied[e.StreamID] {
 			if _, _, err := b.opt.API.PostMessageContext(ctx, prog.Channel, slack.MsgOptionText(text, false),
 				slack.MsgOptionTS(prog.RootTS), slack.MsgOptionDisableLinkUnfurl()); err != nil {
 				return d.slackErr(ctx, e, prog.Channel, "chat.postMessage", err)

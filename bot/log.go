@@ -23,5 +23,6 @@ func (a slogAdapter) Printf(format string, v ...any) {
 }
 
 func auditEntry(req commands.Request, action, target, outcome, detail string) state.AuditEntry {
-	return state.AuditEntry{Actor: req.UserID, Action: action, Target: target, Outcome: outcome, Detail: detail}
+	return state.AuditEntry{Actor: req.UserID, Action: action, Target: target, Outcome: outcome, Detail: detail,
+		Channel: req.ChannelID, Via: req.Via}
 }

@@ -21,25 +21,6 @@ const (
 	commandAction = "cmd_"
 )
 
-// escape makes text safe for Slack's mrkdwn: "<!channel>" or "<@U1>" in an alert's title
-// become literal text, so the bot never mentions anyone.
-func escape(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n - 1
-	for cut > 0 && !utf8Start(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
-
 func clock(t time.Time) string {
 	if t.IsZero() {
 		return "-"
@@ -74,8 +55,8 @@ func rootText(inc *state.Incident) string {
 	if inc.Flood != nil {
 		return floodRootText(inc)
 	}
-	return fmt.Sprintf("%s %s: %s (%s, %s, %d occurrence%s)", severityIcon(inc.Severity), inc.ID, escape(inc.Title),
-		alerts.Severity(inc.Severity), commands.StatusLine(inc), inc.Count, plural(inc.Count))
+	return fmt.Sprintf("%s %s: %s (%s, %s, %d occurrence%s)", severityIcon(inc.Severity), inc.ID, clip(mrkdwn(oneLine(inc.Title)), 500),
+		alerts.Severity(inc.Severity), clip(mrkdwn(oneLine(commands.StatusLine(inc))), 200), inc.Count, plural(inc.Count))
 }
 
 // rootBlocks renders an incident's root message.
@@ -83,9 +64,9 @@ func rootBlocks(inc *state.Incident) []slack.Block {
 	if inc.Flood != nil {
 		return floodRootBlocks(inc)
 	}
-	header := clip(fmt.Sprintf("%s %s: %s", severityIcon(inc.Severity), inc.ID, inc.Title), 150)
+	header := clip(plain(oneLine(fmt.Sprintf("%s %s: %s", severityIcon(inc.Severity), inc.ID, inc.Title))), 150)
 	field := func(name, value string) *slack.TextBlockObject {
-		return slack.NewTextBlockObject(slack.MarkdownType, "*"+name+"*\n"+value, false, false)
+		return slack.NewTextBlockObject(slack.MarkdownType, "*"+name+"*\n"+clip(value, 1900), false, false)
 	}
 	pipeline := inc.Pipeline
 	if pipeline == "" {
@@ -95,8 +76,8 @@ func rootBlocks(inc *state.Incident) []slack.Block {
 		slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, header, false, false)),
 		slack.NewSectionBlock(nil, []*slack.TextBlockObject{
 			field("Severity", alerts.Severity(inc.Severity).String()),
-			field("Status", escape(commands.StatusLine(inc))),
-			field("Pipeline", escape(pipeline)),
+			field("Status", mrkdwn(oneLine(commands.StatusLine(inc)))),
+			field("Pipeline", mrkdwn(oneLine(pipeline))),
 			field("Occurrences", fmt.Sprint(inc.Count)),
 			field("First seen", stamp(inc.FirstSeen)),
 			field("Last seen", stamp(inc.LastSeen)),
@@ -112,7 +93,10 @@ func rootBlocks(inc *state.Incident) []slack.Block {
 	if inc.AllResolved && inc.Status != state.StatusResolved {
 		notes = append(notes, "All alerts resolved")
 	}
-	notes = append(notes, "Key: "+escape(clip(inc.Key, 200)))
+	if inc.Quiet && !inc.AllResolved && inc.Status != state.StatusResolved {
+		notes = append(notes, fmt.Sprintf("Failing since %s: %d failed probe%s, the last at %s", stamp(inc.FirstSeen), inc.Count, plural(inc.Count), clock(inc.LastSeen)))
+	}
+	notes = append(notes, "Key: "+clip(mrkdwn(oneLine(inc.Key)), 300))
 	var elems []slack.MixedElement
 	for _, n := range notes {
 		elems = append(elems, slack.NewTextBlockObject(slack.MarkdownType, n, false, false))
@@ -145,8 +129,16 @@ func incidentButtons(inc *state.Incident) []slack.BlockElement {
 	return buttons
 }
 
+// maxThreadText bounds a thread reply's text (Slack takes 40,000 characters, and advises
+// keeping messages under 4,000).
+const maxThreadText = 3900
+
 // threadText renders an outbox delivery's thread reply; "" means none.
 func threadText(d state.Delivery) string {
+	return clip(threadBody(d), maxThreadText)
+}
+
+func threadBody(d state.Delivery) string {
 	switch d.Kind {
 	case state.KindFlush:
 		if d.Event == "flood" {
@@ -157,18 +149,18 @@ func threadText(d state.Delivery) string {
 		}
 		s := fmt.Sprintf("%d more occurrence%s since %s", d.Count, plural(d.Count), clock(d.Since))
 		if d.Detail != "" {
-			s += "; last: " + escape(clip(d.Detail, 300))
+			s += "; last: " + clip(mrkdwn(oneLine(d.Detail)), 300)
 		}
 		return s
 	case state.KindEvent:
 		by := ""
 		if d.Actor != "" {
-			by = " by " + escape(d.Actor)
+			by = " by " + clip(mrkdwn(oneLine(d.Actor)), 100)
 		}
 		switch d.Event {
 		case "all_resolved":
 			if d.Actor == "probe" {
-				return "Recovered: " + escape(d.Detail) + "."
+				return "Recovered: " + mrkdwn(d.Detail) + "."
 			}
 			if !d.Since.IsZero() {
 				return "All alerts of this incident are resolved. It auto-resolves at " + stamp(d.Since) + " unless one fires again."
@@ -179,105 +171,180 @@ func threadText(d state.Delivery) string {
 		case "resolved":
 			s := "Resolved" + by + "."
 			if d.Detail != "" {
-				s += " Note: " + escape(d.Detail)
+				s += " Note: " + clip(mrkdwn(d.Detail), 2000)
 			}
 			return s
 		case "merged_into":
-			return "Merged into " + d.Detail + by + ": its alerts and later duplicates go to " + d.Detail + "'s thread."
-		case "note": // rendered and escaped by its producer
+			return "Merged into " + mrkdwn(oneLine(d.Detail)) + by + ": its alerts and later duplicates go to " + mrkdwn(oneLine(d.Detail)) + "'s thread."
+		case "note": // rendered and made inert by its producer (ReplyText)
 			return d.Detail
-		case "remediation":
-			return escape(d.Detail)
+		case "remediation", "probe":
+			return mrkdwn(d.Detail)
 		case "merged_from":
-			return fmt.Sprintf("%s was merged into this incident%s (%d occurrence%s).", d.Detail, by, d.Count, plural(d.Count))
+			return fmt.Sprintf("%s was merged into this incident%s (%d occurrence%s).", mrkdwn(oneLine(d.Detail)), by, d.Count, plural(d.Count))
 		case "flood_over":
 			return floodOverText(d)
 		}
-		return escape(d.Event) + by
+		return mrkdwn(oneLine(d.Event)) + by
 	}
 	return ""
 }
 
-// replyBlocks renders a command reply.
+// Block Kit's limits, which replyBlocks keeps to.
+const (
+	maxBlocks      = 50
+	maxSectionText = 3000
+)
+
+// replyBlocks renders a command reply: one section for the text, one or more per section of
+// the reply (a long code block is split at line ends, each part a closed block), buttons; at
+// most 50 blocks, the last saying when the reply was cut.
 func replyBlocks(r commands.Reply) (string, []slack.Block) {
 	var blocks []slack.Block
-	if r.Text != "" {
-		blocks = append(blocks, slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, clip(escape(r.Text), 2900), false, false), nil, nil))
+	text := mrkdwn(r.Text)
+	if text != "" {
+		blocks = append(blocks, section(clip(text, maxSectionText)))
 	}
+	room := maxBlocks - 1 // one for saying that the reply was cut
+	if len(r.Actions) > 0 {
+		room-- // and one for the buttons
+	}
+	cut := false
 	for _, s := range r.Sections {
-		if len(blocks) >= 48 {
-			blocks = append(blocks, slack.NewContextBlock("", slack.NewTextBlockObject(slack.PlainTextType, "(reply cut: too long for one message)", false, false)))
-			break
-		}
-		for _, chunk := range chunks(s.Lines, 2800) {
-			text := strings.Join(chunk, "\n")
-			text = escape(text)
-			if s.Pre {
-				text = "```\n" + text + "\n```"
-			}
-			if s.Title != "" {
-				text = "*" + escape(s.Title) + "*\n" + text
-			}
-			blocks = append(blocks, slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, text, false, false), nil, nil))
-			if len(blocks) >= 48 {
+		for _, part := range sectionTexts(s) {
+			if len(blocks) >= room {
+				cut = true
 				break
 			}
+			blocks = append(blocks, section(part))
 		}
+	}
+	if cut {
+		blocks = append(blocks, slack.NewContextBlock("", slack.NewTextBlockObject(slack.PlainTextType, "(reply cut: too long for one message)", false, false)))
 	}
 	if len(r.Actions) > 0 {
 		var buttons []slack.BlockElement
 		for _, a := range r.Actions {
-			btn := slack.NewButtonBlockElement(commandAction+a.ID, clip(a.Command, 2000),
-				slack.NewTextBlockObject(slack.PlainTextType, clip(a.Label, 75), false, false))
+			label := or(clip(plain(oneLine(a.Label)), 75), "Run")
+			btn := slack.NewButtonBlockElement(commandAction+a.ID, clip(valid(a.Command), 2000),
+				slack.NewTextBlockObject(slack.PlainTextType, label, false, false))
 			if a.Danger {
 				btn = btn.WithStyle(slack.StyleDanger)
 			}
 			if a.Confirm != "" {
 				btn.Confirm = slack.NewConfirmationBlockObject(
 					slack.NewTextBlockObject(slack.PlainTextType, "Are you sure?", false, false),
-					slack.NewTextBlockObject(slack.PlainTextType, clip(a.Confirm, 300), false, false),
-					slack.NewTextBlockObject(slack.PlainTextType, clip(a.Label, 30), false, false),
+					slack.NewTextBlockObject(slack.PlainTextType, or(clip(plain(strings.TrimSpace(a.Confirm)), 300), "Go ahead?"), false, false),
+					slack.NewTextBlockObject(slack.PlainTextType, clip(label, 30), false, false),
 					slack.NewTextBlockObject(slack.PlainTextType, "Cancel", false, false))
 			}
 			buttons = append(buttons, btn)
 		}
 		blocks = append(blocks, slack.NewActionBlock("reply_actions", buttons...))
 	}
-	return escape(r.Text), blocks
+	if text == "" && len(blocks) == 0 {
+		text = "(no answer)"
+	}
+	return clip(text, maxThreadText), blocks
 }
 
-// ReplyText renders a reply as one mrkdwn message (for thread notes, which carry no blocks),
-// cut to a size Slack accepts.
-func ReplyText(r commands.Reply) string {
-	var b strings.Builder
-	b.WriteString(escape(r.Text))
-	for _, s := range r.Sections {
-		b.WriteString("\n")
-		if s.Title != "" {
-			b.WriteString("*" + escape(s.Title) + "*\n")
-		}
-		text := escape(strings.Join(s.Lines, "\n"))
+// or is s, or else when s is empty.
+func or(s, otherwise string) string {
+	if s == "" {
+		return otherwise
+	}
+	return s
+}
+
+func section(text string) slack.Block {
+	return slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, text, false, false), nil, nil)
+}
+
+// sectionTexts renders one reply section as the texts of one or more section blocks, each
+// within Slack's 3,000 characters: the title in bold on the first, code blocks closed on each.
+func sectionTexts(s commands.Section) []string {
+	title := ""
+	if s.Title != "" {
+		title = "*" + clip(mrkdwn(oneLine(s.Title)), 200) + "*\n"
+	}
+	lines := safeLines(s)
+	budget := maxSectionText - runes(title)
+	if s.Pre {
+		budget -= runes("```\n\n```")
+	}
+	var out []string
+	for i, chunk := range chunks(lines, budget) {
+		text := strings.Join(chunk, "\n")
 		if s.Pre {
 			text = "```\n" + text + "\n```"
 		}
-		b.WriteString(text)
+		if i == 0 {
+			text = title + text
+		}
+		if strings.TrimSpace(text) == "" {
+			continue
+		}
+		out = append(out, text)
 	}
-	return clip(b.String(), 3900)
+	if len(out) == 0 && title != "" {
+		out = append(out, strings.TrimSuffix(title, "\n"))
+	}
+	return out
 }
 
-// chunks splits lines into groups whose joined length stays under n bytes.
+// safeLines are a section's lines made inert for where they go: a code block or mrkdwn.
+func safeLines(s commands.Section) []string {
+	lines := make([]string, len(s.Lines))
+	for i, l := range s.Lines {
+		if s.Pre {
+			lines[i] = pre(l)
+		} else {
+			lines[i] = mrkdwn(l)
+		}
+	}
+	return lines
+}
+
+// ReplyText renders a reply as one mrkdwn message (for thread notes, which carry no blocks),
+// cut to a size Slack accepts: whole sections while they fit, a code block always closed.
+func ReplyText(r commands.Reply) string {
+	var b strings.Builder
+	b.WriteString(clip(mrkdwn(r.Text), 1000))
+	for _, s := range r.Sections {
+		var part strings.Builder
+		part.WriteString("\n")
+		if s.Title != "" {
+			part.WriteString("*" + clip(mrkdwn(oneLine(s.Title)), 200) + "*\n")
+		}
+		left := maxThreadText - runes(b.String()) - runes(part.String()) - 10
+		if left < 20 {
+			b.WriteString("\n…")
+			break
+		}
+		lines := safeLines(s)
+		if s.Pre {
+			part.WriteString(fence(lines, left))
+		} else {
+			part.WriteString(clip(strings.Join(lines, "\n"), left))
+		}
+		b.WriteString(part.String())
+	}
+	return b.String()
+}
+
+// chunks splits lines into groups whose joined length stays within n runes.
 func chunks(lines []string, n int) [][]string {
 	var out [][]string
 	var cur []string
 	size := 0
 	for _, l := range lines {
 		l = clip(l, n)
-		if size+len(l)+1 > n && len(cur) > 0 {
+		if size+runes(l)+1 > n && len(cur) > 0 {
 			out = append(out, cur)
 			cur, size = nil, 0
 		}
 		cur = append(cur, l)
-		size += len(l) + 1
+		size += runes(l) + 1
 	}
 	if len(cur) > 0 {
 		out = append(out, cur)

@@ -36,7 +36,8 @@ func floodRootText(inc *state.Incident) string {
 		over = " (over)"
 	}
 	return fmt.Sprintf("%s %s: Alert flood in <#%s>%s: %s (%s, %s, %d occurrence%s)", severityIcon(inc.Severity), inc.ID,
-		inc.Channel, over, floodSummary(inc), alerts.Severity(inc.Severity), commands.StatusLine(inc), inc.Count, plural(inc.Count))
+		inc.Channel, over, floodSummary(inc), alerts.Severity(inc.Severity), clip(mrkdwn(oneLine(commands.StatusLine(inc))), 200),
+		inc.Count, plural(inc.Count))
 }
 
 // floodRootBlocks renders a flood incident's root message.
@@ -52,11 +53,11 @@ func floodRootBlocks(inc *state.Incident) []slack.Block {
 		status = "The flood ended at " + stamp(f.Ended) + ": new alerts in this channel open their own incidents again."
 	}
 	blocks := []slack.Block{
-		slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, clip(severityIcon(inc.Severity)+" "+inc.ID+": Alert flood", 150), false, false)),
+		slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, clip(plain(severityIcon(inc.Severity)+" "+inc.ID+": Alert flood"), 150), false, false)),
 		slack.NewSectionBlock(md(fmt.Sprintf("*Alert flood in <#%s>: %s.*\n%s", inc.Channel, floodSummary(inc), status)), nil, nil),
 		slack.NewSectionBlock(nil, []*slack.TextBlockObject{
 			field("Severity", alerts.Severity(inc.Severity).String()),
-			field("Status", escape(commands.StatusLine(inc))),
+			field("Status", mrkdwn(oneLine(commands.StatusLine(inc)))),
 			field("Occurrences", fmt.Sprint(inc.Count)),
 			field("Distinct alerts", fmt.Sprint(f.Distinct)),
 			field("First seen", stamp(inc.FirstSeen)),
@@ -92,9 +93,15 @@ func floodRootBlocks(inc *state.Incident) []slack.Block {
 func counted(vs []state.KeyCount) string {
 	parts := make([]string, len(vs))
 	for i, v := range vs {
-		parts[i] = fmt.Sprintf("`%s` %d", escape(clip(strings.ReplaceAll(v.Value, "`", "'"), 80)), v.Count)
+		parts[i] = fmt.Sprintf("%s %d", codeSpan(v.Value, 80), v.Count)
 	}
 	return strings.Join(parts, " · ")
+}
+
+// codeSpan shows a label value or key, which the alert's sender chose, as inert `code`, cut
+// to n bytes: a backtick inside would end the span, so it becomes a quote.
+func codeSpan(s string, n int) string {
+	return "`" + clip(mrkdwn(oneLine(strings.ReplaceAll(s, "`", "'"))), n) + "`"
 }
 
 // floodThreadText renders a flood's coalesced update: how many alerts joined, how many of them
@@ -107,7 +114,7 @@ func floodThreadText(d state.Delivery) string {
 	if d.Detail != "" {
 		var keys []string
 		for _, k := range strings.Split(d.Detail, "\n") {
-			keys = append(keys, "`"+escape(clip(strings.ReplaceAll(k, "`", "'"), 100))+"`")
+			keys = append(keys, codeSpan(k, 100))
 		}
 		s += "; newest: " + strings.Join(keys, ", ")
 	}
@@ -120,6 +127,6 @@ func floodOverText(d state.Delivery) string {
 	if !d.Since.IsZero() {
 		since = " (since " + clock(d.Since) + ")"
 	}
-	return "The flood is over: " + escape(d.Detail) + since + ". New alerts in this channel open their own " +
+	return "The flood is over: " + mrkdwn(oneLine(d.Detail)) + since + ". New alerts in this channel open their own " +
 		"incidents again; this incident stays open until someone resolves it."
 }

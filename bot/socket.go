@@ -134,14 +134,24 @@ func (b *Bot) allowed(channel string) bool {
 
 var refusal = commands.Reply{Text: "streamwatch does not take commands in this channel; ask in one of its incident channels."}
 
-func (b *Bot) slashCommand(ctx context.Context, sc slack.SlashCommand) {
-	req := commands.Request{UserID: sc.UserID, UserName: sc.UserName, ChannelID: sc.ChannelID, Text: sc.Text}
-	reply := refusal
-	if b.allowed(sc.ChannelID) {
-		reply = b.run(ctx, req)
-	} else {
-		b.audit(ctx, req, "command", sc.ChannelID, "refused", "channel not in slack.allowed_channels")
+// serve is the one way a Slack user's request runs, whichever way it came: a slash command, a
+// mention, or a button, which stands for the command it runs. The channel rule comes first
+// (outside slack.allowed_channels: refused and audited); then the command, whose handler
+// applies the remediator rules and audits.
+func (b *Bot) serve(ctx context.Context, req commands.Request) (commands.Reply, bool) {
+	// Replies put zero-width spaces beside *, _ and ~ (see text.go); a command copied from a
+	// reply comes back with them.
+	req.Text = strings.ReplaceAll(req.Text, zwsp, "")
+	if !b.allowed(req.ChannelID) {
+		b.audit(ctx, req, "command", req.ChannelID, "refused", "channel not in slack.allowed_channels: "+firstWords(req.Text, 3))
+		return refusal, false
 	}
+	return b.run(ctx, req), true
+}
+
+func (b *Bot) slashCommand(ctx context.Context, sc slack.SlashCommand) {
+	req := commands.Request{UserID: sc.UserID, UserName: sc.UserName, ChannelID: sc.ChannelID, Text: sc.Text, Via: "command"}
+	reply, _ := b.serve(ctx, req)
 	b.respond(ctx, sc.ResponseURL, sc.ChannelID, sc.UserID, reply)
 }
 
@@ -149,13 +159,8 @@ var mentionPrefix = regexp.MustCompile(`^\s*<@[A-Z0-9]+(\|[^>]*)?>\s*`)
 
 func (b *Bot) mention(ctx context.Context, m *slackevents.AppMentionEvent) {
 	text := mentionPrefix.ReplaceAllString(m.Text, "")
-	req := commands.Request{UserID: m.User, ChannelID: m.Channel, ThreadTS: m.ThreadTimeStamp, Text: text}
-	reply := refusal
-	if b.allowed(m.Channel) {
-		reply = b.run(ctx, req)
-	} else {
-		b.audit(ctx, req, "command", m.Channel, "refused", "channel not in slack.allowed_channels")
-	}
+	req := commands.Request{UserID: m.User, ChannelID: m.Channel, ThreadTS: m.ThreadTimeStamp, Text: text, Via: "mention"}
+	reply, _ := b.serve(ctx, req)
 	thread := m.ThreadTimeStamp
 	if thread == "" {
 		thread = m.TimeStamp
@@ -211,42 +216,40 @@ func (b *Bot) respond(ctx context.Context, responseURL, channel, user string, re
 	}
 }
 
-// blockActions handles the root message's buttons: they do what the commands do.
+// blockActions handles clicks. Every button stands for a command and runs as that command
+// typed by the person who clicked, in the channel of the click: the root message's
+// Acknowledge, Resolve and Diagnose again are `incident ack|resolve|diagnose ID`; a reply's
+// buttons carry their command.
 func (b *Bot) blockActions(ctx context.Context, cb slack.InteractionCallback) {
 	name := cb.User.Name
 	if name == "" {
 		name = cb.User.ID
 	}
 	for _, a := range cb.ActionCallback.BlockActions {
-		var words string
+		var text string
+		root := true
 		switch a.ActionID {
-		case actionDiagnose:
-			if b.opt.Enrich != nil {
-				if inc, err := b.opt.Store.Get(ctx, a.Value); err == nil && inc.Pipeline != "" {
-					b.opt.Enrich(ctx, inc.ID, inc.Pipeline, true)
-				}
-			}
-			continue
 		case actionAck:
-			words = "incident ack " + a.Value
+			text = "incident ack " + a.Value
 		case actionResolve:
-			words = "incident resolve " + a.Value
+			text = "incident resolve " + a.Value
+		case actionDiagnose:
+			text = "incident diagnose " + a.Value
 		default:
 			if !strings.HasPrefix(a.ActionID, commandAction) {
 				continue
 			}
-			req := commands.Request{UserID: cb.User.ID, UserName: name, ChannelID: cb.Channel.ID,
-				ThreadTS: cb.Container.ThreadTs, Text: a.Value}
-			reply := refusal
-			if b.allowed(cb.Channel.ID) {
-				reply = b.run(ctx, req)
-			}
+			text, root = a.Value, false
+		}
+		req := commands.Request{UserID: cb.User.ID, UserName: name, ChannelID: cb.Channel.ID,
+			ThreadTS: cb.Container.ThreadTs, Text: text, Via: "button"}
+		reply, allowed := b.serve(ctx, req)
+		if !root {
 			b.respond(ctx, cb.ResponseURL, cb.Channel.ID, cb.User.ID, reply)
 			continue
 		}
-		req := commands.Request{UserID: cb.User.ID, UserName: name, ChannelID: cb.Channel.ID, Text: words}
-		reply := b.run(ctx, req)
-		if strings.HasPrefix(reply.Text, "Sorry") || reply.Usage {
+		// The root message changes by itself; only a refusal or a failure needs an answer.
+		if !allowed || strings.HasPrefix(reply.Text, "Sorry") || reply.Usage {
 			text, blocks := replyBlocks(reply)
 			if _, err := b.opt.API.PostEphemeralContext(ctx, cb.Channel.ID, cb.User.ID, slack.MsgOptionText(text, false),
 				slack.MsgOptionBlocks(blocks...)); err != nil {

@@ -13,13 +13,14 @@ import (
 	"github.com/streamwatch/streamwatch/state"
 )
 
-// Request is one command as a person typed it.
+// Request is one command as a person typed it, or as the button they clicked stands for it.
 type Request struct {
 	UserID    string
 	UserName  string // display name when known, used instead of a mention
 	ChannelID string
 	ThreadTS  string // the thread the command was typed in, when known (mentions)
 	Text      string // the words after the command name or the mention
+	Via       string // how it came: command (slash command), mention or button; for the audit
 }
 
 // Actor names the person in replies and timelines without mentioning them.
@@ -80,47 +81,16 @@ type Handler struct {
 	// Name is how commands are introduced in usage lines, e.g. "/streamwatch".
 	Name      string
 	Incidents Incidents
-	// Authz decides who may run the commands that change or repair things (resolve, merge,
-	// repair); nil lets everyone.
+	// Authz says who remediates which pipeline (slack.remediators, pipelines[].remediators);
+	// nil names nobody. See authz.go for the rules.
 	Authz Authorizer
-	// Audit records every remediation and every refusal; nil records nothing.
+	// Directory says which channels a user is a member of, for incidents of other channels;
+	// nil lets everyone see every channel.
+	Directory Directory
+	// Audit records every change, every remediation and every refusal; nil records nothing.
 	Audit    func(ctx context.Context, e state.AuditEntry)
 	Now      func() time.Time
 	commands []*Command
-}
-
-// Authorizer says whether a user may remediate (slack.remediators: user ids or user groups).
-type Authorizer interface {
-	Remediator(ctx context.Context, userID string) (bool, error)
-}
-
-// ErrNotAllowed is the refusal of a command reserved to remediators.
-type ErrNotAllowed struct{ Action string }
-
-func (e *ErrNotAllowed) Error() string {
-	return "only the people listed in slack.remediators may " + e.Action
-}
-
-// authorize refuses, and audits the refusal, unless req's user is a remediator.
-func (h *Handler) authorize(ctx context.Context, req Request, action, target string) error {
-	if h.Authz == nil {
-		return nil
-	}
-	ok, err := h.Authz.Remediator(ctx, req.UserID)
-	if err != nil {
-		return fmt.Errorf("check slack.remediators: %w", err)
-	}
-	if !ok {
-		h.audit(ctx, req, action, target, "refused", "not in slack.remediators")
-		return &ErrNotAllowed{Action: action}
-	}
-	return nil
-}
-
-func (h *Handler) audit(ctx context.Context, req Request, action, target, outcome, detail string) {
-	if h.Audit != nil {
-		h.Audit(ctx, state.AuditEntry{Actor: req.UserID, Action: action, Target: target, Outcome: outcome, Detail: detail})
-	}
 }
 
 // New returns a Handler with the built-in grammar.
@@ -237,7 +207,12 @@ func (h *Handler) Handle(ctx context.Context, req Request) Reply {
 		}
 		return Reply{Text: ue.Msg + ".", Sections: []Section{{Lines: lines, Pre: true}}, Usage: true}
 	}
-	return Reply{Text: "Sorry: " + err.Error() + "."}
+	reply := Reply{Text: "Sorry: " + strings.TrimSuffix(err.Error(), ".") + "."}
+	var re *RefusalError
+	if errors.As(err, &re) && len(re.Details) > 0 {
+		reply.Sections = []Section{{Lines: re.Details, Pre: true}}
+	}
+	return reply
 }
 
 func (h *Handler) help(_ context.Context, _ Request, args []string) (Reply, error) {

@@ -34,7 +34,8 @@ func TestParse(t *testing.T) {
 		{text: "incident resolve INC-4 ACL restored by storage team", path: "incident resolve", args: strings.Fields("INC-4 ACL restored by storage team")},
 		{text: "incident merge 3 2", path: "incident merge", args: []string{"3", "2"}},
 		{text: "incident merge 3", errLike: "takes arguments FROM INTO", usageHas: "/streamwatch incident merge FROM INTO"},
-		{text: "incident list extra", errLike: "takes no arguments"},
+		{text: "incident list all", path: "incident list", args: []string{"all"}},
+		{text: "incident list all extra", errLike: "takes arguments [all]"},
 		{text: "incident frob", errLike: `unknown command "incident frob"`, usageHas: "/streamwatch incident show [ID]"},
 		{text: "frobnicate now", errLike: `unknown command "frobnicate now"`, usageHas: "/streamwatch help"},
 	}
@@ -109,8 +110,12 @@ func TestIncidentCommandsFindTheirIncident(t *testing.T) {
 		t.Fatalf("stored: %+v", inc)
 	}
 	r = h.Handle(ctx, commands.Request{ChannelID: "C2", Text: "incident list"})
-	if !strings.Contains(r.Text, "2 open incidents") || !strings.Contains(strings.Join(r.Sections[0].Lines, "\n"), "SEV2 high") {
+	if !strings.Contains(r.Text, "1 open incident in this channel") || !strings.Contains(strings.Join(r.Sections[0].Lines, "\n"), "SEV2 high") {
 		t.Fatalf("list: %+v", r)
+	}
+	r = h.Handle(ctx, commands.Request{ChannelID: "C2", Text: "incident list all"})
+	if !strings.Contains(r.Text, "2 open incidents in the channels you are a member of") {
+		t.Fatalf("list all: %+v", r)
 	}
 	r = h.Handle(ctx, commands.Request{ChannelID: "C1", Text: "incident show"})
 	all := r.Text

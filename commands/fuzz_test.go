@@ -42,10 +42,15 @@ func (stubs) Diagnose(context.Context, string) (*spark.Report, error) { return n
 func (stubs) StartWatch(context.Context, string, string, string, string, time.Duration) (string, error) {
 	return "batch 7", nil
 }
-func (stubs) Backup(context.Context, string) (*remediate.BackupResult, error) { return nil, errStub }
-func (stubs) Plan(context.Context, string) (*remediate.Plan, error)           { return nil, errStub }
-func (stubs) Repair(context.Context, string) (*remediate.QuarantineResult, *remediate.BackupResult, error) {
-	return nil, nil, &commands.RefusalError{Reason: "no verified backup"}
+func (stubs) Backup(context.Context, string, string) (*remediate.BackupResult, error) {
+	return nil, errStub
+}
+func (stubs) Backups(context.Context, string) ([]remediate.BackupInfo, error) { return nil, errStub }
+func (stubs) Propose(context.Context, commands.Kind, string, string, string) (*commands.Proposal, error) {
+	return nil, errStub
+}
+func (stubs) Confirm(context.Context, commands.Confirmation) (*commands.Outcome, error) {
+	return nil, &commands.RefusalError{Reason: "no verified backup"}
 }
 
 type diagnoser struct{}
@@ -58,8 +63,8 @@ func (diagnoser) Logs(context.Context, string) (*driverlog.Report, error) { retu
 // remediators lets U0ADMIN remediate, nobody else.
 type remediators struct{}
 
-func (remediators) Remediator(_ context.Context, user string) (bool, error) {
-	return user == "U0ADMIN", nil
+func (remediators) Remediator(_ context.Context, user, _ string) (bool, bool, error) {
+	return user == "U0ADMIN", true, nil
 }
 
 // fullHandler is the grammar as serve wires it, over a real store holding two open incidents
@@ -87,6 +92,8 @@ func fullHandler(tb testing.TB) *commands.Handler {
 	h.RegisterDiagnose(diagnoser{})
 	h.RegisterWatch(stubs{})
 	h.RegisterRemediation(stubs{}, st)
+	h.RegisterAudit(st)
+	h.RegisterIncidentDiagnose(func(context.Context, string, string) {})
 	r := h.Handle(ctx, commands.Request{ChannelID: "C1", ThreadTS: "1700000000.000100", Text: "incident show"})
 	if r.Text != "INC-2: t b" {
 		tb.Fatalf("the fixture's thread is not INC-2's: %+v", r)
@@ -129,6 +136,8 @@ var malformed = []string{
 	"watch", "watch p for", "watch p during 5m", "watch p for 0s", "watch p for -5m", "watch p for 25h",
 	"watch p for 9223372036854775807ns", "watch p for 1e9h", "checkpoint", "checkpoint a b",
 	"checkpoint repair p --yes", "checkpoint repair p --confirm", "checkpoint backup", "diagnose", "logs a b",
+	"checkpoint repair p --force", "checkpoint repair p --confirm P-1 --force", "checkpoint repair p --confirm --force x",
+	"checkpoint restore p 2026 --confirm", "checkpoint restore p b c", "checkpoint backups", "audit a b", "incident list some",
 	"frobnicate", "<@U0BOT> help", "`incident list`", "incident\u00a0list", "ıncident list", "İNCIDENT LIST",
 	"\x00", "\xff\xfe", strings.Repeat("incident ", 200),
 }

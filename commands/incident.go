@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -27,7 +28,7 @@ type Incidents interface {
 var idPattern = regexp.MustCompile(`(?i)^(inc-)?[0-9]+$`)
 
 func (h *Handler) registerIncidents() {
-	h.Register(&Command{Path: "incident list", Summary: "open incidents (in this channel first)", Max: 0,
+	h.Register(&Command{Path: "incident list", Args: "[all]", Summary: "open incidents of this channel; all: of every channel you are a member of", Max: 1,
 		Run: h.incidentList, Example: "incident list"})
 	h.Register(&Command{Path: "incident show", Args: "[ID]", Summary: "an incident with its alerts and timeline", Max: 1,
 		Run: h.incidentShow, Example: "incident show INC-42"})
@@ -72,24 +73,66 @@ func (h *Handler) target(ctx context.Context, req Request, args []string, cmd st
 	return "", nil, &UsageError{Msg: msg, Usages: []string{h.find(cmd).Usage(h.Name)}}
 }
 
-func (h *Handler) incidentList(ctx context.Context, req Request, _ []string) (Reply, error) {
-	open, err := h.Incidents.ListOpen(ctx, "")
+// incidentList lists this channel's open incidents, or with "all" those of every channel the
+// user is a member of (Directory), this channel's first.
+func (h *Handler) incidentList(ctx context.Context, req Request, args []string) (Reply, error) {
+	all := len(args) == 1
+	if all && !strings.EqualFold(args[0], "all") {
+		return Reply{}, &UsageError{Msg: fmt.Sprintf("incident list takes nothing or \"all\", not %q", args[0]), Usages: []string{h.find("incident list").Usage(h.Name)}}
+	}
+	channel := req.ChannelID
+	if all {
+		channel = ""
+	}
+	open, err := h.Incidents.ListOpen(ctx, channel)
 	if err != nil {
 		return Reply{}, err
 	}
-	if len(open) == 0 {
-		return Reply{Text: "No open incidents."}, nil
+	where := "in this channel"
+	if all {
+		where = "in the channels you are a member of"
+		var mine map[string]bool
+		if h.Directory != nil {
+			if mine, err = h.Directory.Channels(ctx, req.UserID); err != nil {
+				return Reply{}, fmt.Errorf("check your channels: %w", err)
+			}
+		}
+		seen := open[:0]
+		for _, inc := range open {
+			if mine == nil || mine[inc.Channel] || inc.Channel == req.ChannelID {
+				seen = append(seen, inc)
+			}
+		}
+		open = seen
+		// This channel's incidents first, then the rest, each oldest first.
+		sort.SliceStable(open, func(i, j int) bool {
+			return open[i].Channel == req.ChannelID && open[j].Channel != req.ChannelID
+		})
 	}
-	// This channel's incidents first, then the rest, each oldest first.
-	sort.SliceStable(open, func(i, j int) bool {
-		return open[i].Channel == req.ChannelID && open[j].Channel != req.ChannelID
-	})
+	if len(open) == 0 {
+		return Reply{Text: "No open incidents " + where + "."}, nil
+	}
 	lines := []string{fmt.Sprintf("%-8s %-14s %-13s %-14s %6s  %s", "ID", "SEVERITY", "STATUS", "PIPELINE", "COUNT", "TITLE")}
 	for _, inc := range open {
 		lines = append(lines, fmt.Sprintf("%-8s %-14s %-13s %-14s %6d  %s", inc.ID, alerts.Severity(inc.Severity),
 			inc.Status, dash(inc.Pipeline), inc.Count, inc.Title))
 	}
-	return Reply{Text: fmt.Sprintf("%d open incident%s", len(open), plural(len(open))), Sections: []Section{{Lines: lines, Pre: true}}}, nil
+	return Reply{Text: fmt.Sprintf("%d open incident%s %s", len(open), plural(len(open)), where), Sections: []Section{{Lines: lines, Pre: true}}}, nil
+}
+
+// incident returns the incident a command means, refusing one of a channel the user is not a
+// member of.
+func (h *Handler) incident(ctx context.Context, req Request, id string) (*state.Incident, error) {
+	inc, err := h.Incidents.Get(ctx, id)
+	if err != nil {
+		return nil, notFound(err, id)
+	}
+	if err := h.maySee(ctx, req, inc); err != nil {
+		h.record(ctx, req, state.AuditEntry{Action: "see incidents of other channels", Target: id, Outcome: "refused",
+			Detail: err.Error(), Incident: id, Pipeline: inc.Pipeline})
+		return nil, err
+	}
+	return inc, nil
 }
 
 func (h *Handler) incidentShow(ctx context.Context, req Request, args []string) (Reply, error) {
@@ -97,9 +140,9 @@ func (h *Handler) incidentShow(ctx context.Context, req Request, args []string) 
 	if err != nil {
 		return Reply{}, err
 	}
-	inc, err := h.Incidents.Get(ctx, id)
+	inc, err := h.incident(ctx, req, id)
 	if err != nil {
-		return Reply{}, notFound(err, id)
+		return Reply{}, err
 	}
 	facts := []string{
 		"Severity: " + alerts.Severity(inc.Severity).String(),
@@ -162,9 +205,16 @@ func (h *Handler) incidentAck(ctx context.Context, req Request, args []string) (
 	if err != nil {
 		return Reply{}, err
 	}
-	if err := h.Incidents.Acknowledge(ctx, id, req.Actor()); err != nil {
-		return Reply{}, notFound(err, id)
+	inc, err := h.incident(ctx, req, id)
+	if err != nil {
+		return Reply{}, err
 	}
+	if err := h.Incidents.Acknowledge(ctx, id, req.Actor()); err != nil {
+		err = notFound(err, id)
+		h.record(ctx, req, state.AuditEntry{Action: "acknowledge", Target: id, Outcome: "failed", Detail: err.Error(), Incident: id, Pipeline: inc.Pipeline})
+		return Reply{}, err
+	}
+	h.record(ctx, req, state.AuditEntry{Action: "acknowledge", Target: id, Outcome: "done", Incident: id, Pipeline: inc.Pipeline})
 	return Reply{Text: fmt.Sprintf("%s acknowledged.", id)}, nil
 }
 
@@ -173,14 +223,33 @@ func (h *Handler) incidentResolve(ctx context.Context, req Request, args []strin
 	if err != nil {
 		return Reply{}, err
 	}
-	if err := h.authorize(ctx, req, "resolve incidents", id); err != nil {
+	inc, err := h.incident(ctx, req, id)
+	if err != nil {
 		return Reply{}, err
 	}
-	if err := h.Incidents.Resolve(ctx, id, req.Actor(), strings.Join(rest, " ")); err != nil {
-		return Reply{}, notFound(err, id)
+	if err := h.guard(ctx, req, Guard{Action: "resolve incidents", Access: AccessSteward, Pipelines: pipelinesOf(inc),
+		Target: id, Incident: id}); err != nil {
+		return Reply{}, err
 	}
-	h.audit(ctx, req, "resolve", id, "done", strings.Join(rest, " "))
+	note := strings.Join(rest, " ")
+	if err := h.Incidents.Resolve(ctx, id, req.Actor(), note); err != nil {
+		err = notFound(err, id)
+		h.record(ctx, req, state.AuditEntry{Action: "resolve", Target: id, Outcome: "failed", Detail: err.Error(), Incident: id, Pipeline: inc.Pipeline})
+		return Reply{}, err
+	}
+	h.record(ctx, req, state.AuditEntry{Action: "resolve", Target: id, Outcome: "done", Detail: note, Incident: id, Pipeline: inc.Pipeline})
 	return Reply{Text: fmt.Sprintf("%s resolved.", id)}, nil
+}
+
+// pipelinesOf is the pipeline an incident belongs to, none for an incident of no pipeline.
+func pipelinesOf(incs ...*state.Incident) []string {
+	var out []string
+	for _, inc := range incs {
+		if inc.Pipeline != "" && !slices.Contains(out, inc.Pipeline) {
+			out = append(out, inc.Pipeline)
+		}
+	}
+	return out
 }
 
 func (h *Handler) incidentMerge(ctx context.Context, req Request, args []string) (Reply, error) {
@@ -190,13 +259,25 @@ func (h *Handler) incidentMerge(ctx context.Context, req Request, args []string)
 		}
 	}
 	from, into := state.NormalizeID(args[0]), state.NormalizeID(args[1])
-	if err := h.authorize(ctx, req, "merge incidents", from+" into "+into); err != nil {
+	a, err := h.incident(ctx, req, from)
+	if err != nil {
+		return Reply{}, err
+	}
+	b, err := h.incident(ctx, req, into)
+	if err != nil {
+		return Reply{}, err
+	}
+	target := from + " into " + into
+	if err := h.guard(ctx, req, Guard{Action: "merge incidents", Access: AccessSteward, Pipelines: pipelinesOf(a, b),
+		Target: target, Incident: from}); err != nil {
 		return Reply{}, err
 	}
 	if err := h.Incidents.Merge(ctx, from, into, req.Actor()); err != nil {
-		return Reply{}, notFound(err, from)
+		err = notFound(err, from)
+		h.record(ctx, req, state.AuditEntry{Action: "merge", Target: target, Outcome: "failed", Detail: err.Error(), Incident: from, Pipeline: a.Pipeline})
+		return Reply{}, err
 	}
-	h.audit(ctx, req, "merge", from+" into "+into, "done", "")
+	h.record(ctx, req, state.AuditEntry{Action: "merge", Target: target, Outcome: "done", Incident: from, Pipeline: a.Pipeline})
 	return Reply{Text: fmt.Sprintf("%s merged into %s: its alerts and future duplicates now thread there.", from, into)}, nil
 }
 

@@ -39,6 +39,7 @@ func (h *Handler) RegisterWatch(w Watcher) {
 			if err != nil {
 				return Reply{}, err
 			}
+			h.audit(ctx, req, "watch", args[0], "done", "for "+d.String())
 			where := "this channel"
 			if incident != "" {
 				where = incident + "'s thread"

@@ -37,8 +37,11 @@ type Config struct {
 
 // HTTP is the server for alert webhooks, /healthz, /readyz and /metrics.
 type HTTP struct {
-	Listen       string `yaml:"listen" default:"127.0.0.1:8080"`
-	MaxBodyBytes int64  `yaml:"max_body_bytes" default:"1048576"`
+	Listen string `yaml:"listen" default:"127.0.0.1:8080"`
+	// MetricsListen, when set, serves /metrics, /healthz and /readyz on this address instead of
+	// Listen, so the address alert senders reach does not expose them.
+	MetricsListen string `yaml:"metrics_listen"`
+	MaxBodyBytes  int64  `yaml:"max_body_bytes" default:"1048576"`
 	// AllowUnauthenticatedWebhooks accepts webhooks without STREAMWATCH_WEBHOOK_TOKEN.
 	AllowUnauthenticatedWebhooks bool `yaml:"allow_unauthenticated_webhooks" default:"false"`
 }
@@ -56,7 +59,8 @@ type Slack struct {
 	ThreadCoalesce time.Duration `yaml:"thread_coalesce" default:"10s"`
 	// AllowedChannels are the channel IDs commands are answered in; empty means every channel.
 	AllowedChannels []string `yaml:"allowed_channels"`
-	// Remediators are user IDs (U…, W…) or user-group IDs (S…) allowed to confirm repairs.
+	// Remediators are user IDs (U…, W…) or user-group IDs (S…) allowed to remediate every
+	// pipeline (and to resolve and merge incidents).
 	Remediators []string `yaml:"remediators"`
 }
 
@@ -165,6 +169,9 @@ type Pipeline struct {
 	Logs       Logs          `yaml:"logs"`
 	// DeployedConfig is the path of the deployed job's options, for drift checks; empty: none.
 	DeployedConfig string `yaml:"deployed_config"`
+	// Remediators are user IDs or user-group IDs allowed to remediate this pipeline, in
+	// addition to slack.remediators.
+	Remediators []string `yaml:"remediators"`
 }
 
 // PipelineKafka is the pipeline's consumer group. Cluster is empty when the pipeline has no
@@ -179,6 +186,9 @@ type PipelineKafka struct {
 	// StallAfter is how long the group may commit nothing while lag grows before it counts as
 	// stalled.
 	StallAfter time.Duration `yaml:"stall_after" default:"5m"`
+	// AllowedLag is how many records a stopped consumer may leave unread and still count as
+	// caught up: transaction markers leave a lag of 1 for ever.
+	AllowedLag int64 `yaml:"allowed_lag" default:"1"`
 }
 
 // Enabled reports whether the pipeline has a Kafka consumer group to watch.
@@ -193,6 +203,17 @@ type Checkpoint struct {
 	// BackupLocation is where repairs copy the checkpoint first; empty: repairs that need a
 	// backup are refused.
 	BackupLocation string `yaml:"backup_location"`
+	// JobUser is whose access the read-only writability check judges; unset (Set false):
+	// streamwatch's own uid and groups.
+	JobUser JobUser `yaml:"job_user"`
+}
+
+// JobUser is the Spark job's user: a uid and its groups (the first is the primary group).
+type JobUser struct {
+	UID  int64   `yaml:"uid"`
+	GIDs []int64 `yaml:"gids"`
+	// Set is true when the key is present; Parse fills it.
+	Set bool `yaml:"-"`
 }
 
 // Probe periodically lists (and optionally writes) the pipeline's storage.
@@ -232,6 +253,11 @@ type Diagnose struct {
 type Repair struct {
 	// BackupMaxAge is how old a checkpoint backup may be for a repair to proceed.
 	BackupMaxAge time.Duration `yaml:"backup_max_age" default:"1h"`
+	// ConfirmWithin is how long a dry run's plan may be confirmed; after that it expires.
+	ConfirmWithin time.Duration `yaml:"confirm_within" default:"10m"`
+	// QuietFor is how long the checkpoint and the driver logs must have been quiet (no new
+	// commit, offsets file or log line) before a repair or restore proceeds without --force.
+	QuietFor time.Duration `yaml:"quiet_for" default:"2m"`
 }
 
 // Pipeline returns the pipeline with the given name.

@@ -80,11 +80,13 @@ func TestParseSketch(t *testing.T) {
 				Topics:     []string{"client.replies.sms"},
 				Group:      "sms-replies-prod",
 				StallAfter: 5 * time.Minute,
+				AllowedLag: 1,
 			},
 			Checkpoint: Checkpoint{
 				Location:       "file:///var/lib/spark/checkpoints/sms-replies",
 				StaleAfter:     10 * time.Minute,
 				BackupLocation: "file:///var/backups/streamwatch",
+				JobUser:        JobUser{UID: 185, GIDs: []int64{185}, Set: true},
 			},
 			Probe: Probe{
 				Schedule:     "@every 5m",
@@ -95,10 +97,11 @@ func TestParseSketch(t *testing.T) {
 			},
 			Logs:           Logs{Paths: []string{"/var/log/spark/sms-replies/driver*.log"}, MaxBytes: 8388608},
 			DeployedConfig: "/etc/spark/jobs/sms-replies.conf",
+			Remediators:    []string{},
 		}},
 		Health:   Health{DigestSchedule: "0 9 * * 1-5"},
 		Diagnose: Diagnose{Timeout: 15 * time.Second},
-		Repair:   Repair{BackupMaxAge: time.Hour},
+		Repair:   Repair{BackupMaxAge: time.Hour, ConfirmWithin: 10 * time.Minute, QuietFor: 2 * time.Minute},
 	}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("sketch decoded as\n%+v\nwant\n%+v", cfg, want)
@@ -147,7 +150,7 @@ func TestDefaults(t *testing.T) {
 		Kafka:    Kafka{SampleInterval: 30 * time.Second},
 		Storage:  Storage{S3: S3{Region: "us-east-1", PathStyle: true}},
 		Diagnose: Diagnose{Timeout: 15 * time.Second},
-		Repair:   Repair{BackupMaxAge: time.Hour},
+		Repair:   Repair{BackupMaxAge: time.Hour, ConfirmWithin: 10 * time.Minute, QuietFor: 2 * time.Minute},
 	}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("minimal config decoded as\n%+v\nwant\n%+v", cfg, want)
@@ -188,14 +191,14 @@ pipelines:
 		{
 			name:       "plain",
 			channel:    "C0ALERTS",
-			kafka:      PipelineKafka{StallAfter: 5 * time.Minute},
+			kafka:      PipelineKafka{StallAfter: 5 * time.Minute, AllowedLag: 1},
 			checkpoint: Checkpoint{StaleAfter: 10 * time.Minute},
 			probe:      defaultProbe,
 		},
 		{
 			name:       "watched",
 			channel:    "C0ALERTS",
-			kafka:      PipelineKafka{Cluster: "main", Group: "watched-prod", StallAfter: 5 * time.Minute},
+			kafka:      PipelineKafka{Cluster: "main", Group: "watched-prod", StallAfter: 5 * time.Minute, AllowedLag: 1},
 			checkpoint: Checkpoint{Location: "/data/checkpoints/watched", StaleAfter: 10 * time.Minute},
 			probe: Probe{Schedule: "@every 5m", Write: true, SlowAfter: 2 * time.Second, OpenIncident: true,
 				Path: filepath.Join("/data/checkpoints/watched", "_streamwatch_probe")},
@@ -203,7 +206,7 @@ pipelines:
 		{
 			name:       "quiet",
 			channel:    "C0QUIET",
-			kafka:      PipelineKafka{StallAfter: 5 * time.Minute},
+			kafka:      PipelineKafka{StallAfter: 5 * time.Minute, AllowedLag: 1},
 			checkpoint: Checkpoint{Location: "s3://bucket/cp/", StaleAfter: 10 * time.Minute},
 			probe:      Probe{SlowAfter: 2 * time.Second, Path: "s3://bucket/cp/_streamwatch_probe"},
 		},
@@ -219,7 +222,7 @@ pipelines:
 		if !reflect.DeepEqual(p.Kafka, tt.kafka) {
 			t.Errorf("%s: kafka = %+v, want %+v", tt.name, p.Kafka, tt.kafka)
 		}
-		if p.Checkpoint != tt.checkpoint {
+		if !reflect.DeepEqual(p.Checkpoint, tt.checkpoint) {
 			t.Errorf("%s: checkpoint = %+v, want %+v", tt.name, p.Checkpoint, tt.checkpoint)
 		}
 		if p.Probe != tt.probe {

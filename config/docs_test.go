@@ -15,6 +15,9 @@ func leafKeys(t reflect.Type, prefix string) []string {
 	var keys []string
 	for i := range t.NumField() {
 		f := t.Field(i)
+		if yamlName(f) == "-" {
+			continue // filled by Parse, not a key
+		}
 		p := prefix + yamlName(f)
 		switch ft := f.Type; {
 		case ft.Kind() == reflect.Struct && ft != durationType:

@@ -52,6 +52,7 @@ func fillDerived(c *Config, lines map[string]int) {
 		if p.Probe.Path == "" && p.Checkpoint.Location != "" {
 			p.Probe.Path = joinLocation(p.Checkpoint.Location, probeDir)
 		}
+		_, p.Checkpoint.JobUser.Set = lines[fmt.Sprintf("pipelines[%d].checkpoint.job_user", i)]
 	}
 }
 
@@ -121,11 +122,20 @@ func (v *validator) config(c *Config) {
 	v.health(c)
 	v.positive("diagnose.timeout", c.Diagnose.Timeout)
 	v.positive("repair.backup_max_age", c.Repair.BackupMaxAge)
+	v.positive("repair.confirm_within", c.Repair.ConfirmWithin)
+	v.nonNegative("repair.quiet_for", c.Repair.QuietFor)
 }
 
 func (v *validator) http(h HTTP) {
 	if err := checkHostPort(h.Listen, true); err != nil {
 		v.errorf("http.listen", "invalid address %q: %v", h.Listen, err)
+	}
+	if h.MetricsListen != "" {
+		if err := checkHostPort(h.MetricsListen, true); err != nil {
+			v.errorf("http.metrics_listen", "invalid address %q: %v", h.MetricsListen, err)
+		} else if h.MetricsListen == h.Listen && !strings.HasSuffix(h.Listen, ":0") {
+			v.errorf("http.metrics_listen", "is http.listen (%s); leave it empty to serve /metrics there", h.Listen)
+		}
 	}
 	if h.MaxBodyBytes <= 0 {
 		v.errorf("http.max_body_bytes", "must be greater than 0")
@@ -149,9 +159,13 @@ func (v *validator) slack(c *Config) {
 	for i, ch := range s.AllowedChannels {
 		v.channel(fmt.Sprintf("slack.allowed_channels[%d]", i), ch)
 	}
-	for i, id := range s.Remediators {
+	v.remediators("slack.remediators", s.Remediators)
+}
+
+func (v *validator) remediators(path string, ids []string) {
+	for i, id := range ids {
 		if !remediatorID.MatchString(id) {
-			v.errorf(fmt.Sprintf("slack.remediators[%d]", i),
+			v.errorf(fmt.Sprintf("%s[%d]", path, i),
 				"invalid user or user-group ID %q (want U…, W… or S…, such as U0123ABCD)", id)
 		}
 	}
@@ -313,11 +327,15 @@ func (v *validator) pipelines(c *Config) {
 		if pl.Logs.MaxBytes <= 0 {
 			v.errorf(p+".logs.max_bytes", "must be greater than 0")
 		}
+		v.remediators(p+".remediators", pl.Remediators)
 	}
 }
 
 func (v *validator) pipelineKafka(c *Config, p string, k PipelineKafka) {
 	v.positive(p+".stall_after", k.StallAfter)
+	if k.AllowedLag < 0 {
+		v.errorf(p+".allowed_lag", "must be 0 or more, got %d", k.AllowedLag)
+	}
 	if !v.present(p) {
 		return
 	}
@@ -353,6 +371,18 @@ func (v *validator) checkpoint(p string, cp Checkpoint) {
 	if cp.BackupLocation != "" {
 		if err := checkLocation(cp.BackupLocation); err != nil {
 			v.errorf(p+".backup_location", "invalid location %q: %v", cp.BackupLocation, err)
+		}
+	}
+	if ju := cp.JobUser; ju.Set {
+		if !v.present(p + ".job_user.uid") {
+			v.errorf(p+".job_user.uid", "required (the uid the Spark job runs as, e.g. 185)")
+		} else if ju.UID < 0 || ju.UID > 1<<32-2 {
+			v.errorf(p+".job_user.uid", "must be a uid between 0 and 4294967294, got %d", ju.UID)
+		}
+		for i, g := range ju.GIDs {
+			if g < 0 || g > 1<<32-2 {
+				v.errorf(fmt.Sprintf("%s.job_user.gids[%d]", p, i), "must be a gid between 0 and 4294967294, got %d", g)
+			}
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/streamwatch/streamwatch/integrations/probe"
@@ -35,7 +36,15 @@ type Service struct {
 	Lag       LagSource // optional
 	Timeout   time.Duration
 	Now       func() time.Time
+	// OnOpen, when set, runs once for each incident a failing probe opens (the automatic
+	// diagnosis); Service runs it in the background and Wait waits for it.
+	OnOpen func(ctx context.Context, incident, pipeline string)
+
+	background sync.WaitGroup
 }
+
+// Wait waits for the background work of OnOpen to end.
+func (s *Service) Wait() { s.background.Wait() }
 
 // Pipeline returns the named pipeline.
 func (s *Service) Pipeline(name string) (Pipeline, bool) {
@@ -56,10 +65,12 @@ func (s *Service) Names() []string {
 	return out
 }
 
-// Probe runs one probe of the named pipeline, records it and announces a change of health:
-// nothing on repeated OK; on a new failure one message (the root of incident probe:<name>
-// when OpenIncident); a failure that persists only feeds the incident's coalesced thread; on
-// recovery one message in that thread.
+// Probe runs one probe of the named pipeline, records it and announces a change of health,
+// once: nothing on repeated OK; a new failure posts one message (the root of incident
+// probe:<name> when OpenIncident, diagnosed in its thread); a failure that persists with the
+// same class and reason only edits that root (since when, how many probes failed); a failure
+// whose class or reason changes, or that returns after a recovery, posts one thread reply; a
+// recovery posts one.
 func (s *Service) Probe(ctx context.Context, name string) (probe.Result, error) {
 	p, ok := s.Pipeline(name)
 	if !ok {
@@ -76,6 +87,10 @@ func (s *Service) Probe(ctx context.Context, name string) (probe.Result, error) 
 }
 
 func (s *Service) record(ctx context.Context, p Pipeline, res probe.Result) error {
+	before, err := s.Store.LastProbe(ctx, p.Name)
+	if err != nil {
+		return err
+	}
 	raw, _ := json.Marshal(res)
 	prev, err := s.Store.RecordProbe(ctx, p.Name, state.ProbeRecord{
 		At: res.Started, Status: string(res.Status), Class: string(res.Class), Reason: res.Reason, Result: raw,
@@ -86,14 +101,37 @@ func (s *Service) record(ctx context.Context, p Pipeline, res probe.Result) erro
 	failed := res.Status == probe.StatusFailed
 	wasFailed := prev == string(probe.StatusFailed)
 	key := "probe:" + p.Name
+	failure := probe.FailureKey(res.Class, res.Reason)
 	switch {
 	case failed && p.OpenIncident:
-		// New or persisting: the incident engine posts the root once and coalesces the rest.
-		_, err = s.Store.RecordAlert(ctx, state.AlertRecord{
+		out, err := s.Store.RecordAlert(ctx, state.AlertRecord{
 			Key: key, Fingerprint: key, Title: "Checkpoint probe failed for " + p.Name + ": " + res.Reason,
-			Severity: 2, Pipeline: p.Name, Channel: p.Channel, Source: "probe",
-			Detail: string(res.Class) + ": " + res.Reason,
+			Severity: 2, Pipeline: p.Name, Channel: p.Channel, Source: "probe", Detail: failure,
 		})
+		if err != nil {
+			return err
+		}
+		switch {
+		case out.Result == "opened":
+			if err := s.Store.MarkQuiet(ctx, out.Incident); err != nil {
+				return err
+			}
+			if s.OnOpen != nil {
+				s.background.Add(1)
+				go func() {
+					defer s.background.Done()
+					s.OnOpen(context.WithoutCancel(ctx), out.Incident, p.Name)
+				}()
+			}
+		case !wasFailed:
+			_, err = s.Store.Note(ctx, out.Incident, "probe", "probe",
+				fmt.Sprintf("Failing again since %s: %s", res.Started.UTC().Format("15:04:05Z"), failure), "")
+		case probe.FailureKey(probe.Class(before.Last.Class), before.Last.Reason) != failure:
+			_, err = s.Store.Note(ctx, out.Incident, "probe", "probe",
+				fmt.Sprintf("The probe now fails differently (%s): %s\nbefore: %s", res.Started.UTC().Format("15:04:05Z"), failure,
+					probe.FailureKey(probe.Class(before.Last.Class), before.Last.Reason)), "")
+		}
+		return err
 	case failed && !wasFailed:
 		err = s.Store.EnqueueNotice(ctx, p.Channel, fmt.Sprintf("Checkpoint probe of %s FAILED (%s): %s", p.Name, res.Class, res.Reason))
 	case !failed && wasFailed && p.OpenIncident:

@@ -81,7 +81,10 @@ type Incident struct {
 	ResolvedAt  time.Time
 	Note        string
 	AllResolved bool
-	Alerts      map[string]AlertState
+	// Quiet incidents (those a failing probe opened) report repeats by editing the root
+	// message only; their thread hears only of changes.
+	Quiet  bool
+	Alerts map[string]AlertState
 	// UnlistedAlerts counts occurrences of alerts the full Alerts list could not take
 	// (MaxListedAlerts); Count has them.
 	UnlistedAlerts int64
@@ -162,8 +165,9 @@ func parseIncident(h map[string]string, alerts map[string]string) *Incident {
 		FirstSeen: fromMS(n("first_seen")), LastSeen: fromMS(n("last_seen")), Count: n("count"),
 		RootTS: h["root_ts"], RootChannel: h["root_channel"], Delivered: n("delivered"), Previous: h["previous"], MergedInto: h["merged_into"],
 		AckBy: h["ack_by"], ResolvedBy: h["resolved_by"], ResolvedAt: fromMS(n("resolved_at")),
-		Note: h["note"], AllResolved: h["all_resolved"] == "1", UnlistedAlerts: n("alerts_unlisted"),
-		Alerts: make(map[string]AlertState, len(alerts)),
+		Note: h["note"], AllResolved: h["all_resolved"] == "1", Quiet: h["quiet"] == "1",
+		UnlistedAlerts: n("alerts_unlisted"),
+		Alerts:         make(map[string]AlertState, len(alerts)),
 	}
 	if mf := h["merged_from"]; mf != "" {
 		inc.MergedFrom = strings.Split(mf, ",")
@@ -339,6 +343,12 @@ func (s *Store) Note(ctx context.Context, id, ev, actor, detail, once string) (b
 		return false, nil
 	}
 	return false, &ChangeError{Incident: id, Reason: res[0]}
+}
+
+// MarkQuiet makes an incident quiet: its duplicates edit the root message but post nothing
+// in its thread.
+func (s *Store) MarkQuiet(ctx context.Context, id string) error {
+	return wrap("mark "+id+" quiet", s.rdb.HSet(ctx, s.key("inc", NormalizeID(id)), "quiet", "1").Err())
 }
 
 // AutoResolveDue resolves the incidents whose auto-resolve time has come; each exactly once

@@ -28,7 +28,10 @@ package state
 //	P:autoresolve             zset    incident id → time (ms) it auto-resolves
 //	P:envelope:<id>           string  a handled socket-mode envelope (expires after a day)
 //	P:lock:<name>             string  a lock with an expiry (scheduled jobs, singletons)
-//	P:audit                   stream  who did what (commands, refusals)
+//	P:audit                   stream  who did what (commands, clicks, refusals), with the pipeline
+//	                                  and incident each entry concerns
+//	P:seq:plan                string  INCR counter behind repair and restore plan ids P-1, P-2, …
+//	P:plan:<id>               string  a dry run's plan as shown (JSON), expiring after repair.confirm_within
 //	P:job:<name>              hash    a scheduled job: last tick run, ticks missed
 //	P:watches                 hash    pipeline → active recovery watch (JSON)
 //	P:probe:<pipeline>        hash    newest probe status, since when, newest result

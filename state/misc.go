@@ -36,6 +36,13 @@ type AuditEntry struct {
 	Target  string
 	Outcome string // done, refused, failed
 	Detail  string
+	// Pipeline and Incident are what the entry concerns, when known: `audit PIPELINE` and
+	// `audit INC-N` select by them. Channel is where the command or click came from, and Via
+	// how (command, mention, button).
+	Pipeline string
+	Incident string
+	Channel  string
+	Via      string
 }
 
 // Audit appends e to the audit stream, which keeps the newest 100,000 entries and, with a
@@ -44,11 +51,16 @@ func (s *Store) Audit(ctx context.Context, e AuditEntry) error {
 	if e.At.IsZero() {
 		e.At = s.now()
 	}
+	values := []any{"at", ms(e.At), "actor", e.Actor, "action", e.Action, "target", e.Target,
+		"outcome", e.Outcome, "detail", e.Detail}
+	for _, kv := range [][2]string{{"pipeline", e.Pipeline}, {"incident", e.Incident}, {"channel", e.Channel}, {"via", e.Via}} {
+		if kv[1] != "" {
+			values = append(values, kv[0], kv[1])
+		}
+	}
 	pipe := s.rdb.Pipeline()
 	pipe.XAdd(ctx, &redis.XAddArgs{
-		Stream: s.key("audit"), MaxLen: 100000, Approx: true,
-		Values: []any{"at", ms(e.At), "actor", e.Actor, "action", e.Action, "target", e.Target,
-			"outcome", e.Outcome, "detail", e.Detail},
+		Stream: s.key("audit"), MaxLen: 100000, Approx: true, Values: values,
 	})
 	if keep := s.auditRetention(); keep > 0 {
 		// Stream ids are the time Redis added the entry, in ms: trim by them.
@@ -66,10 +78,14 @@ func (s *Store) AuditLog(ctx context.Context, n int64) ([]AuditEntry, error) {
 	}
 	out := make([]AuditEntry, 0, len(msgs))
 	for i := len(msgs) - 1; i >= 0; i-- {
-		v := msgs[i].Values
-		at, _ := strconv.ParseInt(str(v["at"]), 10, 64)
-		out = append(out, AuditEntry{At: fromMS(at), Actor: str(v["actor"]), Action: str(v["action"]),
-			Target: str(v["target"]), Outcome: str(v["outcome"]), Detail: str(v["detail"])})
+		out = append(out, parseAudit(msgs[i].Values))
 	}
 	return out, nil
+}
+
+func parseAudit(v map[string]any) AuditEntry {
+	at, _ := strconv.ParseInt(str(v["at"]), 10, 64)
+	return AuditEntry{At: fromMS(at), Actor: str(v["actor"]), Action: str(v["action"]),
+		Target: str(v["target"]), Outcome: str(v["outcome"]), Detail: str(v["detail"]),
+		Pipeline: str(v["pipeline"]), Incident: str(v["incident"]), Channel: str(v["channel"]), Via: str(v["via"])}
 }

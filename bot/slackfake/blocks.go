@@ -19,6 +19,14 @@ const (
 	maxBlockID       = 255
 	maxActions       = 25
 	maxContextElems  = 10
+	maxTextObject    = 3000 // any text object
+	maxButtonText    = 75
+	maxButtonValue   = 2000
+	maxButtonURL     = 3000
+	maxActionID      = 255
+	maxConfirmTitle  = 100
+	maxConfirmText   = 300
+	maxConfirmButton = 30
 )
 
 // knownBlocks are the block types Slack accepts in messages.
@@ -86,41 +94,110 @@ func parseBlocks(raw string) (json.RawMessage, *blockError) {
 			}
 			ids[id] = true
 		}
+		// textObj checks a text object: its type, and 1 to max characters.
+		textObj := func(ptr string, raw json.RawMessage, max int, plainOnly bool) {
+			var t struct {
+				Type string  `json:"type"`
+				Text *string `json:"text"`
+			}
+			if json.Unmarshal(raw, &t) != nil || t.Text == nil {
+				bad(ptr, "missing required field: text")
+				return
+			}
+			switch {
+			case t.Type != "plain_text" && t.Type != "mrkdwn":
+				bad(ptr+"/type", "must be plain_text or mrkdwn")
+			case plainOnly && t.Type != "plain_text":
+				bad(ptr+"/type", "must be plain_text")
+			}
+			switch n := utf8.RuneCountInString(*t.Text); {
+			case n == 0:
+				bad(ptr+"/text", "must be more than 0 characters")
+			case n > max:
+				bad(ptr+"/text", "must be less than %d characters", max+1)
+			}
+		}
+		element := func(ptr string, raw json.RawMessage) {
+			var e map[string]json.RawMessage
+			if json.Unmarshal(raw, &e) != nil {
+				bad(ptr, "must be an object")
+				return
+			}
+			var typ string
+			_ = json.Unmarshal(e["type"], &typ)
+			if id, ok := e["action_id"]; ok {
+				var s string
+				if json.Unmarshal(id, &s) != nil || utf8.RuneCountInString(s) > maxActionID {
+					bad(ptr+"/action_id", "must be a string of at most %d characters", maxActionID)
+				}
+			}
+			if typ != "button" {
+				return
+			}
+			textObj(ptr+"/text", e["text"], maxButtonText, true)
+			for k, max := range map[string]int{"value": maxButtonValue, "url": maxButtonURL} {
+				if v, ok := e[k]; ok {
+					var s string
+					if json.Unmarshal(v, &s) != nil || utf8.RuneCountInString(s) > max {
+						bad(ptr+"/"+k, "must be a string of at most %d characters", max)
+					}
+				}
+			}
+			if c, ok := e["confirm"]; ok {
+				var conf map[string]json.RawMessage
+				if json.Unmarshal(c, &conf) != nil {
+					bad(ptr+"/confirm", "must be an object")
+					return
+				}
+				textObj(ptr+"/confirm/title", conf["title"], maxConfirmTitle, true)
+				textObj(ptr+"/confirm/text", conf["text"], maxConfirmText, false)
+				textObj(ptr+"/confirm/confirm", conf["confirm"], maxConfirmButton, true)
+				textObj(ptr+"/confirm/deny", conf["deny"], maxConfirmButton, true)
+			}
+		}
 		switch typ {
 		case "section":
-			text, hasText := textOf(b["text"])
+			_, hasText := textOf(b["text"])
 			fields := arrayOf(b["fields"])
 			if !hasText && len(fields) == 0 {
 				bad(at, "must provide either text or fields")
 			}
-			if utf8.RuneCountInString(text) > maxSectionText {
-				bad(at+"/text/text", "must be less than %d characters", maxSectionText+1)
+			if hasText {
+				textObj(at+"/text", b["text"], maxSectionText, false)
 			}
 			if len(fields) > maxSectionFields {
 				bad(at+"/fields", "no more than %d items allowed", maxSectionFields)
 			}
 			for j, f := range fields {
-				if ft, _ := textOf(f); utf8.RuneCountInString(ft) > maxFieldText {
-					bad(fmt.Sprintf("%s/fields/%d/text", at, j), "must be less than %d characters", maxFieldText+1)
-				}
+				textObj(fmt.Sprintf("%s/fields/%d", at, j), f, maxFieldText, false)
+			}
+			if acc, ok := b["accessory"]; ok {
+				element(at+"/accessory", acc)
 			}
 		case "header":
-			text, ok := textOf(b["text"])
-			if !ok {
+			if _, ok := textOf(b["text"]); !ok {
 				bad(at+"/text", "missing required field: text")
-			}
-			if utf8.RuneCountInString(text) > maxHeaderText {
-				bad(at+"/text/text", "must be less than %d characters", maxHeaderText+1)
+			} else {
+				textObj(at+"/text", b["text"], maxHeaderText, true)
 			}
 		case "actions":
-			n := len(arrayOf(b["elements"]))
-			if n == 0 || n > maxActions {
+			els := arrayOf(b["elements"])
+			if n := len(els); n == 0 || n > maxActions {
 				bad(at+"/elements", "must have between 1 and %d items", maxActions)
 			}
+			for j, e := range els {
+				element(fmt.Sprintf("%s/elements/%d", at, j), e)
+			}
 		case "context":
-			n := len(arrayOf(b["elements"]))
-			if n == 0 || n > maxContextElems {
+			els := arrayOf(b["elements"])
+			if n := len(els); n == 0 || n > maxContextElems {
 				bad(at+"/elements", "must have between 1 and %d items", maxContextElems)
+			}
+			for j, e := range els {
+				var t struct{ Type string }
+				if json.Unmarshal(e, &t) == nil && (t.Type == "plain_text" || t.Type == "mrkdwn") {
+					textObj(fmt.Sprintf("%s/elements/%d", at, j), e, maxTextObject, false)
+				}
 			}
 		}
 	}
@@ -190,8 +267,9 @@ func arrayOf(raw json.RawMessage) []json.RawMessage {
 // mentionRE matches Slack's notifying mention syntax: users, special mentions, usergroups.
 var mentionRE = regexp.MustCompile(`<(?:@[UW][A-Z0-9]+|!(?:here|channel|everyone)|!subteam\^[A-Z0-9]+)(?:\|[^>]*)?>`)
 
-// mentions finds every notifying mention in text and in every string inside blocks. (Block JSON
-// from Go escapes "<" as \u003c, so the strings are decoded rather than searched raw.)
+// mentions finds every notifying mention in text and in the mrkdwn text objects of blocks,
+// where Slack parses them (plain_text is shown as it is). (Block JSON from Go escapes "<" as
+// \u003c, so the strings are decoded rather than searched raw.)
 func mentions(text string, blocks json.RawMessage) []string {
 	var out []string
 	seen := map[string]bool{}
@@ -204,28 +282,59 @@ func mentions(text string, blocks json.RawMessage) []string {
 		}
 	}
 	add(text)
-	if len(blocks) > 0 {
-		var v any
-		if json.Unmarshal(blocks, &v) == nil {
-			walkStrings(v, add)
-		}
+	for _, s := range MrkdwnTexts(blocks) {
+		add(s)
 	}
 	return out
 }
 
-func walkStrings(v any, f func(string)) {
-	switch v := v.(type) {
-	case string:
-		f(v)
-	case []any:
-		for _, e := range v {
-			walkStrings(e, f)
-		}
-	case map[string]any:
-		for _, e := range v {
-			walkStrings(e, f)
+// MrkdwnTexts returns the text of every mrkdwn text object in blocks: where Slack parses
+// mentions, links and formatting.
+func MrkdwnTexts(blocks json.RawMessage) []string {
+	var out []string
+	if len(blocks) == 0 {
+		return nil
+	}
+	var v any
+	if json.Unmarshal(blocks, &v) != nil {
+		return nil
+	}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		case map[string]any:
+			if v["type"] == "mrkdwn" {
+				if s, ok := v["text"].(string); ok {
+					out = append(out, s)
+				}
+			}
+			for _, e := range v {
+				walk(e)
+			}
 		}
 	}
+	walk(v)
+	return out
+}
+
+// Check judges a message's text and blocks arguments as chat.postMessage does. It returns ""
+// for a message Slack takes, else Slack's error code (invalid_blocks_format, invalid_blocks,
+// no_text, msg_too_long) and, for blocks, one line per problem.
+func Check(text, blocks string) (code string, problems []string) {
+	b, berr := parseBlocks(blocks)
+	switch {
+	case berr != nil:
+		return berr.code, berr.messages
+	case text == "" && b == nil:
+		return "no_text", nil
+	case utf8.RuneCountInString(text) > maxTextLen:
+		return "msg_too_long", nil
+	}
+	return "", nil
 }
 
 // findAction finds the interactive element with actionID in a message's blocks (in an actions

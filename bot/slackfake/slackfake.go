@@ -45,6 +45,10 @@ type Options struct {
 	Channels map[string]string
 	// UserGroups maps usergroup IDs (S…) to their members, for usergroups.users.list.
 	UserGroups map[string][]string
+	// Members maps channel IDs to the users in them, for users.conversations. Nil means every
+	// user is in every channel the model knows: those of Channels, or else those that have
+	// messages. SetMembers changes a channel's members.
+	Members map[string][]string
 
 	// Clock gives message timestamps, call times, event times, rate-limit buckets and
 	// response_url expiry (time.Now). Ack deadlines and pings use real time.
@@ -132,6 +136,7 @@ type Server struct {
 	buckets    map[string]*bucket
 	ratelimits int
 	groups     map[string][]string
+	members    map[string][]string // nil: everyone is everywhere (Options.Members)
 	tickets    map[string]bool
 	conns      []*socketConn
 	connSeq    int
@@ -158,6 +163,12 @@ func New(opts Options) *Server {
 	}
 	for id, users := range opts.UserGroups {
 		s.groups[id] = append([]string(nil), users...)
+	}
+	if opts.Members != nil {
+		s.members = map[string][]string{}
+		for ch, users := range opts.Members {
+			s.members[ch] = append([]string(nil), users...)
+		}
 	}
 	s.upgrader = websocket.Upgrader{
 		// slack-go dials with Origin https://api.slack.com, which never matches our host.

@@ -179,6 +179,7 @@ func (s *Server) recordLocked(method string, params map[string]string, a answer)
 var knownMethods = map[string]bool{
 	"auth.test": true, "apps.connections.open": true, "chat.postMessage": true,
 	"chat.update": true, "chat.postEphemeral": true, "usergroups.users.list": true,
+	"users.conversations": true,
 }
 
 // authLocked checks the token the way Slack does; a zero answer means the call may proceed.
@@ -223,6 +224,8 @@ func (s *Server) callLocked(method string, p map[string]string) answer {
 			return errAnswer("no_such_subteam")
 		}
 		return okAnswer(map[string]any{"users": append([]string{}, users...)})
+	case "users.conversations":
+		return s.userConversationsLocked(p)
 	}
 	return errAnswer("unknown_method")
 }

@@ -16,10 +16,10 @@ const (
 	StatusUnknown   Status = iota // no samples
 	StatusOK                      // consuming, caught up, or nothing new to consume
 	StatusNoCommits               // the group has no committed offset
-	StatusWarning                 // lag grew at every sample over the window while commits advanced
-	StatusRewound                 // the committed offset went backwards in the window
-	StatusStalled                 // a member holds the partition, yet the committed offset has not moved for stall_after while lag > 0
-	StatusStopped                 // no member holds it, and the committed offset has not moved for stall_after while lag > 0
+	StatusWarning                 // lag above allowed_lag at every sample and never fell, while commits advanced
+	StatusRewound                 // the committed offset went backwards and has not yet come back to its previous high
+	StatusStalled                 // a member holds the partition, yet more than allowed_lag records have waited for stall_after with no commit
+	StatusStopped                 // no member holds it, and more than allowed_lag records have waited for stall_after with no commit
 )
 
 var statusNames = [...]string{"UNKNOWN", "OK", "NO_COMMITS", "WARNING", "REWOUND", "STALLED", "STOPPED"}
@@ -76,6 +76,9 @@ func millisBetween(a, b *PartitionSample) time.Duration {
 type EvalOptions struct {
 	Now        time.Time     // the evaluation time; zero means the latest sample's time
 	StallAfter time.Duration // 0 means DefaultStallAfter
+	// AllowedLag is how many records a consumer may leave unread and still count as
+	// caught up: transaction markers leave a lag of 1 for ever. The zero value allows none.
+	AllowedLag int64
 	// MinSamples is the number of samples a trend (WARNING) needs; 0
 	// means 5.
 	MinSamples int
@@ -95,6 +98,9 @@ type PartitionStatus struct {
 	Age        time.Duration
 	AgeAtLeast bool
 	Samples    int
+	// Moved is when the samples first showed the current committed offset; zero when it
+	// has not changed since the first sample (the window shows no commit progress).
+	Moved time.Time
 }
 
 // GroupStatus is the verdict on a group's partitions of one topic.
@@ -103,24 +109,29 @@ type GroupStatus struct {
 	Evidence   string
 	Counts     map[Status]int
 	Partitions []PartitionStatus // sorted by partition
+	// Moved is the latest Moved of the partitions: when the samples last saw a commit.
+	Moved time.Time
 }
 
 // Evaluate judges a group from its samples. It is pure: no I/O, no clock
 // but opts.Now. samples may mix partitions and must be in the order they
 // were taken (oldest first), as a SampleStore returns them.
 //
-// For each partition, over its samples:
+// For each partition, over its samples (docs/lag-evaluator.md compares
+// the rules with Burrow's):
 //   - no commit at the latest sample: NO_COMMITS;
-//   - the committed offset went backwards between two samples: REWOUND;
-//   - lag 0 at the latest sample: OK;
-//   - the committed offset has not changed for at least stall_after
-//     (counting from the first sample that shows its current value) and the
-//     log end moved in that time: STALLED if a member holds the partition,
-//     STOPPED if none does. A log end that did not move makes the partition
-//     OK, whatever the lag: a quiet topic gives a consumer nothing to commit
-//     (Burrow's false stops);
-//   - at least MinSamples samples, the committed offset advanced, and lag
-//     grew at every sample: WARNING;
+//   - lag at most AllowedLag at the latest sample: OK;
+//   - more than AllowedLag records have waited for at least stall_after
+//     without the committed offset moving (the clock starts at the first
+//     sample of the current committed offset whose lag exceeds AllowedLag,
+//     so time spent caught up does not count): STOPPED if no member holds
+//     the partition; whether the producer still writes does not matter;
+//   - the committed offset went backwards and has not come back to the
+//     highest offset committed before: REWOUND;
+//   - the same wait with a member holding the partition: STALLED;
+//   - at least MinSamples samples with a commit, lag above AllowedLag at
+//     every one, never falling from one to the next, and the committed
+//     offset advanced: WARNING (Burrow's rule 5);
 //   - otherwise OK.
 func Evaluate(samples []PartitionSample, opts EvalOptions) GroupStatus {
 	return evaluate(samples, nil, opts)
@@ -144,7 +155,7 @@ func evaluate(window, latest []PartitionSample, opts EvalOptions) GroupStatus {
 		opts.MinSamples = 5
 	}
 	src := sampleSource{window, latest}
-	states := &partStates{}
+	states := &partStates{allowed: max(opts.AllowedLag, 0)}
 	states.observeAll(window, 0)
 	states.observeAll(latest, len(window))
 	if opts.Now.IsZero() {
@@ -164,6 +175,11 @@ func evaluate(window, latest []PartitionSample, opts EvalOptions) GroupStatus {
 		out.Partitions[i] = st.verdict(src, opts, &buf)
 	}
 	out.Status, out.Evidence, out.Counts = summarize(out.Partitions)
+	for _, p := range out.Partitions {
+		if p.Moved.After(out.Moved) {
+			out.Moved = p.Moved
+		}
+	}
 	return out
 }
 
@@ -217,9 +233,10 @@ func summarize(parts []PartitionStatus) (Status, string, map[Status]int) {
 // partition, as Kafka's partitions are dense, or in a map if a partition
 // number is far beyond the sample count.
 type partStates struct {
-	dense  []partState
-	sparse map[int32]*partState
-	n      int
+	dense   []partState
+	sparse  map[int32]*partState
+	n       int
+	allowed int64 // EvalOptions.AllowedLag
 }
 
 func (ps *partStates) observeAll(samples []PartitionSample, base int) {
@@ -227,10 +244,10 @@ func (ps *partStates) observeAll(samples []PartitionSample, base int) {
 	for i := range samples {
 		p, at := samples[i].Partition, ref(base+i+1)
 		if ps.sparse == nil && p >= 0 && int(p) < len(ps.dense) {
-			ps.dense[p].observe(&samples[i], at) // the common case, kept tight
+			ps.dense[p].observe(&samples[i], at, ps.allowed) // the common case, kept tight
 			continue
 		}
-		ps.slot(p).observe(&samples[i], at)
+		ps.slot(p).observe(&samples[i], at, ps.allowed)
 	}
 }
 
@@ -324,17 +341,23 @@ type partState struct {
 	// runStart; runFromFirst says it starts at the first sample.
 	runStart     ref
 	runFromFirst bool
+	// waitStart is the first sample of the run whose lag exceeded the
+	// allowed lag: the stall clock starts there. 0 while within it.
+	waitStart ref
 
-	// Samples with a commit: the first, the previous, how many, and
-	// whether lag grew at each of them.
-	lagGrewAtEverySample bool
-	nCommitted           int32
-	firstCommitted       ref
-	prevCommitted        int64
-	prevLag              int64
+	// Samples with a commit: the first, the previous, how many; whether
+	// lag exceeded the allowed lag at every one and never fell between two.
+	nCommitted       int32
+	firstCommitted   ref
+	prevCommitted    int64
+	prevLag          int64
+	lagAlwaysAbove   bool
+	lagNeverFell     bool
+	highestCommitted int64
 
-	// The latest rewind.
-	rewindFrom int64
+	// The latest rewind: the highest offset committed before it, and the
+	// sample that showed it.
+	rewindHigh int64
 	rewindTo   ref
 
 	// The last sample whose log end had not passed the latest commit, and
@@ -342,27 +365,40 @@ type partState struct {
 	below, above ref
 }
 
-func (st *partState) observe(s *PartitionSample, r ref) {
+func (st *partState) observe(s *PartitionSample, r ref, allowed int64) {
 	if st.n == 0 {
 		st.partition, st.first, st.runStart, st.runFromFirst = s.Partition, r, r, true
 	} else if s.Committed != st.lastCommitted {
-		st.runStart, st.runFromFirst = r, false
+		st.runStart, st.runFromFirst, st.waitStart = r, false, 0
 	}
 	if s.Committed >= 0 {
 		lag := max(s.LogEnd-s.Committed, 0)
+		switch {
+		case lag <= allowed:
+			st.waitStart = 0 // caught up (a truncated log can bring lag back down)
+		case st.waitStart == 0:
+			st.waitStart = r
+		}
 		if st.nCommitted == 0 {
 			st.firstCommitted = r
-			st.lagGrewAtEverySample = true
+			st.lagAlwaysAbove, st.lagNeverFell = true, true
+			st.highestCommitted = s.Committed
 		} else {
 			if s.Committed < st.prevCommitted {
-				st.rewindFrom, st.rewindTo = st.prevCommitted, r
+				st.rewindHigh, st.rewindTo = st.highestCommitted, r
 			}
-			if lag <= st.prevLag {
-				st.lagGrewAtEverySample = false
+			if lag < st.prevLag {
+				st.lagNeverFell = false
 			}
+			st.highestCommitted = max(st.highestCommitted, s.Committed)
+		}
+		if lag <= allowed {
+			st.lagAlwaysAbove = false
 		}
 		st.prevCommitted, st.prevLag = s.Committed, lag
 		st.nCommitted++
+	} else {
+		st.waitStart = 0
 	}
 	st.last, st.lastCommitted, st.lastLogEnd = r, s.Committed, s.LogEnd
 	st.n++
@@ -415,12 +451,16 @@ func (st *partState) verdict(src sampleSource, opts EvalOptions, buf *[]byte) Pa
 	last := src.at(st.last)
 	ps := PartitionStatus{Partition: last.Partition, Committed: last.Committed, LogEnd: last.LogEnd,
 		Lag: lagOf(last), Samples: int(st.n)}
+	if !st.runFromFirst {
+		ps.Moved = src.at(st.runStart).Time()
+	}
 	b := append((*buf)[:0], 'p')
 	b = strconv.AppendInt(b, int64(last.Partition), 10)
 	b = append(b, ": "...)
 	defer func() { *buf = b }()
 	num := func(prefix string, n int64) { b = strconv.AppendInt(append(b, prefix...), n, 10) }
 	age := func(prefix string, d time.Duration) { b = appendAge(append(b, prefix...), d) }
+	allowed := max(opts.AllowedLag, 0)
 
 	switch {
 	case last.Committed < 0:
@@ -428,61 +468,83 @@ func (st *partState) verdict(src sampleSource, opts EvalOptions, buf *[]byte) Pa
 		num("no committed offset, log end ", last.LogEnd)
 		ps.Evidence = string(b)
 		return ps
-	case st.rewindTo != 0:
-		to := src.at(st.rewindTo)
-		ps.Status = StatusRewound
-		num("committed went back from ", st.rewindFrom)
-		num(" to ", to.Committed)
-		age(" ", to.since(opts.Now))
-		b = append(b, " ago"...)
-		ps.Age, ps.AgeAtLeast = st.age(src, opts.Now)
-		ps.Evidence = string(b)
-		return ps
-	case ps.Lag == 0:
+	case ps.Lag <= allowed:
 		ps.Status = StatusOK
 		num("caught up at ", last.Committed)
+		if ps.Lag > 0 {
+			num(" (lag ", ps.Lag)
+			num(" ≤ allowed_lag ", allowed)
+			b = append(b, ')')
+		}
 		ps.Evidence = string(b)
 		return ps
 	}
 	ps.Age, ps.AgeAtLeast = st.age(src, opts.Now)
 
-	runStart := src.at(st.runStart)
-	unchanged := runStart.since(opts.Now)
-	grew := last.LogEnd - runStart.LogEnd
-	if unchanged >= opts.StallAfter && st.n > 1 {
-		num("committed ", last.Committed)
-		b = append(b, " unchanged for "...)
-		if st.runFromFirst {
-			b = append(b, "≥"...) // it may have been unchanged before the first sample
+	// The stall clock: how long more than the allowed lag has waited
+	// without a commit.
+	waited := time.Duration(-1)
+	if st.waitStart != 0 && st.n > 1 {
+		waited = src.at(st.waitStart).since(opts.Now)
+	}
+	stalled := waited >= opts.StallAfter
+	waitEvidence := func() {
+		start := src.at(st.waitStart)
+		num("lag ", ps.Lag)
+		b = append(b, " for "...)
+		if st.waitStart == st.first {
+			b = append(b, "≥"...) // it may have waited before the first sample
 		}
-		b = appendAge(b, unchanged)
+		b = appendAge(b, waited)
+		num(", committed unchanged at ", last.Committed)
 		num(", log end ", last.LogEnd)
-		switch {
-		case grew <= 0:
-			ps.Status = StatusOK
-			b = append(b, " unchanged (quiet topic)"...)
-		case last.Owned:
-			ps.Status = StatusStalled
+		if grew := last.LogEnd - start.LogEnd; grew > 0 {
 			num(" (+", grew)
-			b = append(b, "), held by a live member"...)
-		default:
-			ps.Status = StatusStopped
-			num(" (+", grew)
-			b = append(b, "), no member holds it"...)
+			b = append(b, " in that time)"...)
+		} else {
+			b = append(b, " (no new records in that time)"...)
 		}
+	}
+	if stalled && !last.Owned {
+		ps.Status = StatusStopped
+		waitEvidence()
+		b = append(b, ", no member holds it"...)
+		ps.Evidence = string(b)
+		return ps
+	}
+	if st.rewindTo != 0 && last.Committed < st.rewindHigh {
+		to := src.at(st.rewindTo)
+		ps.Status = StatusRewound
+		num("committed went back from ", st.rewindHigh)
+		num(" to ", to.Committed)
+		age(" ", to.since(opts.Now))
+		b = append(b, " ago"...)
+		if last.Committed != to.Committed {
+			num("; now ", last.Committed)
+		}
+		num(", ", st.rewindHigh-last.Committed)
+		b = append(b, " short of its previous high"...)
+		ps.Evidence = string(b)
+		return ps
+	}
+	if stalled {
+		ps.Status = StatusStalled
+		waitEvidence()
+		b = append(b, ", held by a live member"...)
 		ps.Evidence = string(b)
 		return ps
 	}
 
-	// Burrow's warning rule over the samples with commits: lag grew
-	// between every pair of consecutive ones while commits advanced.
-	if first := src.at(st.firstCommitted); st.lagGrewAtEverySample && int(st.nCommitted) >= opts.MinSamples &&
+	// Burrow's warning rule over the samples with commits: lag above the
+	// allowed lag at every one and never falling while commits advanced.
+	if first := src.at(st.firstCommitted); st.lagAlwaysAbove && st.lagNeverFell && int(st.nCommitted) >= opts.MinSamples &&
 		last.Committed > first.Committed {
 		ps.Status = StatusWarning
-		num("lag grew at every sample from ", lagOf(first))
+		num("lag never fell over ", int64(st.nCommitted))
+		num(" samples, from ", lagOf(first))
 		num(" to ", ps.Lag)
 		age(" over ", millisBetween(first, last))
-		num(" while committed advanced ", first.Committed)
+		num(", while committed advanced ", first.Committed)
 		num(" → ", last.Committed)
 		ps.Evidence = string(b)
 		return ps

@@ -41,6 +41,7 @@ func TestEvaluatePartition(t *testing.T) {
 		name       string
 		samples    []PartitionSample
 		stallAfter time.Duration
+		allowedLag int64
 		want       Status
 		evidence   string
 	}{
@@ -62,52 +63,62 @@ func TestEvaluatePartition(t *testing.T) {
 			evidence: "p1: caught up at 190",
 		},
 		{
-			// The example: 15 samples 30 s apart put the
-			// first at 7m before the last.
-			name:       "stopped: commits stuck, log end moving, no member",
+			// 15 samples 30 s apart: caught up for 7m, then 470 records
+			// arrive. The stall clock starts when lag went above the
+			// allowed lag, not at the first sample of the committed offset.
+			name:       "records that just arrived for a caught-up consumer are no stop",
 			samples:    script(3, step, append(repeat(14, pt{1840, 1840, false}), pt{1840, 2310, false})...),
 			stallAfter: 5 * time.Minute,
-			want:       StatusStopped,
-			evidence:   "p3: committed 1840 unchanged for ≥7m, log end 2310 (+470), no member holds it",
+			want:       StatusOK,
+			evidence:   "p3: committed 1840, lag 470",
 		},
 		{
-			name: "stopped after moving: the run starts at the last change",
+			name: "stopped after moving: the clock starts at the last change",
 			samples: script(3, time.Minute, pt{1000, 1100, true}, pt{1200, 1300, false}, pt{1840, 1900, false},
 				pt{1840, 2000, false}, pt{1840, 2100, false}, pt{1840, 2200, false}, pt{1840, 2250, false},
 				pt{1840, 2300, false}, pt{1840, 2310, false}, pt{1840, 2310, false}),
 			stallAfter: 5 * time.Minute,
 			want:       StatusStopped,
-			evidence:   "p3: committed 1840 unchanged for 7m, log end 2310 (+410), no member holds it",
+			evidence:   "p3: lag 470 for 7m, committed unchanged at 1840, log end 2310 (+410 in that time), no member holds it",
 		},
 		{
 			name:       "stalled: a live member holds it but commits stay",
 			samples:    script(2, time.Minute, pt{500, 600, true}, pt{500, 700, true}, pt{500, 800, true}, pt{500, 900, true}, pt{500, 1000, true}, pt{500, 1100, true}),
 			stallAfter: 5 * time.Minute,
 			want:       StatusStalled,
-			evidence:   "p2: committed 500 unchanged for ≥5m, log end 1100 (+500), held by a live member",
+			evidence:   "p2: lag 600 for ≥5m, committed unchanged at 500, log end 1100 (+500 in that time), held by a live member",
 		},
 		{
-			name:       "not yet stalled: unchanged for less than stall_after",
+			name:       "not yet stalled: waiting for less than stall_after",
 			samples:    script(2, time.Minute, pt{500, 600, true}, pt{500, 700, true}, pt{500, 800, true}),
 			stallAfter: 5 * time.Minute,
 			want:       StatusOK,
 			evidence:   "p2: committed 500, lag 300",
 		},
 		{
-			// Burrow's false stop: nothing new to read, so nothing to
-			// commit, whatever the lag says.
-			name:       "quiet topic is never stopped",
+			// Formerly "quiet topic is never stopped": a consumer that
+			// stops with records unread is stopped, whether or not the
+			// producer still writes.
+			name:       "stopped with records unread while the producer is idle",
 			samples:    script(4, time.Minute, repeat(12, pt{700, 705, false})...),
 			stallAfter: 5 * time.Minute,
-			want:       StatusOK,
-			evidence:   "p4: committed 700 unchanged for ≥11m, log end 705 unchanged (quiet topic)",
+			want:       StatusStopped,
+			evidence:   "p4: lag 5 for ≥11m, committed unchanged at 700, log end 705 (no new records in that time), no member holds it",
 		},
 		{
-			name:       "quiet topic with a member is never stalled",
+			name:       "stalled with records unread while the producer is idle",
 			samples:    script(4, time.Minute, repeat(12, pt{700, 705, true})...),
 			stallAfter: 5 * time.Minute,
+			want:       StatusStalled,
+			evidence:   "p4: lag 5 for ≥11m, committed unchanged at 700, log end 705 (no new records in that time), held by a live member",
+		},
+		{
+			name:       "within the allowed lag on a quiet topic is never stalled",
+			samples:    script(4, time.Minute, repeat(12, pt{704, 705, true})...),
+			stallAfter: 5 * time.Minute,
+			allowedLag: 1,
 			want:       StatusOK,
-			evidence:   "p4: committed 700 unchanged for ≥11m, log end 705 unchanged (quiet topic)",
+			evidence:   "p4: caught up at 704 (lag 1 ≤ allowed_lag 1)",
 		},
 		{
 			name:     "quiet and caught up",
@@ -120,7 +131,7 @@ func TestEvaluatePartition(t *testing.T) {
 			samples: script(5, step, pt{100, 200, true}, pt{150, 300, true}, pt{200, 420, true}, pt{260, 560, true},
 				pt{300, 700, true}, pt{320, 870, true}),
 			want:     StatusWarning,
-			evidence: "p5: lag grew at every sample from 100 to 550 over 2m30s while committed advanced 100 → 320",
+			evidence: "p5: lag never fell over 6 samples, from 100 to 550 over 2m30s, while committed advanced 100 → 320",
 		},
 		{
 			name:     "lag growing on too few samples is no trend",
@@ -139,7 +150,7 @@ func TestEvaluatePartition(t *testing.T) {
 			name:     "rewound",
 			samples:  script(6, step, pt{1840, 1900, true}, pt{1900, 1950, true}, pt{1200, 2000, true}, pt{1250, 2050, true}),
 			want:     StatusRewound,
-			evidence: "p6: committed went back from 1900 to 1200 30s ago",
+			evidence: "p6: committed went back from 1900 to 1200 30s ago; now 1250, 650 short of its previous high",
 		},
 		{
 			name:     "no commits",
@@ -150,7 +161,7 @@ func TestEvaluatePartition(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			opts := EvalOptions{StallAfter: tt.stallAfter}
+			opts := EvalOptions{StallAfter: tt.stallAfter, AllowedLag: tt.allowedLag}
 			got := Evaluate(tt.samples, opts)
 			if got.Status != tt.want {
 				t.Errorf("status = %s, want %s (evidence %q)", got.Status, tt.want, got.Evidence)
@@ -175,7 +186,7 @@ func TestEvaluateGroup(t *testing.T) {
 	// Interleave partitions round by round, the way a store returns them.
 	series := [][]PartitionSample{
 		script(0, step, pt{10, 10, true}, pt{20, 20, true}, pt{30, 30, true}, pt{40, 40, true}, pt{50, 50, true}, pt{60, 60, true}, pt{70, 70, true}),
-		script(1, step, repeat(7, pt{100, 105, false})...), // quiet
+		script(1, step, repeat(7, pt{104, 105, false})...), // quiet, within the allowed lag
 		script(2, step, pt{5, 5, false}, pt{5, 50, false}, pt{5, 90, false}, pt{5, 130, false}, pt{5, 170, false}, pt{5, 210, false}, pt{5, 250, false}),                                        // stopped
 		script(3, step, pt{5, 5, false}, pt{5, 10, false}, pt{5, 15, false}, pt{5, 20, false}, pt{5, 25, false}, pt{5, 30, false}, pt{5, 35, false}),                                            // stopped, less lag
 		script(4, step, pt{NoOffset, 0, false}, pt{NoOffset, 0, false}, pt{NoOffset, 0, false}, pt{NoOffset, 0, false}, pt{NoOffset, 0, false}, pt{NoOffset, 0, false}, pt{NoOffset, 0, false}), // never committed
@@ -185,11 +196,11 @@ func TestEvaluateGroup(t *testing.T) {
 			samples = append(samples, s[i])
 		}
 	}
-	got := Evaluate(samples, EvalOptions{StallAfter: 5 * time.Minute, Now: t0.Add(6 * time.Minute)})
+	got := Evaluate(samples, EvalOptions{StallAfter: 5 * time.Minute, AllowedLag: 1, Now: t0.Add(6 * time.Minute)})
 	if got.Status != StatusStopped {
 		t.Fatalf("status = %s, want STOPPED", got.Status)
 	}
-	want := "2 of 5 partitions STOPPED; worst p2: committed 5 unchanged for ≥6m, log end 250 (+245), no member holds it"
+	want := "2 of 5 partitions STOPPED; worst p2: lag 245 for 5m, committed unchanged at 5, log end 250 (+200 in that time), no member holds it"
 	if got.Evidence != want {
 		t.Errorf("evidence = %q\nwant       %q", got.Evidence, want)
 	}

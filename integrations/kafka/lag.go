@@ -126,7 +126,7 @@ func (m *Monitor) PipelineLag(ctx context.Context, name string) (*LagReport, err
 	if err != nil {
 		return nil, err
 	}
-	return m.lag(ctx, c, p.Name, p.Group, p.Topics, p.stallAfter())
+	return m.lag(ctx, c, p.Name, p.Group, p.Topics, EvalOptions{StallAfter: p.stallAfter(), AllowedLag: p.allowedLag()})
 }
 
 // GroupLag answers `lag GROUP TOPIC [--cluster NAME]`. When the group does
@@ -140,13 +140,13 @@ func (m *Monitor) GroupLag(ctx context.Context, cluster, group string, topics ..
 	if err != nil {
 		return nil, err
 	}
-	stall := DefaultStallAfter
+	eval := EvalOptions{StallAfter: DefaultStallAfter, AllowedLag: DefaultAllowedLag}
 	for _, p := range m.pipelines {
 		if p.Group == group && p.Cluster == c.Name() {
-			stall = p.stallAfter()
+			eval = EvalOptions{StallAfter: p.stallAfter(), AllowedLag: p.allowedLag()}
 		}
 	}
-	r, err := m.lag(ctx, c, "", group, topics, stall)
+	r, err := m.lag(ctx, c, "", group, topics, eval)
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +193,7 @@ func withDeadline(ctx context.Context, c *Cluster) (context.Context, context.Can
 	return context.WithTimeout(ctx, 3*c.opts.timeout())
 }
 
-func (m *Monitor) lag(ctx context.Context, c *Cluster, pipeline, group string, topics []string, stallAfter time.Duration) (*LagReport, error) {
+func (m *Monitor) lag(ctx context.Context, c *Cluster, pipeline, group string, topics []string, eval EvalOptions) (*LagReport, error) {
 	started := time.Now()
 	ctx, cancelAll := withDeadline(ctx, c)
 	defer cancelAll()
@@ -205,7 +205,7 @@ func (m *Monitor) lag(ctx context.Context, c *Cluster, pipeline, group string, t
 	}
 	now := m.now()
 	r := &LagReport{Cluster: c.Name(), Pipeline: pipeline, Topics: slices.Clone(topics), At: now, Group: snap.group,
-		StallAfter: stallAfter, Unavailable: snap.unavailable}
+		StallAfter: eval.StallAfter, AllowedLag: eval.AllowedLag, Unavailable: snap.unavailable}
 	r.Partitions = snap.partitions()
 	// A group exists if the coordinator knows it, or it has a commit on
 	// the topics; a coordinator that did not answer is no proof it is
@@ -226,7 +226,11 @@ func (m *Monitor) lag(ctx context.Context, c *Cluster, pipeline, group string, t
 	for _, topic := range topics {
 		window := m.window(ctx, r, SampleKey{Cluster: c.Name(), Group: group, Topic: topic})
 		windows[topic] = window
-		gs := evaluate(window, live[topic], EvalOptions{Now: now, StallAfter: stallAfter})
+		eval.Now = now
+		gs := evaluate(window, live[topic], eval)
+		if gs.Moved.After(r.CommitsMoved) {
+			r.CommitsMoved = gs.Moved
+		}
 		stored := 0
 		for _, ps := range gs.Partitions {
 			stored = max(stored, ps.Samples)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/xdg-go/scram"
 )
 
 // Defaults applied to zero fields of ClusterOptions, Pipeline and the evaluator.
@@ -17,6 +18,9 @@ const (
 	DefaultClientID   = "streamwatch"
 	DefaultTimeout    = 5 * time.Second
 	DefaultStallAfter = 5 * time.Minute
+	// DefaultAllowedLag is the lag of a caught-up consumer of a topic with transactions: the
+	// commit marker after the last record is never delivered, so lag stays at 1.
+	DefaultAllowedLag = 1
 )
 
 // SASL mechanisms accepted by SASLOptions.Mechanism.
@@ -65,6 +69,16 @@ type Pipeline struct {
 	Topics     []string
 	Group      string        // the documented consumer group
 	StallAfter time.Duration // 0 means DefaultStallAfter
+	// AllowedLag is the lag at which the group still counts as caught up (config default 1);
+	// a negative value means DefaultAllowedLag.
+	AllowedLag int64
+}
+
+func (p Pipeline) allowedLag() int64 {
+	if p.AllowedLag < 0 {
+		return DefaultAllowedLag
+	}
+	return p.AllowedLag
 }
 
 func (p Pipeline) stallAfter() time.Duration {
@@ -191,10 +205,10 @@ func (s SASLOptions) apply(cfg *sarama.Config, getenv func(string) string) error
 		cfg.Net.SASL.Mechanism = sarama.SASLTypePlaintext
 	case SASLScramSHA256:
 		cfg.Net.SASL.Mechanism = sarama.SASLTypeSCRAMSHA256
-		cfg.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return newSCRAMClient(sha256Hash) }
+		cfg.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return newSCRAMClient(scram.SHA256) }
 	case SASLScramSHA512:
 		cfg.Net.SASL.Mechanism = sarama.SASLTypeSCRAMSHA512
-		cfg.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return newSCRAMClient(sha512Hash) }
+		cfg.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return newSCRAMClient(scram.SHA512) }
 	default:
 		return fmt.Errorf("sasl mechanism %q is not one of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512", s.Mechanism)
 	}

@@ -27,8 +27,9 @@ func TestSASL(t *testing.T) {
 		kfake.Superuser(SASLScramSHA256, "alice", "alice-secret"),
 		kfake.Superuser(SASLScramSHA512, "bob", "bob-secret"),
 		kfake.Superuser(SASLPlain, "carol", "carol-secret"),
+		kfake.Superuser(SASLScramSHA512, "dora", "pässwörd-ü"),
 		kfake.SeedTopics(2, "secured"))
-	env := map[string]string{"ALICE_PW": "alice-secret", "BOB_PW": "bob-secret", "CAROL_PW": "carol-secret", "WRONG_PW": "nope"}
+	env := map[string]string{"DORA_PW": "pässwörd-ü", "CTRL_PW": "bell\x07", "ALICE_PW": "alice-secret", "BOB_PW": "bob-secret", "CAROL_PW": "carol-secret", "WRONG_PW": "nope"}
 	getenv := func(k string) string { return env[k] }
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -40,6 +41,7 @@ func TestSASL(t *testing.T) {
 		{SASLScramSHA256, "alice", "ALICE_PW", true},
 		{SASLScramSHA512, "bob", "BOB_PW", true},
 		{SASLPlain, "carol", "CAROL_PW", true},
+		{SASLScramSHA512, "dora", "DORA_PW", true}, // a non-ASCII password SASLprep leaves as it is
 		{SASLScramSHA256, "alice", "WRONG_PW", false},
 		{SASLPlain, "carol", "WRONG_PW", false},
 	} {
@@ -68,6 +70,22 @@ func TestSASL(t *testing.T) {
 			}
 		})
 	}
+
+	// A password SASLprep prohibits (a control character) fails before anything is sent.
+	t.Run("SASLprep refusal", func(t *testing.T) {
+		opts := testClusterOptions(kc, "secure")
+		opts.SASL = SASLOptions{Mechanism: SASLScramSHA256, Username: "alice", PasswordEnv: "CTRL_PW"}
+		cs, err := NewClusters([]ClusterOptions{opts}, ClustersOptions{Getenv: getenv})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		c, _ := cs.Cluster("secure")
+		_, err = c.Offsets(ctx, "g", "secured")
+		if !errors.Is(err, ErrAuth) || Retryable(err) || strings.Contains(err.Error(), "bell") {
+			t.Fatalf("err = %v, want a non-retryable authentication failure without the password", err)
+		}
+	})
 
 	_, err := NewClusters([]ClusterOptions{{Name: "x", Brokers: []string{"127.0.0.1:9092"},
 		SASL: SASLOptions{Mechanism: SASLScramSHA512, Username: "bob", PasswordEnv: "UNSET_PW"}}}, ClustersOptions{Getenv: getenv})

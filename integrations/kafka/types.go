@@ -149,6 +149,10 @@ type LagReport struct {
 	StatusCounts map[Status]int
 	History      int // stored sampling rounds the verdict used
 	StallAfter   time.Duration
+	AllowedLag   int64
+	// CommitsMoved is when the stored samples last saw a committed offset of the group
+	// change; zero when none changed in the window.
+	CommitsMoved time.Time
 
 	// Mismatch is set when the documented group is idle while another
 	// group consumes the topics.

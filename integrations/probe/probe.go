@@ -8,7 +8,10 @@
 //     read it back, compare the bytes, delete it;
 //  3. for local paths, who owns the checkpoint directory, its mode, and who the probe runs as, so
 //     that "this user cannot write there" is visible;
-//  4. freshness: the age of the newest commit against the stale threshold.
+//  4. freshness: the age of the newest commit against the stale threshold;
+//  5. for local paths, whether the job's user may create files in the location and its offsets/,
+//     commits/ and state/ folders, judged without writing (integrations/access); a "no" fails
+//     the probe even when streamwatch's own write test passed, since the job is who must write.
 //
 // The first failing step ends the probe; the result is FAILED with a Class saying what kind of
 // failure it was. Slow steps and a stale checkpoint make it DEGRADED. The checkpoint itself is
@@ -33,6 +36,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/streamwatch/streamwatch/integrations/access"
 	"github.com/streamwatch/streamwatch/integrations/spark"
 	"github.com/streamwatch/streamwatch/integrations/storage"
 )
@@ -64,6 +68,8 @@ type Options struct {
 	Now func() time.Time
 	// Rand makes the probe object's name unique; nil means crypto/rand.
 	Rand io.Reader
+	// JobUser is whose access the read-only check judges; nil means the probing process's own.
+	JobUser *access.User
 }
 
 // Status is the verdict of a probe.
@@ -121,8 +127,12 @@ type Result struct {
 	// or it was not reached. CommitAge is Started minus NewestCommit.
 	NewestCommit time.Time     `json:"newest_commit,omitzero"`
 	CommitAge    time.Duration `json:"commit_age,omitempty"`
-	Started      time.Time     `json:"started"`
-	Took         time.Duration `json:"took"`
+	// Access is whether the job's user may create files in the checkpoint's folders, judged
+	// without writing; for s3:// it says it cannot be judged. Nil when the location was not
+	// reached.
+	Access  *access.Report `json:"access,omitempty"`
+	Started time.Time      `json:"started"`
+	Took    time.Duration  `json:"took"`
 }
 
 // Step is one timed step of a probe.
@@ -275,7 +285,28 @@ func (p *prober) run() {
 		}
 	}
 	p.ownership()
+	p.judgeAccess()
 	p.verdict()
+}
+
+// judgeAccess decides whether the job's user may write the checkpoint, from what can be read.
+func (p *prober) judgeAccess() {
+	if p.ckpt.store == nil || p.ctx.Err() != nil || p.failedStep == StepStat {
+		return
+	}
+	u := access.Self()
+	if p.opt.JobUser != nil {
+		u = *p.opt.JobUser
+	}
+	if p.ckpt.dir == "" {
+		p.res.Access = &access.Report{Location: p.opt.Location, User: u,
+			Err: "access to " + p.opt.Location + " cannot be judged without writing: the write probe and the driver logs tell"}
+		return
+	}
+	rep, ok := guard(p.ctx, func() access.Report { return access.Check(p.ckpt.dir, u) })
+	if ok {
+		p.res.Access = &rep
+	}
 }
 
 // step runs one step and records it; after a failure it records the step as skipped.
@@ -629,6 +660,10 @@ func (p *prober) verdict() {
 		if f.err != nil {
 			r.Err = f.err.Error()
 		}
+		return
+	}
+	if a := r.Access; a.Judged() && !a.Writable {
+		r.Status, r.Class, r.Reason = StatusFailed, ClassPermissionDenied, a.Reason
 		return
 	}
 	var problems []string

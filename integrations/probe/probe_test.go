@@ -313,6 +313,7 @@ func TestRunHealthyDetails(t *testing.T) {
 		"✓ read back ",
 		"✓ delete ",
 		"dir " + ckpt + " owner ",
+		"✓ access (judged without writing): uid ",
 		"OK: the checkpoint at " + ckpt + " is readable and writable; the newest commit is 1m30s old (took 0s)",
 	} {
 		if i >= len(lines) || !strings.HasPrefix(lines[i], want) {

@@ -2,9 +2,19 @@ package probe
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 )
+
+// probeObject matches the names of the write test's objects, unique per probe.
+var probeObject = regexp.MustCompile(`probe-[0-9]+-[0-9a-f]{8}`)
+
+// FailureKey is a failure's class and reason without what changes from probe to probe (the
+// write test's object name): two failures with the same key are the same failure.
+func FailureKey(class Class, reason string) string {
+	return string(class) + ": " + probeObject.ReplaceAllString(reason, "probe-<id>")
+}
 
 // Lines renders the result as plain text for a chat reply or a terminal: a heading, one line per
 // step (✓ passed, ✗ failed, - skipped) with its timing, the ownership of a local directory, and
@@ -31,6 +41,7 @@ func (r Result) Lines() []string {
 	if o := r.Owner; o != nil {
 		lines = append(lines, o.Line())
 	}
+	lines = append(lines, r.Access.Lines()...)
 	verdict := string(r.Status)
 	if r.Class != ClassNone {
 		verdict += " " + string(r.Class)

@@ -109,6 +109,11 @@ func TestRunS3(t *testing.T) {
 			if r.Owner != nil {
 				t.Errorf("ownership %+v for an S3 location", r.Owner)
 			}
+			// Access to S3 cannot be judged without writing, and the result says so.
+			if a := r.Access; tc.want == probe.StatusOK && (a == nil || a.Judged() ||
+				!strings.Contains(strings.Join(r.Lines(), "\n"), "not judged: access to "+opt.Location+" cannot be judged without writing")) {
+				t.Errorf("access %+v for an S3 location", a)
+			}
 			if tc.want == probe.StatusOK && !r.NewestCommit.Equal(lastCommit) {
 				t.Errorf("newest commit %v, want %v", r.NewestCommit, lastCommit)
 			}

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamwatch/streamwatch/integrations/access"
 	"github.com/streamwatch/streamwatch/integrations/probe"
 	"github.com/streamwatch/streamwatch/integrations/spark/sparktest"
 	"github.com/streamwatch/streamwatch/integrations/storage/storagetest"
@@ -212,4 +213,33 @@ func TestHungStorageTimesOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
+}
+
+// TestReadOnlyProbeJudgesTheJobsAccess: without writing, the probe says the job's user may not
+// create files in a 0555 checkpoint it does not own, naming the owner, the mode and the uid;
+// for a user who may (uid 0), the same checkpoint is OK.
+func TestReadOnlyProbeJudgesTheJobsAccess(t *testing.T) {
+	ckpt := filepath.Join(storagetest.SharedTempDir(t), "ckpt") // every directory above it searchable
+	if err := sparktest.WriteCheckpoint(ckpt, healthy()); err != nil {
+		t.Fatal(err)
+	}
+	chmodTree(t, ckpt, 0o555, 0o444)
+	t.Cleanup(func() { chmodTree(t, ckpt, 0o755, 0o644) })
+	spark := &access.User{UID: 185, GIDs: []int{185}, Whose: "job_user"}
+	r := probe.Run(t.Context(), probe.Options{Pipeline: "sms-replies", Location: ckpt, JobUser: spark})
+	if r.Status != probe.StatusFailed || r.Class != probe.ClassPermissionDenied {
+		t.Fatalf("probe %s %s: %s", r.Status, r.Class, r.Reason)
+	}
+	for _, want := range []string{"uid 185 groups [185] (job_user) may not create files in " + ckpt, "mode dr-xr-xr-x (0555)", "the other bits r-x lack write"} {
+		if !strings.Contains(r.Reason, want) {
+			t.Errorf("reason %q lacks %q", r.Reason, want)
+		}
+	}
+	if entries, err := os.ReadDir(ckpt); err != nil || len(entries) != 4 {
+		t.Errorf("the read-only probe changed the checkpoint: %d entries, %v", len(entries), err)
+	}
+	r = probe.Run(t.Context(), probe.Options{Pipeline: "sms-replies", Location: ckpt, JobUser: &access.User{UID: 0, GIDs: []int{0}, Whose: "job_user"}})
+	if r.Status != probe.StatusOK || r.Access == nil || !r.Access.Writable {
+		t.Errorf("uid 0: %s %s %+v", r.Status, r.Reason, r.Access)
+	}
 }

@@ -165,7 +165,7 @@ func isSourceError(err error, name string) bool {
 }
 
 // reserved are the names a backup directory uses besides the copy.
-var reserved = map[string]bool{ManifestName: true, VerifiedName: true, QuarantineDir: true}
+var reserved = map[string]bool{ManifestName: true, VerifiedName: true, QuarantineDir: true, RecordName: true}
 
 // walk lists every file under the checkpoint root, except the probe directory.
 func walk(ctx context.Context, src storage.Store) ([]string, error) {
@@ -330,29 +330,24 @@ func checkManifest(m Manifest) error {
 
 var backupDirName = regexp.MustCompile(`^(\d{8}T\d{6}Z)(?:-(\d+))?$`)
 
-// LatestBackup returns the newest verified backup of the pipeline: the newest directory whose
-// verified.json vouches for its manifest.json. It does not re-read the copy (Verify does). It
-// returns nil and no error when the pipeline has no verified backup.
-func LatestBackup(ctx context.Context, backupRoot storage.Store, pipeline string) (*BackupResult, error) {
-	fail := func(err error) error {
-		return fmt.Errorf("find the latest backup of %s in %s: %w", pipeline, backupRoot.Location(), err)
-	}
-	if err := checkPipeline(pipeline); err != nil {
-		return nil, fail(err)
-	}
-	entries, err := storage.ListNames(ctx, backupRoot, pipeline)
-	if storage.Class(err) == storage.ClassNotFound {
+// backupDir is a backup directory's name, <time> or <time>-<n>, and what it says.
+type backupDir struct {
+	name string
+	at   time.Time
+	n    int
+}
+
+// backupDirs lists the pipeline's backup directories, newest first; none when the pipeline has
+// no folder yet.
+func backupDirs(ctx context.Context, root storage.Store, pipeline string) ([]backupDir, error) {
+	entries, err := storage.ListNames(ctx, root, pipeline)
+	if storage.Class(err) == storage.ClassNotFound && ctx.Err() == nil {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fail(err)
+		return nil, err
 	}
-	type candidate struct {
-		name string
-		at   time.Time
-		n    int
-	}
-	var cands []candidate
+	var dirs []backupDir
 	for _, e := range entries {
 		sm := backupDirName.FindStringSubmatch(e.Name)
 		if !e.IsDir || sm == nil {
@@ -366,14 +361,31 @@ func LatestBackup(ctx context.Context, backupRoot storage.Store, pipeline string
 		if sm[2] != "" {
 			n, _ = strconv.Atoi(sm[2])
 		}
-		cands = append(cands, candidate{e.Name, at, n})
+		dirs = append(dirs, backupDir{e.Name, at, n})
 	}
-	sort.Slice(cands, func(i, j int) bool {
-		if !cands[i].at.Equal(cands[j].at) {
-			return cands[i].at.After(cands[j].at)
+	sort.Slice(dirs, func(i, j int) bool {
+		if !dirs[i].at.Equal(dirs[j].at) {
+			return dirs[i].at.After(dirs[j].at)
 		}
-		return cands[i].n > cands[j].n
+		return dirs[i].n > dirs[j].n
 	})
+	return dirs, nil
+}
+
+// LatestBackup returns the newest verified backup of the pipeline: the newest directory whose
+// verified.json vouches for its manifest.json. It does not re-read the copy (Verify does). It
+// returns nil and no error when the pipeline has no verified backup.
+func LatestBackup(ctx context.Context, backupRoot storage.Store, pipeline string) (*BackupResult, error) {
+	fail := func(err error) error {
+		return fmt.Errorf("find the latest backup of %s in %s: %w", pipeline, backupRoot.Location(), err)
+	}
+	if err := checkPipeline(pipeline); err != nil {
+		return nil, fail(err)
+	}
+	cands, err := backupDirs(ctx, backupRoot, pipeline)
+	if err != nil {
+		return nil, fail(err)
+	}
 	for _, c := range cands {
 		dir := pipeline + "/" + c.name
 		b, err := readVerified(ctx, backupRoot, dir)

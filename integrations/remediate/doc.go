@@ -13,9 +13,11 @@
 //	                      the file count and total bytes
 //	    verified.json     written only after every copy was re-read and matched the manifest
 //	    quarantine/<path> files that Quarantine moved out of the checkpoint
+//	    quarantine.json   the quarantine's manifest: each moved file's path, size, SHA-256,
+//	                      when it was moved and when Restore put it back
 //
 // A second backup in the same second gets the suffix -2, -3, ... The names manifest.json,
-// verified.json and quarantine are reserved: Backup refuses a checkpoint whose root holds one
+// verified.json, quarantine.json and quarantine are reserved: Backup refuses a checkpoint whose root holds one
 // of them (Spark never writes them). A backup of a running query is a file-by-file copy, not a
 // snapshot; the manifest describes the bytes that were copied. LatestBackup returns the newest
 // backup whose verified.json matches its manifest.json.
@@ -59,6 +61,21 @@
 // to <backup>/quarantine/<path>, re-reads the copy and compares its SHA-256, and only then
 // deletes the original. Checkpoint and backup are different stores, so a move is always copy,
 // verify, delete; a backup that is not verified, or is of another location, is refused.
+//
+// # Restore
+//
+// PlanRestore lists the files of a backup's quarantine that can go back: each copy must match
+// quarantine.json (or, for a file quarantined before the record existed, the backup's
+// manifest.json), and nothing may stand at its place in the checkpoint: a restore never
+// overwrites. Restore checks each file again, copies it back (data files before checksums),
+// verifies the copy's SHA-256 and only then removes it from the quarantine.
+//
+// # Confirmations
+//
+// A dry run is shown to a person who confirms it later. FileState, Observe, Digest and Diff
+// bind a confirmation to what was shown: the exact files (path, size, modification time or
+// S3 ETag, SHA-256), re-read at confirmation and compared. RecentActivity says whether a query
+// still writes the checkpoint.
 //
 // The package imports neither Slack, Redis nor the config package.
 package remediate

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"sort"
+	"time"
 
 	"github.com/streamwatch/streamwatch/integrations/spark"
 	"github.com/streamwatch/streamwatch/integrations/storage"
@@ -101,9 +102,17 @@ func Quarantine(ctx context.Context, store storage.Store, backupRoot storage.Sto
 
 	for _, f := range files {
 		if err := move(ctx, store, backupRoot, dest+"/"+f.Path, f); err != nil {
-			return res, fail(fmt.Errorf("moved %d of %d files; %s stays in the checkpoint: %w", len(res.Moved), len(files), f.Path, err))
+			err = fmt.Errorf("moved %d of %d files; %s stays in the checkpoint: %w", len(res.Moved), len(files), f.Path, err)
+			if rerr := recordQuarantined(ctx, backupRoot, backup.Dir, res.Moved, time.Now()); rerr != nil {
+				err = fmt.Errorf("%w (and the quarantine record was not updated: %v)", err, rerr)
+			}
+			return res, fail(err)
 		}
 		res.Moved = append(res.Moved, f)
+	}
+	// The record is the quarantine's manifest: restore verifies each file against it.
+	if err := recordQuarantined(ctx, backupRoot, backup.Dir, res.Moved, time.Now()); err != nil {
+		return res, fail(fmt.Errorf("the files were moved, but %w", err))
 	}
 	return res, nil
 }

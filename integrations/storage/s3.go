@@ -169,7 +169,7 @@ func (s *s3Store) List(ctx context.Context, dir string) ([]Entry, error) {
 		case strings.HasSuffix(rel, "/"):
 			out = append(out, Entry{Name: strings.TrimSuffix(rel, "/"), IsDir: true})
 		default:
-			out = append(out, Entry{Name: rel, Size: obj.Size, ModTime: obj.LastModified})
+			out = append(out, Entry{Name: rel, Size: obj.Size, ModTime: obj.LastModified, ETag: strings.Trim(obj.ETag, `"`)})
 		}
 	}
 	if !found {
@@ -206,7 +206,7 @@ func (s *s3Store) Stat(ctx context.Context, name string) (Entry, error) {
 	if clean != "" {
 		info, err := s.client.StatObject(ctx, s.bucket, s.prefix+clean, minio.StatObjectOptions{})
 		if err == nil {
-			return Entry{Name: path.Base(clean), Size: info.Size, ModTime: info.LastModified}, nil
+			return Entry{Name: path.Base(clean), Size: info.Size, ModTime: info.LastModified, ETag: strings.Trim(info.ETag, `"`)}, nil
 		}
 		if classify(err) != ClassNotFound {
 			return Entry{}, wrap("stat", clean, err)

@@ -69,6 +69,9 @@ type Entry struct {
 	Size    int64
 	ModTime time.Time // zero for S3 common prefixes
 	IsDir   bool
+	// ETag is an S3 object's entity tag (quotes removed), "" for local files: S3's
+	// LastModified has a resolution of one second, the ETag changes with the content.
+	ETag string
 }
 
 // Options configures Open. The zero value opens local paths and AWS S3 with credentials from

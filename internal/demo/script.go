@@ -45,6 +45,12 @@ func (s *session) stepPipeline(ctx context.Context) error {
 	if err := sparktest.WriteCheckpoint(s.w.checkpoint, history(now)); err != nil {
 		return fmt.Errorf("write the checkpoint: %w", err)
 	}
+	if os.Geteuid() == 0 {
+		if err := chownTree(s.w.checkpoint, sparkUID); err != nil {
+			return err
+		}
+		s.tr.Note("the Spark job runs as uid %d (the Spark images' user), which owns the checkpoint folder; streamwatch knows it as job_user", sparkUID)
+	}
 	if err := appendFile(s.w.driverLog, ""); err != nil {
 		return err
 	}
@@ -87,30 +93,36 @@ func (s *session) stepPipeline(ctx context.Context) error {
 func (s *session) stepBreak(ctx context.Context) error {
 	s.tr.Step("2/7 The checkpoint breaks: the location turns read-only while the job writes batch %d", brokenBatch)
 	if os.Geteuid() == 0 {
-		s.tr.Note("running as root: file modes do not stop root, so the location stays writable on disk; the driver log carries the evidence")
-	} else {
-		if err := chmodCheckpoint(s.w.checkpoint, 0o555); err != nil {
+		if err := chownCheckpoint(s.w.checkpoint, 0); err != nil {
 			return err
 		}
+	}
+	if err := chmodCheckpoint(s.w.checkpoint, 0o555); err != nil {
+		return err
+	}
+	if os.Geteuid() == 0 {
+		s.tr.Note("a storage policy change gives the checkpoint folder, offsets/ and commits/ to root, mode 0555: uid %d may no longer write there", sparkUID)
+		s.tr.Note("streamwatch runs as root here, so its own write test still passes; its read-only access check judges the job's user")
+	} else {
 		s.tr.Note("the checkpoint folder, offsets/ and commits/ are now read-only (chmod 0555)")
-		s.tr.Note("streamwatch's scheduled write probe runs (the demo runs it now):")
-		post, err := s.command(ctx, onCall, "probe "+pipelineName, true)
+	}
+	s.tr.Note("streamwatch's scheduled probe runs (the demo runs it now):")
+	post, err := s.command(ctx, onCall, "probe "+pipelineName, true)
+	if err != nil {
+		return err
+	}
+	s.probed = strings.Contains(post.Text, "FAILED")
+	if s.probed {
+		// probe.open_incident is off in the demo: the failure is a notice in the channel.
+		err = s.waitSlack(ctx, "the probe's failure notice", func(f *slackfake.Server) bool {
+			return hasMessage(f, "Checkpoint probe of "+pipelineName+" FAILED")
+		})
+		s.tr.Flush()
 		if err != nil {
 			return err
 		}
-		s.probed = strings.Contains(post.Text, "FAILED")
-		if s.probed {
-			// probe.open_incident is off in the demo: the failure is a notice in the channel.
-			err = s.waitSlack(ctx, "the probe's failure notice", func(f *slackfake.Server) bool {
-				return hasMessage(f, "Checkpoint probe of "+pipelineName+" FAILED")
-			})
-			s.tr.Flush()
-			if err != nil {
-				return err
-			}
-		} else {
-			s.tr.Note("the write probe passed although the folder is read-only (does this user bypass file modes?); the driver log carries the evidence")
-		}
+	} else {
+		s.tr.Note("the probe passed although the folder is read-only for the job (does this user bypass file modes?); the driver log carries the evidence")
 	}
 	// The query was writing batch 4 when access went: the file stayed empty. (The demo itself
 	// may still write there: it lends itself access for that one file.)
@@ -131,6 +143,12 @@ func (s *session) stepBreak(ctx context.Context) error {
 	if err := appendFile(s.w.driverLog, died); err != nil {
 		return err
 	}
+	// The driver wrote its last line when it died, not now: a repair checks that the log is
+	// quiet (repair.quiet_for).
+	last := at.Add(3100 * time.Millisecond)
+	if err := os.Chtimes(s.w.driverLog, last, last); err != nil {
+		return err
+	}
 	s.tr.Note("the driver log (%s) ends with:", s.w.driverLog)
 	for _, l := range strings.Split(died, "\n") {
 		if strings.Contains(l, " ERROR ") || strings.Contains(l, "Exception: ") {
@@ -138,6 +156,26 @@ func (s *session) stepBreak(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// chownCheckpoint gives the checkpoint folder, offsets/ and commits/ to uid (and its group).
+func chownCheckpoint(dir string, uid int) error {
+	for _, d := range []string{"", "offsets", "commits"} {
+		if err := os.Chown(filepath.Join(dir, d), uid, uid); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// chownTree gives every folder and file under dir to uid (and its group).
+func chownTree(dir string, uid int) error {
+	return filepath.WalkDir(dir, func(p string, _ os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Chown(p, uid, uid)
+	})
 }
 
 // chmodCheckpoint sets the mode of the checkpoint folder, offsets/ and commits/.
@@ -247,13 +285,18 @@ func (s *session) stepDiagnosis(ctx context.Context) error {
 // stepFix: write access comes back; the job is redeployed with the documented group.
 func (s *session) stepFix(ctx context.Context) error {
 	s.tr.Step("5/7 The fix: write access comes back, and the job is redeployed with the documented group")
-	if os.Geteuid() != 0 {
-		if err := chmodCheckpoint(s.w.checkpoint, 0o755); err != nil {
+	if os.Geteuid() == 0 {
+		if err := chownCheckpoint(s.w.checkpoint, sparkUID); err != nil {
 			return err
 		}
-		s.tr.Note("the checkpoint folder, offsets/ and commits/ are writable again (chmod 0755)")
+	}
+	if err := chmodCheckpoint(s.w.checkpoint, 0o755); err != nil {
+		return err
+	}
+	if os.Geteuid() == 0 {
+		s.tr.Note("the checkpoint folder, offsets/ and commits/ belong to uid %d again, mode 0755", sparkUID)
 	} else {
-		s.tr.Note("write access restored (as root there was nothing to undo on disk)")
+		s.tr.Note("the checkpoint folder, offsets/ and commits/ are writable again (chmod 0755)")
 	}
 	before, _ := s.r.committed(ctx, documentedGroup)
 	if err := s.w.writeJobConf(documentedGroup); err != nil {
@@ -395,7 +438,7 @@ func (s *session) stepRestart(ctx context.Context) error {
 			return fmt.Errorf("the watch saw no recovery: %q", m.Text)
 		}
 		s.tr.Note("recovered: %s is progressing again", pipelineName)
-		return s.probeAgain(ctx)
+		return s.afterRecovery(ctx)
 	}
 	if err := waitUntil(ctx, s.opt.Within, "the restarted query committing two batches", func() bool {
 		return s.r.query.committed.Load() >= brokenBatch+1
@@ -413,7 +456,24 @@ func (s *session) stepRestart(ctx context.Context) error {
 		return fmt.Errorf("the checkpoint after the restart: %q", post.Text)
 	}
 	s.tr.Note("recovered: %s is progressing again (checkpoint commits batch %d and on)", pipelineName, brokenBatch)
-	return s.probeAgain(ctx)
+	return s.afterRecovery(ctx)
+}
+
+// afterRecovery: the probe passes again, and diagnose says healthy: the driver log's
+// permission error predates the newest checkpoint commit, so it is history, not a cause.
+func (s *session) afterRecovery(ctx context.Context) error {
+	if err := s.probeAgain(ctx); err != nil {
+		return err
+	}
+	s.tr.Note("and diagnose agrees, with the old permission error shown as history:")
+	post, err := s.command(ctx, onCall, "diagnose "+pipelineName, true)
+	if err != nil {
+		return err
+	}
+	if !strings.HasPrefix(post.Text, pipelineName+": healthy") {
+		return fmt.Errorf("diagnose after the recovery says %q, want healthy", post.Text)
+	}
+	return nil
 }
 
 // probeAgain: the write probe passes on the repaired, progressing checkpoint; when it failed

@@ -28,6 +28,9 @@ const (
 	defaultChannel  = "C0INCIDENTS"
 	onCall          = "U0ONCALL"
 	botUser         = "U0BOT"
+	// sparkUID is the Spark images' user: as root, the demo runs the job as it and tells
+	// streamwatch so (pipelines[].checkpoint.job_user).
+	sparkUID = 185
 )
 
 // world is the demo's embedded stand-ins: Redis, Slack, Kafka, the checkpoint folder and the
@@ -60,6 +63,10 @@ func startWorld(listen string) (w *world, err error) {
 	}()
 	if w.dir, err = os.MkdirTemp("", "streamwatch-demo-"); err != nil {
 		return nil, fmt.Errorf("temporary folder: %w", err)
+	}
+	// The job's user (uid 185 when the demo runs as root) must be able to reach the checkpoint.
+	if err := os.Chmod(w.dir, 0o755); err != nil {
+		return nil, err
 	}
 	w.checkpoint = filepath.Join(w.dir, "checkpoints", pipelineName)
 	w.backups = filepath.Join(w.dir, "backups")
@@ -155,7 +162,7 @@ pipelines:
     checkpoint:
       location: %s
       backup_location: %s
-    probe:
+%s    probe:
       schedule: "@every 1h"
       open_incident: false
     logs:
@@ -164,7 +171,16 @@ pipelines:
 diagnose:
   timeout: 10s
 `, w.listen, defaultChannel, onCall, pipelineName, pipelineName, w.kafka.ListenAddrs()[0], pipelineName, channelID, topic,
-		documentedGroup, w.checkpoint, w.backups, w.driverLog, w.jobConf)
+		documentedGroup, w.checkpoint, w.backups, jobUserYAML(), w.driverLog, w.jobConf)
+}
+
+// jobUserYAML names the job's user when the demo runs as root (which may give the checkpoint to
+// uid 185); otherwise the job and streamwatch are the same user and the key stays out.
+func jobUserYAML() string {
+	if os.Geteuid() != 0 {
+		return ""
+	}
+	return fmt.Sprintf("      job_user: {uid: %d, gids: [%d]}\n", sparkUID, sparkUID)
 }
 
 // writeJobConf writes the deployed job's options, as a deploy would render them.

@@ -390,3 +390,31 @@ func stateFileNames(spec Spec, st *State, op, p, si int, v int64) []string {
 		return names
 	}
 }
+
+// AppendBatch plans and commits batch id of a running query, as Spark's checkpoint file
+// manager does: offsets/<id> with the Kafka offsets read up to (topic → partition → next
+// offset), then commits/<id>, each written to a temporary name and renamed into place.
+func AppendBatch(dir string, id int64, offsets map[string]map[int32]int64, at time.Time) error {
+	src := map[string]map[string]int64{}
+	for topic, parts := range offsets {
+		src[topic] = map[string]int64{}
+		for p, o := range parts {
+			src[topic][strconv.Itoa(int(p))] = o
+		}
+	}
+	body, err := json.Marshal(src)
+	if err != nil {
+		return err
+	}
+	planned := fmt.Sprintf("v1\n{\"batchWatermarkMs\":0,\"batchTimestampMs\":%d,\"conf\":{\"spark.sql.shuffle.partitions\":\"5\"}}\n%s", at.UnixMilli(), body)
+	for _, f := range []struct{ sub, data string }{{"offsets", planned}, {"commits", "v1\n{\"nextBatchWatermarkMs\":0}"}} {
+		tmp := filepath.Join(dir, f.sub, fmt.Sprintf(".%d.%d.tmp", id, at.UnixNano()))
+		if err := os.WriteFile(tmp, []byte(f.data), 0o644); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, filepath.Join(dir, f.sub, strconv.FormatInt(id, 10))); err != nil {
+			return err
+		}
+	}
+	return nil
+}

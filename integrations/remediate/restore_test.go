@@ -1,0 +1,183 @@
+package remediate_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/streamwatch/streamwatch/integrations/remediate"
+)
+
+// TestRestorePutsBackExactlyTheQuarantinedFiles: quarantine, then restore: the checkpoint is
+// byte for byte what it was, the quarantine is empty, and the record says what was restored.
+func TestRestorePutsBackExactlyTheQuarantinedFiles(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := writeCheckpoint(t, incident())
+	store := open(t, dir)
+	rootDir := t.TempDir()
+	root := open(t, rootDir)
+	before := tree(t, dir)
+	b := backup(t, store, root, now)
+	res, err := remediate.Quarantine(ctx, store, root, b, plan(t, store))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := remediate.ReadRecord(ctx, root, b.Dir)
+	if err != nil || len(rec.Files) != len(res.Moved) {
+		t.Fatalf("record after quarantine: %+v %v", rec, err)
+	}
+
+	rp, err := remediate.PlanRestore(ctx, store, root, b.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, f := range rp.Files {
+		paths = append(paths, f.Path)
+		if f.VerifiedBy != "quarantine record" || !f.Target.Absent {
+			t.Errorf("%s: verified by %q, target %+v", f.Path, f.VerifiedBy, f.Target)
+		}
+	}
+	// Data files first, their checksums after.
+	if want := []string{".metadata.5e6f.tmp", "offsets/.9.3f2a9c1e.tmp", "offsets/8", "offsets/.8.crc"}; !slices.Equal(paths, want) || len(rp.Problems) > 0 {
+		t.Fatalf("restore plan %q (problems %q), want %q", paths, rp.Problems, want)
+	}
+	out, err := remediate.Restore(ctx, store, root, rp, now.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(out.Restored, paths) {
+		t.Errorf("restored %q", out.Restored)
+	}
+	sameTree(t, "checkpoint after restore", tree(t, dir), before)
+	if q := tree(t, filepath.Join(rootDir, filepath.FromSlash(b.Dir), "quarantine")); len(q) != 0 {
+		t.Errorf("quarantine after restore holds %d files", len(q))
+	}
+	rec, _ = remediate.ReadRecord(ctx, root, b.Dir)
+	for _, f := range rec.Files {
+		if !f.Restored.Equal(now.Add(time.Hour)) {
+			t.Errorf("record of %s: restored %v", f.Path, f.Restored)
+		}
+	}
+	again, _ := remediate.PlanRestore(ctx, store, root, b.Dir)
+	if len(again.Files) != 0 || !strings.Contains(strings.Join(again.Lines(), "\n"), "Nothing to put back") {
+		t.Errorf("a second restore plans %q", again.Lines())
+	}
+	infos, err := remediate.ListBackups(ctx, root, "sms-replies")
+	if err != nil || len(infos) != 1 || !infos[0].Verified || infos[0].Quarantined != 0 || infos[0].Files != b.Files {
+		t.Errorf("backups: %+v %v", infos, err)
+	}
+}
+
+func TestRestoreRefusals(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := writeCheckpoint(t, incident())
+	store := open(t, dir)
+	rootDir := t.TempDir()
+	root := open(t, rootDir)
+	b := backup(t, store, root, now)
+	if _, err := remediate.Quarantine(ctx, store, root, b, plan(t, store)); err != nil {
+		t.Fatal(err)
+	}
+	qdir := filepath.Join(rootDir, filepath.FromSlash(b.Dir), "quarantine")
+
+	// The query wrote offsets/8 again; a tampered quarantined temp file.
+	os.WriteFile(filepath.Join(dir, "offsets", "8"), []byte("v1\n{}\n"), 0o644)
+	os.WriteFile(filepath.Join(qdir, ".metadata.5e6f.tmp"), []byte("not what was moved"), 0o644)
+	rp, err := remediate.PlanRestore(ctx, store, root, b.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, f := range rp.Files {
+		paths = append(paths, f.Path)
+	}
+	problems := strings.Join(rp.Problems, "\n")
+	if !slices.Equal(paths, []string{"offsets/.9.3f2a9c1e.tmp", "offsets/.8.crc"}) ||
+		!strings.Contains(problems, "offsets/8 exists in the checkpoint again") ||
+		!strings.Contains(problems, ".metadata.5e6f.tmp: the quarantined copy does not match the quarantine record") {
+		t.Fatalf("plan %q, problems:\n%s", paths, problems)
+	}
+
+	// Between plan and restore, offsets/.8.crc appears in the checkpoint: refused there, what
+	// came before it stays restored, nothing is overwritten.
+	os.WriteFile(filepath.Join(dir, "offsets", ".8.crc"), []byte("theirs"), 0o644)
+	out, err := remediate.Restore(ctx, store, root, rp, now)
+	if !errors.Is(err, remediate.ErrChanged) || !slices.Equal(out.Restored, []string{"offsets/.9.3f2a9c1e.tmp"}) {
+		t.Fatalf("restore: %v, restored %q", err, out.Restored)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "offsets", ".8.crc")); string(b) != "theirs" {
+		t.Fatalf("the restore overwrote offsets/.8.crc: %q", b)
+	}
+}
+
+// TestRestoreWithoutARecord: files quarantined before quarantine.json existed are verified
+// against the backup's manifest.
+func TestRestoreWithoutARecord(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := writeCheckpoint(t, incident())
+	store := open(t, dir)
+	rootDir := t.TempDir()
+	root := open(t, rootDir)
+	b := backup(t, store, root, now)
+	if _, err := remediate.Quarantine(ctx, store, root, b, plan(t, store)); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(rootDir, filepath.FromSlash(b.Dir), remediate.RecordName))
+	rp, err := remediate.PlanRestore(ctx, store, root, b.Dir)
+	if err != nil || len(rp.Files) != 4 || len(rp.Problems) != 0 {
+		t.Fatalf("plan: %v %+v", err, rp)
+	}
+	for _, f := range rp.Files {
+		if f.VerifiedBy != "backup's manifest" {
+			t.Errorf("%s verified by %q", f.Path, f.VerifiedBy)
+		}
+	}
+}
+
+func TestDigestAndDiff(t *testing.T) {
+	t.Parallel()
+	at := now.Add(-time.Minute)
+	a := []remediate.FileState{{Path: "offsets/8", Size: 0, ModTime: at, SHA256: "e3b0c44298fc"}, {Path: "offsets/.8.crc", Size: 12, ModTime: at, SHA256: "aa"}}
+	b := []remediate.FileState{a[1], a[0]}
+	if remediate.Digest(a) != remediate.Digest(b) || len(remediate.Diff(a, b)) != 0 {
+		t.Fatal("order changes the digest or the diff")
+	}
+	c := []remediate.FileState{{Path: "offsets/8", Size: 312, ModTime: now, SHA256: "9f86d081884c"}, {Path: "offsets/9", Size: 5, ModTime: now}}
+	if remediate.Digest(a) == remediate.Digest(c) {
+		t.Fatal("different files, same digest")
+	}
+	got := strings.Join(remediate.Diff(a, c), "\n")
+	for _, want := range []string{
+		"offsets/8: size 0 → 312 bytes, modified 2026-11-30 10:40:05.000Z → 2026-11-30 10:41:05.000Z, SHA-256 e3b0c44298fc… → 9f86d081884c…",
+		"offsets/.8.crc: no longer looked at",
+		"offsets/9: not in the plan that was shown, now part of it",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("diff lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+func TestRecentActivity(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := writeCheckpoint(t, incident())
+	store := open(t, dir)
+	if act, err := remediate.RecentActivity(ctx, store, time.Now().Add(-2*time.Minute)); err != nil || len(act) != 0 {
+		t.Fatalf("an old checkpoint: %+v %v", act, err)
+	}
+	os.WriteFile(filepath.Join(dir, "commits", "9"), []byte("v1\n{}"), 0o644)
+	act, err := remediate.RecentActivity(ctx, store, time.Now().Add(-2*time.Minute))
+	if err != nil || len(act) != 1 || act[0].Path != "commits/9" {
+		t.Fatalf("a new commit: %+v %v", act, err)
+	}
+}

@@ -94,7 +94,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&o.amVersion, "alertmanager-version", "v0.31.1", "Alertmanager to compare with (newer versions do not go install)")
 	fs.BoolVar(&o.skipAM, "skip-alertmanager", false, "do not compare with Alertmanager")
 	fs.BoolVar(&o.skipGoBench, "skip-gobench", false, "do not run the lag and checkpoint benchmarks")
-	fs.IntVar(&o.workers, "workers", 8, "concurrent senders during ingest")
+	fs.IntVar(&o.workers, "workers", 16, "keep-alive connections (concurrent senders) during ingest; Alertmanager is measured again from twice as many")
 	fs.IntVar(&o.requests1, "requests1", 60000, "ingest requests with 1 alert each, at most, per run")
 	fs.IntVar(&o.requests20, "requests20", 12000, "ingest requests with 20 alerts each, at most, per run")
 	fs.DurationVar(&o.ingestLimit, "ingest-limit", 5*time.Second, "time limit of one ingest run (the runs are sized to stop by time, so both sides are measured over the same span)")

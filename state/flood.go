@@ -205,23 +205,6 @@ func (s *Store) EndFloods(ctx context.Context) ([]string, error) {
 	return chans, nil
 }
 
-// Floods returns the channels in a flood now, with the flood incident of each.
-func (s *Store) Floods(ctx context.Context) (map[string]string, error) {
-	chans, err := s.rdb.ZRangeByScore(ctx, s.key("floods"), &redis.ZRangeBy{Min: "(" + strconv.FormatInt(ms(s.now()), 10), Max: "+inf"}).Result()
-	if err != nil {
-		return nil, wrap("read floods", err)
-	}
-	out := make(map[string]string, len(chans))
-	for _, ch := range chans {
-		id, err := s.rdb.HGet(ctx, s.key("flood", ch), "id").Result()
-		if err != nil && !errors.Is(err, redis.Nil) {
-			return nil, wrap("read floods", err)
-		}
-		out[ch] = id
-	}
-	return out, nil
-}
-
 // FloodDetail is what a flood incident knows of the alerts that joined it.
 type FloodDetail struct {
 	// Distinct is how many distinct keys joined: Listed, plus an estimate (HyperLogLog, about 1%

@@ -56,13 +56,14 @@ type instance struct {
 }
 
 type setup struct {
-	redisURL   string
-	prefix     string
-	coalesce   string
-	slack      *slackfake.Server
-	extra      string // appended YAML
-	slackExtra string // more keys of the slack section, each line indented by two spaces
-	metrics    bool   // serve /metrics, /healthz and /readyz on their own port (http.metrics_listen)
+	redisURL    string
+	prefix      string
+	coalesce    string
+	slack       *slackfake.Server
+	extra       string // appended YAML
+	slackExtra  string // more keys of the slack section, each line indented by two spaces
+	alertsExtra string // more keys of the alerts section, each line indented by two spaces
+	metrics     bool   // serve /metrics, /healthz and /readyz on their own port (http.metrics_listen)
 }
 
 func newSlack(t *testing.T, opts slackfake.Options) *slackfake.Server {
@@ -113,13 +114,13 @@ func start(t *testing.T, su setup) *instance {
 %sredis:
   key_prefix: %s
 alerts:
-  routes:
+%s  routes:
     - match_re: {alertname: "^(client replied sms|ReplyPipeline.*)$"}
       pipeline: sms-replies
 pipelines:
   - name: sms-replies
     channel: C0PIPE
-%s`, port, httpExtra, su.coalesce, su.slackExtra, su.prefix, su.extra)
+%s`, port, httpExtra, su.coalesce, su.slackExtra, su.prefix, su.alertsExtra, su.extra)
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)

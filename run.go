@@ -157,6 +157,8 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 	cancelPing()
 	store.Coalesce = cfg.Slack.ThreadCoalesce
 	store.AutoResolveAfter = cfg.Alerts.AutoResolveAfter
+	store.Retention = cfg.Alerts.IncidentRetention
+	store.FloodLimit, store.FloodQuietFor = int(cfg.Alerts.Flood.NewIncidentsPerMinute), cfg.Alerts.Flood.QuietFor
 
 	routes := make([]alerts.Route, len(cfg.Alerts.Routes))
 	for i, r := range cfg.Alerts.Routes {

@@ -25,6 +25,12 @@ type deliverer struct {
 	// lastMaintain is when maintain last ran; pendingAt is when the entries this replica
 	// holds must be read again (zero: at the next pass).
 	lastMaintain, pendingAt time.Time
+	// lastSweep is when a slice of the sweep for incidents without a TTL last ran; swept is
+	// true once the sweep is done.
+	lastSweep time.Time
+	swept     bool
+	// flooded are the channels whose flood gauge is set (to 1 or back to 0).
+	flooded map[string]bool
 }
 
 // runDelivery delivers the outbox until ctx ends. Entries of one incident go out in sequence
@@ -32,7 +38,8 @@ type deliverer struct {
 // holds back the later entries of its incident; entries of a replica that died are claimed.
 func (b *Bot) runDelivery(ctx context.Context) {
 	d := &deliverer{b: b, retryAt: map[string]time.Time{}, attempts: map[string]int{},
-		replied: map[string]bool{}, posted: map[string]string{}, paused: map[string]time.Time{}}
+		replied: map[string]bool{}, posted: map[string]string{}, paused: map[string]time.Time{},
+		flooded: map[string]bool{}}
 	for ctx.Err() == nil {
 		if err := b.opt.Store.EnsureOutbox(ctx); err == nil {
 			break
@@ -110,11 +117,17 @@ func (d *deliverer) pass(ctx context.Context) error {
 // pendingRecheck is the longest the deliverer goes without reading its pending entries.
 const pendingRecheck = 5 * time.Second
 
-// maintain moves due coalesced updates into the outbox, auto-resolves, claims the entries of
-// a stalled replica and updates the outbox depth.
+// maintain ends floods whose time is up, moves due coalesced updates into the outbox,
+// auto-resolves, claims the entries of a stalled replica, sweeps a slice of old closed
+// incidents and updates the gauges.
 func (d *deliverer) maintain(ctx context.Context) error {
 	b := d.b
 	st := b.opt.Store
+	if chans, err := st.EndFloods(ctx); err != nil {
+		return err
+	} else if len(chans) > 0 {
+		b.log.Info("alert flood over: new alerts open their own incidents again", "channels", chans)
+	}
 	if _, err := st.Pump(ctx); err != nil {
 		return err
 	}
@@ -134,10 +147,47 @@ func (d *deliverer) maintain(ctx context.Context) error {
 			d.pendingAt = time.Time{}
 		}
 	}
-	if depth, err := st.OutboxDepth(ctx); err == nil {
-		b.opt.Metrics.OutboxDepth.Set(float64(depth))
+	if !d.swept && time.Since(d.lastSweep) > sweepEvery {
+		d.lastSweep = time.Now()
+		done, err := st.Sweep(ctx)
+		if err != nil {
+			return err
+		}
+		d.swept = done
+	}
+	if stats, err := st.Stats(ctx); err == nil {
+		d.gauges(stats)
 	}
 	return nil
+}
+
+// sweepEvery paces the sweep that gives closed incidents of an older version their TTL: a
+// slice of the keyspace every few seconds is no load, and the sweep runs once per database.
+const sweepEvery = 5 * time.Second
+
+// gauges publishes the state's gauges.
+func (d *deliverer) gauges(stats state.Stats) {
+	m := d.b.opt.Metrics
+	m.OutboxDepth.Set(float64(stats.OutboxDepth))
+	m.IncidentsOpen.Set(float64(stats.OpenIncidents))
+	age := 0.0
+	if !stats.OutboxOldest.IsZero() {
+		age = max(time.Since(stats.OutboxOldest).Seconds(), 0)
+	}
+	m.OutboxOldest.Set(age)
+	now := map[string]bool{}
+	for _, ch := range stats.Floods {
+		now[ch] = true
+	}
+	for ch := range d.flooded {
+		if !now[ch] {
+			m.Flood.WithLabelValues(ch).Set(0)
+		}
+	}
+	for ch := range now {
+		m.Flood.WithLabelValues(ch).Set(1)
+		d.flooded[ch] = true
+	}
 }
 
 // deliverAll delivers list in order and counts what it delivered; it stops at a Redis outage
@@ -232,6 +282,11 @@ func (d *deliverer) deliver(ctx context.Context, e state.Delivery) error {
 		return st.Drop(ctx, e)
 	}
 	inc, err := st.Get(ctx, e.Incident)
+	if errors.Is(err, state.ErrNotFound) {
+		// Closed long ago and expired (alerts.incident_retention) before Slack took this.
+		b.log.Warn("outbox entry of an incident that no longer exists; dropped", "incident", e.Incident, "kind", e.Kind)
+		return st.Complete(ctx, e, "", "")
+	}
 	if err != nil {
 		return err
 	}

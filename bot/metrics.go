@@ -13,13 +13,17 @@ import (
 )
 
 // Metrics are streamwatch's Prometheus metrics. Labels are bounded: sources, outcomes, Slack
-// method names, HTTP statuses, command names and pipeline names, never ids or partitions.
+// method names, HTTP statuses, command names, pipeline names and channel IDs (of floods), never
+// ids or partitions.
 type Metrics struct {
 	reg             *prometheus.Registry
 	AlertsReceived  *prometheus.CounterVec
 	IncidentsOpened prometheus.Counter
 	Duplicates      prometheus.Counter
 	OutboxDepth     prometheus.Gauge
+	OutboxOldest    prometheus.Gauge
+	IncidentsOpen   prometheus.Gauge
+	Flood           *prometheus.GaugeVec
 	DeliveryLatency prometheus.Histogram
 	SlackCalls      *prometheus.CounterVec
 	SlackErrors     *prometheus.CounterVec
@@ -33,10 +37,16 @@ type Metrics struct {
 func NewMetrics() *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry()}
 	m.AlertsReceived = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "streamwatch_alerts_received_total",
-		Help: "Alerts received by webhook source and outcome (opened, duplicate, resolved, ignored, rejected, unavailable)."}, []string{"source", "outcome"})
+		Help: "Alerts received by webhook source and outcome: opened, duplicate, flooded (joined a flood incident), resolved, ignored (recorded all of them); rejected, unavailable (not recorded)."}, []string{"source", "outcome"})
 	m.IncidentsOpened = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamwatch_incidents_opened_total", Help: "Incidents opened."})
 	m.Duplicates = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamwatch_duplicates_threaded_total", Help: "Alerts that joined an open incident."})
 	m.OutboxDepth = prometheus.NewGauge(prometheus.GaugeOpts{Name: "streamwatch_outbox_depth", Help: "Slack deliveries waiting in the outbox."})
+	m.OutboxOldest = prometheus.NewGauge(prometheus.GaugeOpts{Name: "streamwatch_outbox_oldest_seconds",
+		Help: "Age of the oldest Slack delivery waiting in the outbox (0 when none waits)."})
+	m.IncidentsOpen = prometheus.NewGauge(prometheus.GaugeOpts{Name: "streamwatch_incidents_open",
+		Help: "Open and acknowledged incidents, flood incidents included."})
+	m.Flood = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "streamwatch_flood_active",
+		Help: "1 while the channel is in a flood (new alerts join its flood incident), else 0."}, []string{"channel"})
 	m.DeliveryLatency = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "streamwatch_outbox_delivery_seconds",
 		Help: "Time from an outbox entry's creation to its delivery to Slack.", Buckets: prometheus.ExponentialBuckets(0.01, 3, 10)})
 	m.SlackCalls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "streamwatch_slack_api_calls_total",
@@ -49,7 +59,8 @@ func NewMetrics() *Metrics {
 		Help: "Checkpoint probe results by pipeline and status."}, []string{"pipeline", "status"})
 	m.Lag = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "streamwatch_lag_records",
 		Help: "Total consumer lag in records by pipeline, from the last sample."}, []string{"pipeline"})
-	m.reg.MustRegister(m.AlertsReceived, m.IncidentsOpened, m.Duplicates, m.OutboxDepth, m.DeliveryLatency,
+	m.reg.MustRegister(m.AlertsReceived, m.IncidentsOpened, m.Duplicates, m.OutboxDepth, m.OutboxOldest,
+		m.IncidentsOpen, m.Flood, m.DeliveryLatency,
 		m.SlackCalls, m.SlackErrors, m.CommandSeconds, m.ProbeResults, m.Lag,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

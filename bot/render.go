@@ -52,12 +52,18 @@ func severityIcon(sev int) string {
 
 // rootText is the notification text of an incident's root message.
 func rootText(inc *state.Incident) string {
+	if inc.Flood != nil {
+		return floodRootText(inc)
+	}
 	return fmt.Sprintf("%s %s: %s (%s, %s, %d occurrence%s)", severityIcon(inc.Severity), inc.ID, clip(mrkdwn(oneLine(inc.Title)), 500),
 		alerts.Severity(inc.Severity), clip(mrkdwn(oneLine(commands.StatusLine(inc))), 200), inc.Count, plural(inc.Count))
 }
 
 // rootBlocks renders an incident's root message.
 func rootBlocks(inc *state.Incident) []slack.Block {
+	if inc.Flood != nil {
+		return floodRootBlocks(inc)
+	}
 	header := clip(plain(oneLine(fmt.Sprintf("%s %s: %s", severityIcon(inc.Severity), inc.ID, inc.Title))), 150)
 	field := func(name, value string) *slack.TextBlockObject {
 		return slack.NewTextBlockObject(slack.MarkdownType, "*"+name+"*\n"+clip(value, 1900), false, false)
@@ -97,25 +103,30 @@ func rootBlocks(inc *state.Incident) []slack.Block {
 	}
 	blocks = append(blocks, slack.NewContextBlock("", elems...))
 	if inc.Status != state.StatusResolved {
-		var buttons []slack.BlockElement
-		if inc.Status == state.StatusOpen {
-			buttons = append(buttons, slack.NewButtonBlockElement(actionAck, inc.ID,
-				slack.NewTextBlockObject(slack.PlainTextType, "Acknowledge", false, false)).WithStyle(slack.StylePrimary))
-		}
-		resolve := slack.NewButtonBlockElement(actionResolve, inc.ID, slack.NewTextBlockObject(slack.PlainTextType, "Resolve", false, false))
-		resolve.Confirm = slack.NewConfirmationBlockObject(
-			slack.NewTextBlockObject(slack.PlainTextType, "Resolve "+inc.ID+"?", false, false),
-			slack.NewTextBlockObject(slack.PlainTextType, "Later alerts with its key open a new incident.", false, false),
-			slack.NewTextBlockObject(slack.PlainTextType, "Resolve", false, false),
-			slack.NewTextBlockObject(slack.PlainTextType, "Cancel", false, false))
-		buttons = append(buttons, resolve)
-		if inc.Pipeline != "" {
-			buttons = append(buttons, slack.NewButtonBlockElement(actionDiagnose, inc.ID,
-				slack.NewTextBlockObject(slack.PlainTextType, "Diagnose again", false, false)))
-		}
-		blocks = append(blocks, slack.NewActionBlock("incident_actions", buttons...))
+		blocks = append(blocks, slack.NewActionBlock("incident_actions", incidentButtons(inc)...))
 	}
 	return blocks
+}
+
+// incidentButtons are the buttons of an incident's root that is not resolved.
+func incidentButtons(inc *state.Incident) []slack.BlockElement {
+	var buttons []slack.BlockElement
+	if inc.Status == state.StatusOpen {
+		buttons = append(buttons, slack.NewButtonBlockElement(actionAck, inc.ID,
+			slack.NewTextBlockObject(slack.PlainTextType, "Acknowledge", false, false)).WithStyle(slack.StylePrimary))
+	}
+	resolve := slack.NewButtonBlockElement(actionResolve, inc.ID, slack.NewTextBlockObject(slack.PlainTextType, "Resolve", false, false))
+	resolve.Confirm = slack.NewConfirmationBlockObject(
+		slack.NewTextBlockObject(slack.PlainTextType, "Resolve "+inc.ID+"?", false, false),
+		slack.NewTextBlockObject(slack.PlainTextType, "Later alerts with its key open a new incident.", false, false),
+		slack.NewTextBlockObject(slack.PlainTextType, "Resolve", false, false),
+		slack.NewTextBlockObject(slack.PlainTextType, "Cancel", false, false))
+	buttons = append(buttons, resolve)
+	if inc.Pipeline != "" {
+		buttons = append(buttons, slack.NewButtonBlockElement(actionDiagnose, inc.ID,
+			slack.NewTextBlockObject(slack.PlainTextType, "Diagnose again", false, false)))
+	}
+	return buttons
 }
 
 // maxThreadText bounds a thread reply's text (Slack takes 40,000 characters, and advises
@@ -130,6 +141,9 @@ func threadText(d state.Delivery) string {
 func threadBody(d state.Delivery) string {
 	switch d.Kind {
 	case state.KindFlush:
+		if d.Event == "flood" {
+			return floodThreadText(d)
+		}
 		if d.Count == 0 {
 			return ""
 		}
@@ -168,6 +182,8 @@ func threadBody(d state.Delivery) string {
 			return mrkdwn(d.Detail)
 		case "merged_from":
 			return fmt.Sprintf("%s was merged into this incident%s (%d occurrence%s).", mrkdwn(oneLine(d.Detail)), by, d.Count, plural(d.Count))
+		case "flood_over":
+			return floodOverText(d)
 		}
 		return mrkdwn(oneLine(d.Event)) + by
 	}

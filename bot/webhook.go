@@ -99,7 +99,9 @@ func (b *Bot) webhook(source string, decode func([]byte) ([]alerts.Alert, error)
 			b.opt.Router.Route(&list[i])
 			recs[i] = record(&list[i])
 		}
-		outs, err := b.opt.Store.RecordAlerts(r.Context(), recs)
+		// Not the request's context: a sender that hangs up does not undo the recording (a run
+		// other webhooks share goes on), so wait for it and count what it stored.
+		outs, err := b.opt.Store.RecordAlerts(context.WithoutCancel(r.Context()), recs)
 		if err != nil {
 			m.AlertsReceived.WithLabelValues(source, "unavailable").Add(float64(len(list)))
 			if errors.Is(err, state.ErrUnavailable) {
@@ -117,12 +119,17 @@ func (b *Bot) webhook(source string, decode func([]byte) ([]alerts.Alert, error)
 			a := &list[i]
 			m.AlertsReceived.WithLabelValues(source, out.Result).Inc()
 			switch out.Result {
-			case "opened":
+			case state.ResultOpened:
 				m.IncidentsOpened.Inc()
 				if b.opt.Enrich != nil && a.Pipeline != "" {
 					go b.opt.Enrich(context.WithoutCancel(r.Context()), out.Incident, a.Pipeline, false)
 				}
-			case "duplicate":
+			case state.ResultFlooded:
+				if out.FloodOpened {
+					m.IncidentsOpened.Inc()
+					b.log.Warn("alert flood: new alerts join one flood incident", "channel", a.Channel, "incident", out.Incident)
+				}
+			case state.ResultDuplicate:
 				m.Duplicates.Inc()
 			}
 			res.Incidents = append(res.Incidents, recorded{Incident: out.Incident, Result: out.Result, Previous: out.Previous, Fingerprint: a.Fingerprint})
@@ -135,12 +142,12 @@ func (b *Bot) webhook(source string, decode func([]byte) ([]alerts.Alert, error)
 			var opened []string
 			for _, rec := range res.Incidents {
 				counts[rec.Result]++
-				if rec.Result == "opened" {
+				if rec.Result == state.ResultOpened {
 					opened = append(opened, rec.Incident)
 				}
 			}
 			b.log.Debug("webhook recorded", "source", source, "alerts", len(list), "opened", opened,
-				"duplicates", counts["duplicate"], "resolved", counts["resolved"], "ignored", counts["ignored"])
+				"duplicates", counts["duplicate"], "flooded", counts["flooded"], "resolved", counts["resolved"], "ignored", counts["ignored"])
 		}
 	})
 }
@@ -223,7 +230,7 @@ func record(a *alerts.Alert) state.AlertRecord {
 	return state.AlertRecord{
 		Key: a.Key, Fingerprint: a.Fingerprint, Resolved: a.Status == alerts.StatusResolved,
 		Title: a.Title, Severity: int(a.Severity), Pipeline: a.Pipeline, Channel: a.Channel,
-		Source: a.Source, Detail: clip(detail, 300),
+		Source: a.Source, Detail: clip(detail, 300), Labels: a.Labels,
 	}
 }
 

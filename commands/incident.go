@@ -167,6 +167,14 @@ func (h *Handler) incidentShow(ctx context.Context, req Request, args []string) 
 		a := inc.Alerts[fp]
 		al = append(al, fmt.Sprintf("%-18s %-8s last %s", fp, a.Status, stamp(a.LastSeen)))
 	}
+	alertsSection := Section{Title: fmt.Sprintf("Alerts (%d)", len(al)), Lines: al, Pre: true}
+	if inc.UnlistedAlerts > 0 {
+		alertsSection.Title = fmt.Sprintf("Alerts (%d listed; %d more occurrences of alerts the full list could not take)",
+			len(al), inc.UnlistedAlerts)
+	}
+	if inc.Flood != nil {
+		facts, alertsSection = floodFacts(inc, facts)
+	}
 	tl, err := h.Incidents.Timeline(ctx, id, 15)
 	if err != nil {
 		return Reply{}, err
@@ -186,7 +194,7 @@ func (h *Handler) incidentShow(ctx context.Context, req Request, args []string) 
 		Text: fmt.Sprintf("%s: %s", inc.ID, inc.Title),
 		Sections: []Section{
 			{Lines: facts},
-			{Title: fmt.Sprintf("Alerts (%d)", len(al)), Lines: al, Pre: true},
+			alertsSection,
 			{Title: "Timeline", Lines: tls, Pre: true},
 		},
 	}, nil
@@ -317,4 +325,34 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
+}
+
+// floodFacts adds what a flood incident knows to facts, and lists its alerts by key: the keys
+// with the most occurrences first.
+func floodFacts(inc *state.Incident, facts []string) ([]string, Section) {
+	f := inc.Flood
+	flood := fmt.Sprintf("Flood: more than %d new incidents a minute in this channel; ends after %s at or below that rate", f.Limit, f.QuietFor)
+	if !f.Ended.IsZero() {
+		flood = "Flood: over since " + stamp(f.Ended) + "; new alerts open their own incidents again"
+	}
+	facts = append(facts, flood, fmt.Sprintf("Distinct alerts (keys): %d", f.Distinct))
+	est := ""
+	if f.RankingEstimated {
+		est = ", estimated"
+	}
+	for _, l := range f.Labels {
+		facts = append(facts, fmt.Sprintf("Common label value: %s (%d%s)", l.Value, l.Count, est))
+	}
+	lines := make([]string, 0, len(f.Keys)+1)
+	for _, k := range f.Keys {
+		lines = append(lines, fmt.Sprintf("%6d  %s", k.Count, k.Value))
+	}
+	title := fmt.Sprintf("Alerts by key (%d keys", f.Listed)
+	if int64(len(f.Keys)) < f.Listed {
+		title += fmt.Sprintf(", the %d with the most occurrences shown", len(f.Keys))
+	}
+	if f.Unlisted > 0 {
+		title += fmt.Sprintf("; %d more occurrences of keys beyond the list's %d", f.Unlisted, state.MaxListedFloodKeys)
+	}
+	return facts, Section{Title: title + ")", Lines: lines, Pre: true}
 }

@@ -76,9 +76,23 @@ type Alerts struct {
 	// AutoResolveAfter resolves an incident this long after every one of its alerts resolved
 	// (unless one fires again meanwhile); 0 leaves resolving to a person.
 	AutoResolveAfter time.Duration `yaml:"auto_resolve_after" default:"0s"`
+	// IncidentRetention is how long a closed (resolved or merged) incident, its timeline and its
+	// keys stay in Redis; the audit stream keeps entries twice as long.
+	IncidentRetention time.Duration `yaml:"incident_retention" default:"2160h"`
+	// Flood folds a storm of distinct alerts into one flood incident per channel.
+	Flood Flood `yaml:"flood"`
 	// Routes are tried in order and the first match wins; an alert's own `pipeline` label also
 	// routes it.
 	Routes []Route `yaml:"routes"`
+}
+
+// Flood is flood protection: when more than NewIncidentsPerMinute new incidents would open in
+// one channel within a minute, further new alerts of that channel join one flood incident,
+// until the rate has stayed at or below the limit for QuietFor.
+type Flood struct {
+	// NewIncidentsPerMinute is the limit per channel; 0 turns flood protection off.
+	NewIncidentsPerMinute int64         `yaml:"new_incidents_per_minute" default:"20"`
+	QuietFor              time.Duration `yaml:"quiet_for" default:"5m"`
 }
 
 // Route sends alerts whose labels match to a pipeline. Every entry of Match and of MatchRE

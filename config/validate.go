@@ -204,6 +204,11 @@ func (v *validator) alerts(c *Config) {
 		seen[label] = true
 	}
 	v.nonNegative("alerts.auto_resolve_after", a.AutoResolveAfter)
+	v.positive("alerts.incident_retention", a.IncidentRetention)
+	if a.Flood.NewIncidentsPerMinute < 0 {
+		v.errorf("alerts.flood.new_incidents_per_minute", "must not be negative (0 turns flood protection off), got %d", a.Flood.NewIncidentsPerMinute)
+	}
+	v.positive("alerts.flood.quiet_for", a.Flood.QuietFor)
 	for i, r := range a.Routes {
 		p := fmt.Sprintf("alerts.routes[%d]", i)
 		if len(r.Match) == 0 && len(r.MatchRE) == 0 && !v.decodeFailed(p+".match_re") {

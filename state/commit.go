@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -136,15 +137,16 @@ func (s *Store) runBatch(ctx context.Context, batch []*commitReq, alerts int) {
 
 // recordBatch runs recordScript once over as.
 func (s *Store) recordBatch(ctx context.Context, as []AlertRecord) ([]Outcome, error) {
-	args := make([]any, 0, 3+recordArgs*len(as))
-	args = append(args, ms(s.now()), s.Coalesce.Milliseconds(), max(s.AutoResolveAfter, 0).Milliseconds())
+	args := make([]any, 0, 6+recordArgs*len(as))
+	args = append(args, ms(s.now()), s.Coalesce.Milliseconds(), max(s.AutoResolveAfter, 0).Milliseconds(),
+		max(s.FloodLimit, 0), s.FloodQuietFor.Milliseconds(), s.FloodQuietFor.String())
 	for _, a := range as {
 		status := "firing"
 		if a.Resolved {
 			status = "resolved"
 		}
 		args = append(args, a.Key, keyHash(a.Key), a.Fingerprint, status, a.Title, a.Severity, a.Pipeline, a.Channel,
-			a.Source, a.Detail)
+			a.Source, a.Detail, labelList(a.Labels))
 	}
 	res, err := recordScript.Run(ctx, s.rdb, []string{s.base}, args...).StringSlice()
 	if err != nil {
@@ -156,6 +158,43 @@ func (s *Store) recordBatch(ctx context.Context, as []AlertRecord) ([]Outcome, e
 	out := make([]Outcome, len(as))
 	for i := range out {
 		out[i] = Outcome{Incident: res[3*i], Result: res[3*i+1], Previous: res[3*i+2]}
+		if out[i].Result == "flood_opened" {
+			out[i].Result, out[i].FloodOpened = ResultFlooded, true
+		}
 	}
 	return out, nil
+}
+
+// Bounds of the labels an alert passes to a flood's ranking of label values.
+const (
+	maxLabels     = 16
+	maxLabelBytes = 120
+)
+
+// labelList encodes labels for recordScript: "name=value" pairs, sorted, separated by "\x1f"
+// (which is dropped from names and values), at most maxLabels, each cut to maxLabelBytes.
+func labelList(labels map[string]string) string {
+	if len(labels) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(labels))
+	for k := range labels {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	var b strings.Builder
+	for i, k := range names {
+		if i == maxLabels {
+			break
+		}
+		if i > 0 {
+			b.WriteByte(0x1f)
+		}
+		lv := strings.ReplaceAll(k+"="+labels[k], "\x1f", "")
+		if len(lv) > maxLabelBytes {
+			lv = strings.ToValidUTF8(lv[:maxLabelBytes], "")
+		}
+		b.WriteString(lv)
+	}
+	return b.String()
 }

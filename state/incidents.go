@@ -33,13 +33,28 @@ type AlertRecord struct {
 	Channel     string
 	Source      string // alertmanager, grafana, generic, probe
 	Detail      string // one line shown in coalesced thread replies
+	// Labels are the alert's labels; a flood ranks their values.
+	Labels map[string]string
 }
+
+// Results of recording an alert.
+const (
+	ResultOpened    = "opened"    // opened the key's own incident
+	ResultDuplicate = "duplicate" // joined the open incident of its key, or the flood that lists it
+	ResultFlooded   = "flooded"   // a key new to its channel's flood (or beyond its list) joined it
+	ResultResolved  = "resolved"  // marked its alert resolved in the incident of its key
+	ResultIgnored   = "ignored"   // a resolved alert of no open incident
+)
 
 // Outcome says what recording an alert did.
 type Outcome struct {
 	Incident string // "" when a resolved alert matched no open incident
-	Result   string // opened, duplicate, resolved, ignored
-	Previous string // for opened: the previous incident of the same key, if any
+	Result   string // one of the Result… values
+	// Previous is, for opened, the previous incident of the same key, and for the alert that
+	// opened a flood incident, the channel's previous flood incident; if any.
+	Previous string
+	// FloodOpened is true for the alert whose arrival started a flood (and opened its incident).
+	FloodOpened bool
 }
 
 // Incident is an incident as stored.
@@ -70,6 +85,11 @@ type Incident struct {
 	// message only; their thread hears only of changes.
 	Quiet  bool
 	Alerts map[string]AlertState
+	// UnlistedAlerts counts occurrences of alerts the full Alerts list could not take
+	// (MaxListedAlerts); Count has them.
+	UnlistedAlerts int64
+	// Flood is set for a flood incident: the alerts of many keys that joined it.
+	Flood *FloodDetail
 }
 
 // AlertState is the last known state of one alert (by fingerprint) in an incident.
@@ -114,7 +134,15 @@ func (s *Store) Get(ctx context.Context, id string) (*Incident, error) {
 	if len(h.Val()) == 0 {
 		return nil, fmt.Errorf("incident %s: %w", id, ErrNotFound)
 	}
-	return parseIncident(h.Val(), al.Val()), nil
+	inc := parseIncident(h.Val(), al.Val())
+	if h.Val()["flood"] == "1" {
+		f, err := s.floodDetail(ctx, id, h.Val())
+		if err != nil {
+			return nil, err
+		}
+		inc.Flood = f
+	}
+	return inc, nil
 }
 
 // NormalizeID turns "7", "inc-7" and "INC-7" into "INC-7".
@@ -138,7 +166,8 @@ func parseIncident(h map[string]string, alerts map[string]string) *Incident {
 		RootTS: h["root_ts"], RootChannel: h["root_channel"], Delivered: n("delivered"), Previous: h["previous"], MergedInto: h["merged_into"],
 		AckBy: h["ack_by"], ResolvedBy: h["resolved_by"], ResolvedAt: fromMS(n("resolved_at")),
 		Note: h["note"], AllResolved: h["all_resolved"] == "1", Quiet: h["quiet"] == "1",
-		Alerts: make(map[string]AlertState, len(alerts)),
+		UnlistedAlerts: n("alerts_unlisted"),
+		Alerts:         make(map[string]AlertState, len(alerts)),
 	}
 	if mf := h["merged_from"]; mf != "" {
 		inc.MergedFrom = strings.Split(mf, ",")
@@ -270,7 +299,7 @@ func (s *Store) Acknowledge(ctx context.Context, id, actor string) error {
 // Resolve resolves an incident; later alerts with its keys open a new incident linked to it.
 func (s *Store) Resolve(ctx context.Context, id, actor, note string) error {
 	id = NormalizeID(id)
-	res, err := resolveScript.Run(ctx, s.rdb, []string{s.base}, id, actor, note, ms(s.now()), "").StringSlice()
+	res, err := resolveScript.Run(ctx, s.rdb, []string{s.base}, id, actor, note, ms(s.now()), "", s.retentionMS()).StringSlice()
 	if err != nil {
 		return wrap("resolve "+id, err)
 	}
@@ -284,7 +313,7 @@ func (s *Store) Resolve(ctx context.Context, id, actor, note string) error {
 // into) and resolves from as merged.
 func (s *Store) Merge(ctx context.Context, from, into, actor string) error {
 	from, into = NormalizeID(from), NormalizeID(into)
-	res, err := mergeScript.Run(ctx, s.rdb, []string{s.base}, from, into, actor, ms(s.now())).StringSlice()
+	res, err := mergeScript.Run(ctx, s.rdb, []string{s.base}, from, into, actor, ms(s.now()), s.retentionMS()).StringSlice()
 	if err != nil {
 		return wrap("merge "+from+" into "+into, err)
 	}
@@ -332,7 +361,7 @@ func (s *Store) AutoResolveDue(ctx context.Context) ([]string, error) {
 	}
 	var done []string
 	for _, id := range ids {
-		res, err := resolveScript.Run(ctx, s.rdb, []string{s.base}, id, "streamwatch", "auto-resolved: every alert resolved", now, "auto").StringSlice()
+		res, err := resolveScript.Run(ctx, s.rdb, []string{s.base}, id, "streamwatch", "auto-resolved: every alert resolved", now, "auto", s.retentionMS()).StringSlice()
 		if err != nil {
 			return done, wrap("auto-resolve "+id, err)
 		}

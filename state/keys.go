@@ -8,13 +8,22 @@ package state
 //	P:dedup:<sha1(key)>       string  dedup key → id of the open incident that absorbs it
 //	P:last:<sha1(key)>        string  dedup key → the newest closed (resolved or merged) incident it opened
 //	P:inc:<id>                hash    the incident (see incidentFields)
-//	P:inc:<id>:alerts         hash    fingerprint → JSON {"status","last_seen"}
+//	P:inc:<id>:alerts         hash    fingerprint → JSON {"status","last_seen"}; at most MaxListedAlerts
+//	                                  (the hash's alerts_unlisted counts what did not fit)
 //	P:inc:<id>:keys           set     dedup keys merged into this incident (its own is its "key" field)
 //	P:inc:<id>:timeline       stream  events after "opened" (which the incident's hash holds):
 //	                                  acknowledged, resolved, merged, alert_resolved, notes, …
+//	P:inc:<id>:flood:keys     zset    a flood incident's dedup keys → occurrences; at most MaxListedFloodKeys
+//	P:inc:<id>:flood:unlisted HLL     the keys beyond that list (to tell new ones from seen ones)
+//	P:inc:<id>:flood:labels   zset    label "name=value" → distinct alerts with it (about the top 100)
+//	P:inc:<id>:flood:sources  zset    alert title → distinct alerts with it (about the top 100)
 //	P:open                    zset    open incidents by first-seen time (ms)
 //	P:ts:<channel>:<ts>       string  Slack message (root) → incident id
-//	P:outbox                  stream  deliveries for Slack; consumer group "deliver"
+//	P:flood:<channel>         hash    the channel's flood: id (its incident), ended, hot_until, ends_at, since
+//	P:flood:<channel>:win     list    arrival times (ms) of the channel's newest new keys, the limit + 1
+//	P:floods                  zset    channels in a flood → when it ends unless the rate rises again (ms)
+//	P:sweep                   string  the cursor of the pass giving old closed incidents their TTL ("done")
+//	P:outbox                  stream  deliveries for Slack; consumer group "deliver"; delivered entries are deleted
 //	P:due                     zset    incident id → time (ms) its coalesced thread update is due
 //	P:autoresolve             zset    incident id → time (ms) it auto-resolves
 //	P:envelope:<id>           string  a handled socket-mode envelope (expires after a day)
@@ -28,6 +37,9 @@ package state
 //	P:probe:<pipeline>        hash    newest probe status, since when, newest result
 //	P:probe:<pipeline>:history list   newest probe results (JSON), bounded
 //	P:lag:<n:cluster>:<n:group>:<topic> list  encoded lag sampling rounds, newest 60
+//
+// A closed incident (resolved or merged) expires after Store.Retention with every P:inc:<id>…
+// key, its P:ts:… lookup and its key's P:last:… link (see retention.go).
 const (
 	outboxGroup = "deliver"
 )

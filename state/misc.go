@@ -45,7 +45,8 @@ type AuditEntry struct {
 	Via      string
 }
 
-// Audit appends e to the audit stream (bounded to the newest 100,000 entries).
+// Audit appends e to the audit stream, which keeps the newest 100,000 entries and, with a
+// Retention, drops those older than twice the retention.
 func (s *Store) Audit(ctx context.Context, e AuditEntry) error {
 	if e.At.IsZero() {
 		e.At = s.now()
@@ -57,9 +58,15 @@ func (s *Store) Audit(ctx context.Context, e AuditEntry) error {
 			values = append(values, kv[0], kv[1])
 		}
 	}
-	err := s.rdb.XAdd(ctx, &redis.XAddArgs{
+	pipe := s.rdb.Pipeline()
+	pipe.XAdd(ctx, &redis.XAddArgs{
 		Stream: s.key("audit"), MaxLen: 100000, Approx: true, Values: values,
-	}).Err()
+	})
+	if keep := s.auditRetention(); keep > 0 {
+		// Stream ids are the time Redis added the entry, in ms: trim by them.
+		pipe.XTrimMinID(ctx, s.key("audit"), strconv.FormatInt(ms(s.now().Add(-keep)), 10))
+	}
+	_, err := pipe.Exec(ctx)
 	return wrap("audit", err)
 }
 

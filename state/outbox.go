@@ -31,7 +31,10 @@ type Delivery struct {
 	Actor    string    // who caused it
 	Detail   string    // note, other incident id, or the last duplicate's summary
 	Count    int64     // KindFlush: occurrences since Since; merged_from: occurrences merged
-	Since    time.Time // KindFlush: first of those occurrences; all_resolved: auto-resolve time
+	Since    time.Time // KindFlush: first of those occurrences; all_resolved: auto-resolve time; flood_over: when the rate fell to the limit
+	// Distinct is, for a flood's KindFlush (Event "flood"), how many of those occurrences were
+	// keys new to the flood; Detail then holds the newest of them, one per line.
+	Distinct int64
 	// Channel is where a notice goes; for an incident's entries, the incident's channel when
 	// the entry was queued, so that a deliverer can wait out a channel Slack paused without
 	// reading the incident.
@@ -116,10 +119,11 @@ func parseDelivery(m redis.XMessage) Delivery {
 	seq, _ := strconv.ParseInt(str(v["seq"]), 10, 64)
 	count, _ := strconv.ParseInt(str(v["count"]), 10, 64)
 	since, _ := strconv.ParseInt(str(v["since"]), 10, 64)
+	distinct, _ := strconv.ParseInt(str(v["distinct"]), 10, 64)
 	return Delivery{
 		StreamID: m.ID, Incident: str(v["inc"]), Seq: seq, Kind: str(v["kind"]),
 		Event: str(v["event"]), Actor: str(v["actor"]), Detail: str(v["detail"]),
-		Count: count, Since: fromMS(since), Channel: str(v["channel"]),
+		Count: count, Since: fromMS(since), Channel: str(v["channel"]), Distinct: distinct,
 	}
 }
 

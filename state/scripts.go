@@ -1,17 +1,23 @@
 package state
 
-import "github.com/redis/go-redis/v9"
+import (
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+)
 
 // luaCommon is prepended to every script. KEYS[1] is the hash-tagged base "{prefix}"; every key
 // a script builds starts with it, so all of them share one cluster slot.
-const luaCommon = `
+var luaCommon = `
 local P = KEYS[1]
+local max_alerts = ` + strconv.Itoa(MaxListedAlerts) + `
+local max_flood_keys = ` + strconv.Itoa(MaxListedFloodKeys) + `
 local function ik(id, suffix)
   if suffix then return P .. ":inc:" .. id .. ":" .. suffix end
   return P .. ":inc:" .. id
 end
 -- enqueue adds a delivery; empty fields are left out (they read as empty).
-local function enqueue(id, kind, ev, actor, detail, count, since)
+local function enqueue(id, kind, ev, actor, detail, count, since, distinct)
   local seq = redis.call("HINCRBY", ik(id), "seq", 1)
   local ch = redis.call("HMGET", ik(id), "root_channel", "channel")
   local e = {"inc", id, "seq", seq, "kind", kind, "channel", ch[1] or ch[2] or ""}
@@ -26,6 +32,7 @@ local function enqueue(id, kind, ev, actor, detail, count, since)
   add("detail", detail)
   add("count", count)
   add("since", since)
+  add("distinct", distinct)
   redis.call("XADD", P .. ":outbox", "*", unpack(e))
 end
 local function event(id, now, ev, actor, detail)
@@ -36,15 +43,55 @@ end
 local function dedup(k) return P .. ":dedup:" .. redis.sha1hex(k) end
 local function last(k) return P .. ":last:" .. redis.sha1hex(k) end
 -- closing_keys returns the dedup keys a closing (resolved or merged) incident absorbed, its
--- own and those merged into it, and makes it the incident a new one of its own key links to.
-local function closing_keys(id)
+-- own and those merged into it, and makes it the incident a new one of its own key links to
+-- (for ttl ms when ttl > 0: the link expires with the incident).
+local function closing_keys(id, ttl)
   local ks = redis.call("SMEMBERS", ik(id, "keys"))
   local own = redis.call("HGET", ik(id), "key")
   if own then
     ks[#ks + 1] = own
-    redis.call("SET", last(own), id)
+    if ttl > 0 then
+      redis.call("SET", last(own), id, "PX", ttl)
+    else
+      redis.call("SET", last(own), id)
+    end
   end
   return ks
+end
+-- incident_parts are the keys under an incident besides its hash (keys.go lists them).
+local incident_parts = {"alerts", "keys", "timeline", "flood:keys", "flood:unlisted", "flood:labels",
+  "flood:sources"}
+-- retire makes a closed incident expire ttl ms from now, with everything under it and the
+-- lookup of its root message; ttl <= 0 keeps it. Whatever keeps a record in Redis for a
+-- retention (incidents here; silences and the like later) expires the same way: with a TTL
+-- set when it closes, so that no sweep has to find it.
+local function retire(id, ttl)
+  if ttl <= 0 then return end
+  redis.call("PEXPIRE", ik(id), ttl)
+  for _, part in ipairs(incident_parts) do redis.call("PEXPIRE", ik(id, part), ttl) end
+  local root = redis.call("HMGET", ik(id), "root_channel", "root_ts")
+  if root[1] and root[2] then redis.call("PEXPIRE", P .. ":ts:" .. root[1] .. ":" .. root[2], ttl) end
+end
+-- close_flood ends, without a word, the flood that a closing flood incident stands for: if
+-- alerts still pour in, the next new key opens a new flood incident.
+local function close_flood(id)
+  local f = redis.call("HMGET", ik(id), "flood", "channel")
+  if f[1] ~= "1" then return end
+  local fk = P .. ":flood:" .. f[2]
+  if redis.call("HGET", fk, "id") == id then
+    redis.call("HSET", fk, "ended", "1")
+    redis.call("ZREM", P .. ":floods", f[2])
+  end
+end
+-- list_alert sets an alert's state in the incident's alert list; a new alert finds no room in
+-- a full list and is counted as unlisted instead (the incident's count has it all the same).
+local function list_alert(id, fp, v)
+  local a = ik(id, "alerts")
+  if redis.call("HLEN", a) < max_alerts or redis.call("HEXISTS", a, fp) == 1 then
+    redis.call("HSET", a, fp, v)
+  else
+    redis.call("HINCRBY", ik(id), "alerts_unlisted", 1)
+  end
 end
 local function more_severe(a, b)
   if a == 0 then return b end
@@ -55,25 +102,31 @@ end
 `
 
 // recordScript records a webhook's alerts, each as if alone: it joins the open incident of
-// its dedup key or opens a new one (linked to the previous incident of that key). The whole
-// batch runs as one script: a storm sends thousands of alerts a second, and Redis spends more
-// on starting a script than on the few commands an alert needs.
-// ARGV: now, window, auto_resolve_ms, then recordArgs values per alert: key, sha1(key),
-// fingerprint, status, title, severity, pipeline, channel, source, detail.
-// Returns id, outcome, previous per alert.
+// its dedup key or opens a new one (linked to the previous incident of that key); when too
+// many new incidents open in its channel, a new key joins the channel's flood incident instead
+// (luaFlood). The whole batch runs as one script: a storm sends thousands of alerts a second,
+// and Redis spends more on starting a script than on the few commands an alert needs.
+// ARGV: now, window, auto_resolve_ms, flood limit (new incidents a minute per channel; 0: off),
+// flood quiet_for ms, quiet_for as text, then recordArgs values per alert: key, sha1(key),
+// fingerprint, status, title, severity, pipeline, channel, source, detail, labels (name=value,
+// separated by "\31"). Returns id, outcome, previous per alert; outcomes are opened, duplicate,
+// resolved, ignored, flooded (joined a flood as a new key) and flood_opened (opened the flood).
 var recordScript = redis.NewScript(luaCommon + `
 local now_s = ARGV[1]
 local now, window, ar = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local flood_limit, flood_quiet, quiet_text = tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
 local firing = '{"status":"firing","last_seen":' .. now_s .. '}'
 
 local function resolved(id, fp, source, detail)
   local alerts = ik(id, "alerts")
-  redis.call("HSET", alerts, fp, '{"status":"resolved","last_seen":' .. now_s .. '}')
+  list_alert(id, fp, '{"status":"resolved","last_seen":' .. now_s .. '}')
   event(id, now_s, "alert_resolved", source, fp)
+  local st = redis.call("HMGET", ik(id), "all_resolved", "alerts_unlisted")
+  -- With alerts left out of a full list, nobody knows whether all resolved: a person decides.
+  if st[1] == "1" or st[2] then return end
   for _, v in ipairs(redis.call("HVALS", alerts)) do
     if not string.find(v, '"resolved"', 1, true) then return end
   end
-  if redis.call("HGET", ik(id), "all_resolved") == "1" then return end
   redis.call("HSET", ik(id), "all_resolved", "1")
   local at = 0
   if ar > 0 then
@@ -125,14 +178,38 @@ local function duplicate(id, sev, detail)
   end
   redis.call("HSET", ik(id), unpack(set))
 end
+` + luaFlood + `
+-- new_key records a firing alert whose key has no open incident: it opens the key's own
+-- incident, or joins the channel's flood.
+local function new_key(key, h, title, sev, pipeline, channel, source, detail, labels)
+  if flood_limit > 0 then
+    local fid, ends = active_flood(channel)
+    if fid then
+      if flood_join(fid, key, title, sev, detail, labels) then
+        count_new(channel, ends)
+        return fid, "flooded", ""
+      end
+      return fid, "duplicate", ""
+    end
+    if count_new(channel, 0) then
+      local previous
+      fid, previous = flood_open(channel)
+      flood_join(fid, key, title, sev, detail, labels)
+      return fid, "flood_opened", previous
+    end
+  end
+  local id, previous = open(key, h, title, sev, pipeline, channel, source)
+  return id, "opened", previous
+end
 
 local out = {}
-for o = 4, #ARGV, 10 do
+for o = 7, #ARGV, 11 do
   local key, h, fp, status, title = ARGV[o], ARGV[o + 1], ARGV[o + 2], ARGV[o + 3], ARGV[o + 4]
-  local sev, source, detail = ARGV[o + 5], ARGV[o + 8], ARGV[o + 9]
+  local sev, channel, source, detail = ARGV[o + 5], ARGV[o + 7], ARGV[o + 8], ARGV[o + 9]
   local id = redis.call("GET", P .. ":dedup:" .. h)
   local outcome, previous = "duplicate", ""
   if status == "resolved" then
+    id = id or flood_member(channel, key)
     if id then
       resolved(id, fp, source, detail)
       outcome = "resolved"
@@ -143,10 +220,9 @@ for o = 4, #ARGV, 10 do
     if id then
       duplicate(id, tonumber(sev), detail)
     else
-      id, previous = open(key, h, title, sev, ARGV[o + 6], ARGV[o + 7], source)
-      outcome = "opened"
+      id, outcome, previous = new_key(key, h, title, tonumber(sev), ARGV[o + 6], channel, source, detail, ARGV[o + 10])
     end
-    redis.call("HSET", ik(id, "alerts"), fp, firing)
+    list_alert(id, fp, firing)
   end
   out[#out + 1] = id
   out[#out + 1] = outcome
@@ -156,7 +232,7 @@ return out
 `)
 
 // recordArgs is how many ARGV values recordScript takes per alert.
-const recordArgs = 10
+const recordArgs = 11
 
 // pumpScript moves due coalesced updates into the outbox, each with a snapshot of the
 // occurrences it reports, so a retried delivery posts the same text. ARGV: now, limit.
@@ -165,11 +241,23 @@ local now = tonumber(ARGV[1])
 local ids = redis.call("ZRANGEBYSCORE", P .. ":due", "-inf", now, "LIMIT", 0, tonumber(ARGV[2]))
 for _, id in ipairs(ids) do
   redis.call("ZREM", P .. ":due", id)
-  local n = tonumber(redis.call("HGET", ik(id), "pending") or "0")
-  local since = redis.call("HGET", ik(id), "pending_since") or "0"
-  local detail = redis.call("HGET", ik(id), "last_detail") or ""
-  redis.call("HSET", ik(id), "pending", 0, "last_flush", now)
-  enqueue(id, "flush", "", "", detail, n, since)
+  local v = redis.call("HMGET", ik(id), "pending", "pending_since", "last_detail", "flood", "pending_new", "id", "distinct")
+  local n, since, detail = tonumber(v[1] or "0"), v[2] or "0", v[3] or ""
+  -- (An incident that expired meanwhile has nothing to tell: writing would bring it back.)
+  if v[6] then
+    redis.call("HSET", ik(id), "pending", 0, "last_flush", now)
+    if v[4] == "1" then
+      -- A flood's update names the newest keys that joined it (flood_join's rotating fields).
+      local fresh, d, names = tonumber(v[5] or "0"), tonumber(v[7] or "0"), {}
+      for i = 0, math.min(fresh, 5) - 1 do names[#names + 1] = "newest" .. ((d - i) % 5) end
+      local newest = {}
+      if #names > 0 then newest = redis.call("HMGET", ik(id), unpack(names)) end
+      redis.call("HSET", ik(id), "pending_new", 0)
+      enqueue(id, "flush", "flood", "", table.concat(newest, "\n"), n, since, fresh)
+    else
+      enqueue(id, "flush", "", "", detail, n, since)
+    end
+  end
 end
 return #ids
 `)
@@ -186,9 +274,11 @@ enqueue(id, "event", "acknowledged", actor, "", 0, 0)
 return {"ok"}
 `)
 
-// resolveScript: ARGV id, actor, note, now, gate ("auto" for auto-resolve). Returns {result}.
+// resolveScript: ARGV id, actor, note, now, gate ("auto" for auto-resolve), retention ms.
+// Returns {result}.
 var resolveScript = redis.NewScript(luaCommon + `
 local id, actor, note, now, gate = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5]
+local ttl = tonumber(ARGV[6])
 local st = redis.call("HGET", ik(id), "status")
 if not st then return {"notfound"} end
 if gate == "auto" then
@@ -197,19 +287,21 @@ if gate == "auto" then
 end
 if st == "resolved" then return {"resolved"} end
 redis.call("HSET", ik(id), "status", "resolved", "resolved_by", actor, "resolved_at", now, "note", note)
-for _, k in ipairs(closing_keys(id)) do
+for _, k in ipairs(closing_keys(id, ttl)) do
   if redis.call("GET", dedup(k)) == id then redis.call("DEL", dedup(k)) end
 end
 redis.call("ZREM", P .. ":open", id)
 redis.call("ZREM", P .. ":autoresolve", id)
+close_flood(id)
 event(id, now, "resolved", actor, note)
 enqueue(id, "event", "resolved", actor, note, 0, 0)
+retire(id, ttl)
 return {"ok"}
 `)
 
-// mergeScript: ARGV from, into, actor, now. Returns {result}.
+// mergeScript: ARGV from, into, actor, now, retention ms. Returns {result}.
 var mergeScript = redis.NewScript(luaCommon + `
-local from, into, actor, now = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+local from, into, actor, now, ttl = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
 if from == into then return {"same"} end
 local sf = redis.call("HGET", ik(from), "status")
 local si = redis.call("HGET", ik(into), "status")
@@ -218,8 +310,10 @@ if not si then return {"notfound", into} end
 if sf == "resolved" then return {"resolved", from} end
 if si == "resolved" then return {"resolved", into} end
 local alerts = redis.call("HGETALL", ik(from, "alerts"))
-if #alerts > 0 then redis.call("HSET", ik(into, "alerts"), unpack(alerts)) end
-for _, k in ipairs(closing_keys(from)) do
+for i = 1, #alerts, 2 do list_alert(into, alerts[i], alerts[i + 1]) end
+local unlisted = tonumber(redis.call("HGET", ik(from), "alerts_unlisted") or "0")
+if unlisted > 0 then redis.call("HINCRBY", ik(into), "alerts_unlisted", unlisted) end
+for _, k in ipairs(closing_keys(from, ttl)) do
   redis.call("SET", dedup(k), into)
   redis.call("SADD", ik(into, "keys"), k)
 end
@@ -233,10 +327,12 @@ redis.call("HSET", ik(into), "severity", more_severe(sevi, sevf), "merged_from",
 redis.call("HSET", ik(from), "status", "resolved", "merged_into", into, "resolved_by", actor, "resolved_at", now)
 redis.call("ZREM", P .. ":open", from)
 redis.call("ZREM", P .. ":autoresolve", from)
+close_flood(from)
 event(from, now, "merged_into", actor, into)
 event(into, now, "merged_from", actor, from)
 enqueue(from, "event", "merged_into", actor, into, 0, 0)
 enqueue(into, "event", "merged_from", actor, from, n, 0)
+retire(from, ttl)
 return {"ok"}
 `)
 
@@ -257,13 +353,22 @@ return {"ok"}
 // completeScript records a delivered outbox entry: the incident's delivered sequence, the root
 // message's ts and its lookup key, then acks and deletes the entry.
 // ARGV: stream id, incident id, seq, root ts ("" unless a root was posted), channel.
+// An incident that expired meanwhile is left alone (a write would bring back a part of it that
+// never expires); a closed one's root lookup expires with it.
 var completeScript = redis.NewScript(luaCommon + `
 local sid, id, seq, ts, ch = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5]
-local done = tonumber(redis.call("HGET", ik(id), "delivered") or "0")
-if seq > done then redis.call("HSET", ik(id), "delivered", seq) end
-if ts ~= "" then
-  redis.call("HSET", ik(id), "root_ts", ts, "root_channel", ch)
-  redis.call("SET", P .. ":ts:" .. ch .. ":" .. ts, id)
+local ttl = redis.call("PTTL", ik(id))
+if ttl ~= -2 then
+  local done = tonumber(redis.call("HGET", ik(id), "delivered") or "0")
+  if seq > done then redis.call("HSET", ik(id), "delivered", seq) end
+  if ts ~= "" then
+    redis.call("HSET", ik(id), "root_ts", ts, "root_channel", ch)
+    if ttl > 0 then
+      redis.call("SET", P .. ":ts:" .. ch .. ":" .. ts, id, "PX", ttl)
+    else
+      redis.call("SET", P .. ":ts:" .. ch .. ":" .. ts, id)
+    end
+  end
 end
 redis.call("XACK", P .. ":outbox", "deliver", sid)
 redis.call("XDEL", P .. ":outbox", sid)

@@ -30,6 +30,14 @@ type Store struct {
 	// AutoResolveAfter, when positive, resolves an incident this long after all its alerts
 	// resolved.
 	AutoResolveAfter time.Duration
+	// Retention, when positive, is how long a closed incident and everything under it stay in
+	// Redis; audit entries stay twice as long. Zero keeps them.
+	Retention time.Duration
+	// FloodLimit, when positive, turns flood protection on: more new incidents than this in one
+	// channel within a minute, and further new keys join the channel's flood incident (see
+	// flood.go). FloodQuietFor is how long the rate must stay at or below it for the flood to end.
+	FloodLimit    int
+	FloodQuietFor time.Duration
 
 	commit committer
 }
@@ -39,7 +47,8 @@ func New(rdb redis.UniversalClient, prefix string) *Store {
 	if prefix == "" {
 		prefix = "streamwatch"
 	}
-	return &Store{rdb: rdb, base: "{" + prefix + "}", now: time.Now, Coalesce: 10 * time.Second}
+	return &Store{rdb: rdb, base: "{" + prefix + "}", now: time.Now, Coalesce: 10 * time.Second,
+		FloodQuietFor: 5 * time.Minute}
 }
 
 // SetClock replaces the clock; tests use it.

@@ -2,9 +2,16 @@
 // from a fixed number of workers, stops at a request count or a time limit (whichever comes
 // first), and measures throughput and per-request latency. It refuses any URL whose host is not
 // a loopback address, so a benchmark can never hit a real service by mistake.
+//
+// It works as wrk does, so that it is not what limits the rate it measures: each worker owns
+// one keep-alive connection and sends its next request as soon as the answer is read, with no
+// connection pool, no goroutines per connection and no channels between them (net/http's
+// client has all three). Requests are written by net/http's Request.Write and answers read by
+// its http.ReadResponse; the CPU time the generator spends is measured and reported.
 package load
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -15,6 +22,8 @@ import (
 	"net/url"
 	"slices"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -34,9 +43,10 @@ type Plan struct {
 	// Rate paces the requests: at most Rate per second, evenly spread. 0 sends as fast as the
 	// workers get answers (closed loop).
 	Rate float64
-	// Client is the HTTP client; nil means one with Workers keep-alive connections.
-	Client *http.Client
 }
+
+// requestTimeout bounds one request and its answer.
+const requestTimeout = 30 * time.Second
 
 // Result is what a run measured. Latencies are per request, from writing it to reading the
 // whole answer.
@@ -50,12 +60,16 @@ type Result struct {
 	// Opened and Duplicates count the "result" fields of streamwatch's answers.
 	Opened     int     `json:"opened"`
 	Duplicates int     `json:"duplicates"`
+	Flooded    int     `json:"flooded"`
 	Seconds    float64 `json:"seconds"`      // from the first request to the last answer
 	AlertsPerS float64 `json:"alertsPerSec"` // Alerts / Seconds
-	P50ms      float64 `json:"p50ms"`
-	P99ms      float64 `json:"p99ms"`
-	MaxMs      float64 `json:"maxMs"`
-	StoppedBy  string  `json:"stoppedBy"` // "count" or "time"
+	// CPUms is the CPU time the generator's process used during the run (user + system).
+	CPUms       float64 `json:"cpuMs"`
+	Connections int     `json:"connections"` // keep-alive connections opened
+	P50ms       float64 `json:"p50ms"`
+	P99ms       float64 `json:"p99ms"`
+	MaxMs       float64 `json:"maxMs"`
+	StoppedBy   string  `json:"stoppedBy"` // "count" or "time"
 }
 
 // CheckLoopback returns an error unless rawURL is http(s) to localhost or a loopback IP. It does
@@ -91,12 +105,9 @@ func Run(ctx context.Context, p Plan) (Result, error) {
 	if workers <= 0 {
 		workers = 8
 	}
-	client := p.Client
-	if client == nil {
-		client = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
-			MaxIdleConns: workers, MaxIdleConnsPerHost: workers, IdleConnTimeout: time.Minute,
-			DisableCompression: true,
-		}}
+	target, err := url.Parse(p.URL)
+	if err != nil {
+		return Result{}, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.Duration)
 	defer cancel()
@@ -107,59 +118,74 @@ func Run(ctx context.Context, p Plan) (Result, error) {
 		err      string
 		opened   int
 		dupes    int
+		flooded  int
 		finished time.Time
 	}
-	jobs := make(chan int)
+	// Paced runs hand out request numbers over a channel; closed-loop runs share a counter
+	// (a channel hand-off per request costs the generator more than the request).
+	var jobs chan int
+	if p.Rate > 0 {
+		jobs = make(chan int)
+	}
+	var next atomic.Int64
+	take := func() (int, bool) {
+		if jobs != nil {
+			i, ok := <-jobs
+			return i, ok
+		}
+		i := int(next.Add(1) - 1)
+		if i >= p.Requests || ctx.Err() != nil {
+			return 0, false
+		}
+		return i, true
+	}
+	// Every request is serialized before the clock starts, as wrk prepares its requests: the
+	// generator's time goes to sending and reading, not to building requests.
+	raw := make([][]byte, len(p.Bodies))
+	for i, body := range p.Bodies {
+		if raw[i], err = serialize(target, p.Token, body); err != nil {
+			return Result{}, err
+		}
+	}
 	outcomes := make([][]outcome, workers)
+	conns := make([]int, workers)
 	var wg sync.WaitGroup
+	cpu0 := processCPU()
 	start := time.Now()
 	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range jobs {
-				o := outcome{}
-				body := p.Bodies[i%len(p.Bodies)]
-				req, err := http.NewRequest(http.MethodPost, p.URL, bytes.NewReader(body))
-				if err != nil {
-					o.err = err.Error()
-					outcomes[w] = append(outcomes[w], o)
-					continue
-				}
-				req.Header.Set("Content-Type", "application/json")
-				if p.Token != "" {
-					req.Header.Set("Authorization", "Bearer "+p.Token)
+			c := &conn{target: target}
+			defer c.close()
+			for {
+				i, ok := take()
+				if !ok {
+					break
 				}
 				t0 := time.Now()
-				resp, err := client.Do(req)
-				if err != nil {
-					o.err = err.Error()
-				} else {
-					answer, rerr := io.ReadAll(resp.Body)
-					resp.Body.Close()
-					o.status = resp.StatusCode
-					if rerr != nil {
-						o.err = rerr.Error()
-					} else if resp.StatusCode/100 != 2 {
-						o.err = fmt.Sprintf("HTTP %d: %.200s", resp.StatusCode, answer)
-					}
-					o.opened = bytes.Count(answer, []byte(`"result":"opened"`))
-					o.dupes = bytes.Count(answer, []byte(`"result":"duplicate"`))
-				}
-				o.finished = time.Now()
+				status, answer, err := c.post(raw[i%len(raw)])
+				o := outcome{status: status, finished: time.Now()}
 				o.latency = o.finished.Sub(t0)
+				switch {
+				case err != nil:
+					o.err = err.Error()
+				case status/100 != 2:
+					o.err = fmt.Sprintf("HTTP %d: %.200s", status, answer)
+				}
+				o.opened = bytes.Count(answer, []byte(`"result":"opened"`))
+				o.dupes = bytes.Count(answer, []byte(`"result":"duplicate"`))
+				o.flooded = bytes.Count(answer, []byte(`"result":"flooded"`))
 				outcomes[w] = append(outcomes[w], o)
 			}
+			conns[w] = c.dials
 		}()
 	}
 	stoppedBy := "count"
-	var interval time.Duration
-	if p.Rate > 0 {
-		interval = time.Duration(float64(time.Second) / p.Rate)
-	}
-dispatch:
-	for i := 0; i < p.Requests; i++ {
-		if interval > 0 {
+	if jobs != nil {
+		interval := time.Duration(float64(time.Second) / p.Rate)
+	dispatch:
+		for i := 0; i < p.Requests; i++ {
 			if d := time.Until(start.Add(time.Duration(i) * interval)); d > 0 {
 				select {
 				case <-ctx.Done():
@@ -168,21 +194,24 @@ dispatch:
 				case <-time.After(d):
 				}
 			}
+			select {
+			case <-ctx.Done():
+				stoppedBy = "time"
+				break dispatch
+			case jobs <- i:
+			}
 		}
-		select {
-		case <-ctx.Done():
-			stoppedBy = "time"
-			break dispatch
-		case jobs <- i:
-		}
+		close(jobs)
 	}
-	close(jobs)
 	wg.Wait()
-	if p.Client == nil {
-		client.CloseIdleConnections()
+	if jobs == nil && next.Load() < int64(p.Requests)+int64(workers) {
+		stoppedBy = "time" // some worker found the time up before the count
 	}
 
-	r := Result{Status: map[int]int{}, StoppedBy: stoppedBy}
+	r := Result{Status: map[int]int{}, StoppedBy: stoppedBy, CPUms: ms(processCPU() - cpu0)}
+	for _, n := range conns {
+		r.Connections += n
+	}
 	var lat []time.Duration
 	last := start
 	for _, list := range outcomes {
@@ -201,6 +230,7 @@ dispatch:
 				r.Alerts += max(p.AlertsPerRequest, 1)
 				r.Opened += o.opened
 				r.Duplicates += o.dupes
+				r.Flooded += o.flooded
 			}
 			lat = append(lat, o.latency)
 			if o.finished.After(last) {
@@ -230,4 +260,73 @@ func Percentile(sorted []time.Duration, p float64) time.Duration {
 	}
 	rank := int(p/100*float64(len(sorted))+0.999999999) - 1
 	return sorted[min(max(rank, 0), len(sorted)-1)]
+}
+
+// serialize writes the POST of body to target as it goes on the wire (net/http's Request.Write).
+func serialize(target *url.URL, token string, body []byte) ([]byte, error) {
+	req, err := http.NewRequest(http.MethodPost, target.String(), bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "swload")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	var b bytes.Buffer
+	if err := req.Write(&b); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// conn is one worker's keep-alive connection to the target. It dials on first use and again
+// after an error or an answer that closes the connection.
+type conn struct {
+	target *url.URL
+	c      net.Conn
+	r      *bufio.Reader
+	dials  int
+}
+
+// post sends a serialized request and returns the answer's status and body.
+func (c *conn) post(raw []byte) (int, []byte, error) {
+	if c.c == nil {
+		nc, err := net.DialTimeout("tcp", c.target.Host, 5*time.Second)
+		if err != nil {
+			return 0, nil, err
+		}
+		c.c, c.r = nc, bufio.NewReaderSize(nc, 16<<10)
+		c.dials++
+	}
+	_ = c.c.SetDeadline(time.Now().Add(requestTimeout))
+	if _, err := c.c.Write(raw); err != nil {
+		c.close()
+		return 0, nil, err
+	}
+	resp, err := http.ReadResponse(c.r, nil)
+	if err != nil {
+		c.close()
+		return 0, nil, err
+	}
+	answer, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.Close {
+		c.close()
+	}
+	return resp.StatusCode, answer, err
+}
+
+func (c *conn) close() {
+	if c.c != nil {
+		_ = c.c.Close()
+		c.c, c.r = nil, nil
+	}
+}
+
+// processCPU is the CPU time (user + system) this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

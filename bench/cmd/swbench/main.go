@@ -3,10 +3,13 @@
 //
 //  1. builds the streamwatch binary with the release flags, the load generator (swload) and the
 //     Go benchmarks of package bench, and installs Prometheus Alertmanager once into a cache;
-//  2. starts a redis-server on a free loopback port (stopped by its PID);
+//  2. starts a redis-server on a free loopback port, persisted as in production (appendonly
+//     yes, appendfsync everysec), stopped by its PID;
 //  3. repeats -reps times: alert ingest into a fresh streamwatch process (batches of 1 and 20,
 //     half duplicates), with its resident set idle and at peak; the same alerts into a fresh
-//     Alertmanager; an alert storm against Slack's fake with its per-channel rate limit;
+//     Alertmanager, and into another from twice the connections; an alert storm against Slack's
+//     fake with its per-channel rate limit; the first -distinct-reps times a storm of distinct
+//     alerts (and once with flood protection off); once, Redis memory per incident and alert;
 //  4. runs the lag and checkpoint benchmarks with -count -reps;
 //  5. writes every figure as min / median / max over the runs.
 //
@@ -41,10 +44,17 @@ type options struct {
 	ingestLimit time.Duration
 	stormAlerts int
 	stormWindow time.Duration
-	benchtime   string
-	keepTmp     bool
-	logLevel    string
-	started     int64
+	// The distinct-alert storm: alerts, the time they are spread over, how many runs with flood
+	// protection on, and whether to run it once with flood protection off.
+	distinctAlerts int
+	distinctWindow time.Duration
+	distinctReps   int
+	distinctOff    bool
+	skipMemory     bool
+	benchtime      string
+	keepTmp        bool
+	logLevel       string
+	started        int64
 }
 
 // env is what every step shares.
@@ -84,12 +94,17 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&o.amVersion, "alertmanager-version", "v0.31.1", "Alertmanager to compare with (newer versions do not go install)")
 	fs.BoolVar(&o.skipAM, "skip-alertmanager", false, "do not compare with Alertmanager")
 	fs.BoolVar(&o.skipGoBench, "skip-gobench", false, "do not run the lag and checkpoint benchmarks")
-	fs.IntVar(&o.workers, "workers", 8, "concurrent senders during ingest")
+	fs.IntVar(&o.workers, "workers", 16, "keep-alive connections (concurrent senders) during ingest; Alertmanager is measured again from twice as many")
 	fs.IntVar(&o.requests1, "requests1", 60000, "ingest requests with 1 alert each, at most, per run")
 	fs.IntVar(&o.requests20, "requests20", 12000, "ingest requests with 20 alerts each, at most, per run")
 	fs.DurationVar(&o.ingestLimit, "ingest-limit", 5*time.Second, "time limit of one ingest run (the runs are sized to stop by time, so both sides are measured over the same span)")
 	fs.IntVar(&o.stormAlerts, "storm-alerts", 10000, "duplicates in the storm")
 	fs.DurationVar(&o.stormWindow, "storm-window", 10*time.Second, "time the storm's duplicates are spread over (stands for 60 s; thread_coalesce is scaled alike)")
+	fs.IntVar(&o.distinctAlerts, "distinct-alerts", 10000, "alerts of the distinct-alert storm, each with its own key")
+	fs.DurationVar(&o.distinctWindow, "distinct-window", time.Minute, "time the distinct-alert storm is spread over (real time: the flood limit is per minute)")
+	fs.IntVar(&o.distinctReps, "distinct-reps", 3, "runs of the distinct-alert storm with flood protection (each takes about 2 minutes), at most -reps")
+	fs.BoolVar(&o.distinctOff, "distinct-off", true, "also run the distinct-alert storm once with flood protection off")
+	fs.BoolVar(&o.skipMemory, "skip-memory", false, "do not measure Redis memory per incident, per alert and after 100,000 distinct alerts")
 	fs.StringVar(&o.benchtime, "benchtime", "1s", "-benchtime of the Go benchmarks")
 	fs.BoolVar(&o.keepTmp, "keep", false, "keep the temporary directory (logs, configs)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "streamwatch's --log-level during the measurements")
@@ -97,8 +112,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if o.reps < 1 || o.stormWindow <= 0 || o.stormAlerts < 1 {
-		return fmt.Errorf("need -reps ≥ 1, -storm-alerts ≥ 1, -storm-window > 0")
+	if o.reps < 1 || o.stormWindow <= 0 || o.stormAlerts < 1 || o.distinctAlerts < 1 || o.distinctWindow <= 0 || o.distinctReps < 0 {
+		return fmt.Errorf("need -reps ≥ 1, -storm-alerts ≥ 1, -storm-window > 0, -distinct-alerts ≥ 1, -distinct-window > 0, -distinct-reps ≥ 0")
 	}
 	root, err := filepath.Abs(o.root)
 	if err != nil {
@@ -145,7 +160,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		e.alertmanagerErr = err
 		e.logf("Alertmanager comparison skipped: %v", err)
 	}
-	if e.redis, err = startRedis(ctx, e.tmp); err != nil {
+	if e.redis, err = startRedis(ctx, e.tmp, "redis"); err != nil {
 		return err
 	}
 	defer e.redis.close()
@@ -162,7 +177,17 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		if rep%2 == 0 {
 			steps[0], steps[1] = steps[1], steps[0]
 		}
-		for _, step := range append(steps, e.storm, e.goBenchRound) {
+		steps = append(steps, e.storm)
+		if rep <= o.distinctReps {
+			steps = append(steps, func(ctx context.Context, rep int, res *results) error { return e.distinctStorm(ctx, rep, true, res) })
+		}
+		if rep == 1 && o.distinctOff {
+			steps = append(steps, func(ctx context.Context, rep int, res *results) error { return e.distinctStorm(ctx, rep, false, res) })
+		}
+		if rep == 1 && !o.skipMemory {
+			steps = append(steps, func(ctx context.Context, _ int, res *results) error { return e.redisMemory(ctx, res) })
+		}
+		for _, step := range append(steps, e.goBenchRound) {
 			if err := step(ctx, rep, res); err != nil {
 				return fmt.Errorf("run %d: %w", rep, err)
 			}

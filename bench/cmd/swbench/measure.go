@@ -2,13 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/streamwatch/streamwatch/bench/load"
 	"github.com/streamwatch/streamwatch/bot/slackfake"
 	"github.com/streamwatch/streamwatch/state"
@@ -33,6 +32,8 @@ type results struct {
 	persisted []string  // per run: how the Redis check went
 	amCheck   []string  // per run: how Alertmanager's alert count compared
 	storms    []stormResult
+	distinct  []distinctResult
+	memory    []memResult
 	// cpu[target][batch][component]: CPU milliseconds per 1,000 alerts, one per run.
 	cpu map[string]map[int]map[string][]float64
 
@@ -112,7 +113,7 @@ func (e *env) ingestStreamwatch(ctx context.Context, rep int, res *results) erro
 		return err
 	}
 	defer slack.Close()
-	sw, err := e.startStreamwatch(ctx, slack, 10*time.Second, fmt.Sprintf("ingest-%d", rep))
+	sw, err := e.startStreamwatch(ctx, slack, 10*time.Second, fmt.Sprintf("ingest-%d", rep), "")
 	if err != nil {
 		return err
 	}
@@ -123,7 +124,7 @@ func (e *env) ingestStreamwatch(ctx context.Context, rep int, res *results) erro
 		return err
 	}
 	res.idleRSS = append(res.idleRSS, mib(rss))
-	var opened, dups, alerts int
+	var opened, dups, flooded, alerts int
 	for _, batch := range batches {
 		before := e.cpuNow(sw.pid())
 		r, err := e.swload(ctx, e.ingestArgs(sw.url+"/webhooks/alertmanager", "webhook", true, batch, rep))
@@ -134,11 +135,12 @@ func (e *env) ingestStreamwatch(ctx context.Context, rep int, res *results) erro
 		res.addCPU("streamwatch", batch, "streamwatch process", after.server-before.server, allAlerts(r))
 		res.addCPU("streamwatch", batch, "redis-server", after.redis-before.redis, allAlerts(r))
 		res.addCPU("streamwatch", batch, "Slack's fake", after.fake-before.fake, allAlerts(r))
+		res.addCPU("streamwatch", batch, loadGenerator, loadCPU(r), allAlerts(r))
 		if err := failed(r.Measured); err != nil {
 			return fmt.Errorf("streamwatch ingest, batch %d: %w\n%s", batch, err, sw.logTail(10))
 		}
 		for _, step := range []load.Result{r.HotSent, r.Warmup, r.Measured} {
-			opened, dups, alerts = opened+step.Opened, dups+step.Duplicates, alerts+step.Alerts
+			opened, dups, flooded, alerts = opened+step.Opened, dups+step.Duplicates, flooded+step.Flooded, alerts+step.Alerts
 		}
 		res.addIngest("streamwatch", batch, r.Measured)
 		e.logf("run %d: streamwatch ingest, batch %2d: %6.0f alerts/s, p50 %.1f ms, p99 %.1f ms (%d requests, stopped by %s)",
@@ -149,7 +151,7 @@ func (e *env) ingestStreamwatch(ctx context.Context, rep int, res *results) erro
 		return err
 	}
 	res.peakRSS = append(res.peakRSS, mib(hwm))
-	check := e.checkPersisted(ctx, sw.prefix, opened, dups, alerts)
+	check := e.checkPersisted(ctx, sw.prefix, opened, dups, flooded, alerts)
 	check += fmt.Sprintf("; Slack's fake took %s chat.postMessage calls meanwhile and answered %s with HTTP 429",
 		thousands(int64(len(slack.CallsTo("chat.postMessage")))), thousands(int64(slack.RateLimited())))
 	res.persisted = append(res.persisted, check)
@@ -157,63 +159,105 @@ func (e *env) ingestStreamwatch(ctx context.Context, rep int, res *results) erro
 	return nil
 }
 
-// checkPersisted compares what the answers claimed with Redis: the incident counter (keys.go:
-// P:seq:incident) equals the incidents opened, and the hot incidents (INC-1 … INC-10, opened
-// first, one by one) count every duplicate.
-func (e *env) checkPersisted(ctx context.Context, prefix string, opened, dups, alerts int) string {
-	if opened+dups != alerts {
-		return fmt.Sprintf("MISMATCH: answers name %d results for %d alerts", opened+dups, alerts)
-	}
-	seq, err := e.redis.client.Get(ctx, "{"+prefix+"}:seq:incident").Int()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return "could not read Redis: " + err.Error()
+// checkPersisted compares what the answers claimed with Redis. Nothing resolves during ingest,
+// so the open incidents count every alert answered 200; those of their own key (not flood
+// incidents, keys.go) are the ones the answers say opened; the hot incidents (INC-1 … INC-10,
+// opened first, one by one) count every duplicate.
+func (e *env) checkPersisted(ctx context.Context, prefix string, opened, dups, flooded, alerts int) string {
+	if opened+dups+flooded != alerts {
+		return fmt.Sprintf("MISMATCH: answers name %d results for %d alerts", opened+dups+flooded, alerts)
 	}
 	st := state.New(e.redis.client, prefix)
-	var counted int64
-	for i := 1; i <= hotAlerts; i++ {
-		inc, err := st.Get(ctx, fmt.Sprintf("INC-%d", i))
-		if err != nil {
-			return "could not read Redis: " + err.Error()
-		}
+	open, err := st.ListOpen(ctx, "")
+	if err != nil {
+		return "could not read Redis: " + err.Error()
+	}
+	var counted, hot int64
+	own, floods := 0, 0
+	for _, inc := range open {
 		counted += inc.Count
+		if strings.HasPrefix(inc.Key, "flood:") {
+			floods++
+		} else {
+			own++
+		}
+		var n int
+		if _, err := fmt.Sscanf(inc.ID, "INC-%d", &n); err == nil && n <= hotAlerts {
+			hot += inc.Count
+		}
 	}
-	if seq != opened || counted != int64(hotAlerts+dups) {
-		return fmt.Sprintf("MISMATCH: %d incidents in Redis for %d opened; hot incidents count %d occurrences for %d",
-			seq, opened, counted, hotAlerts+dups)
+	if own != opened || counted != int64(alerts) || hot != int64(hotAlerts+dups) {
+		return fmt.Sprintf("MISMATCH: %d incidents of their own in Redis for %d opened; they count %d occurrences for %d alerts, the hot ones %d for %d",
+			own, opened, counted, alerts, hot, hotAlerts+dups)
 	}
-	return fmt.Sprintf("ok (%s alerts: %s incidents opened, %s duplicates, all counted)",
-		thousands(int64(alerts)), thousands(int64(opened)), thousands(int64(dups)))
+	return fmt.Sprintf("ok (%s alerts: %s incidents opened, %s duplicates, %s new alerts joined %d flood incident%s, all counted)",
+		thousands(int64(alerts)), thousands(int64(opened)), thousands(int64(dups)), thousands(int64(flooded)), floods, plural(floods))
+}
+
+// loadGenerator names the load generator's CPU figure.
+const loadGenerator = "load generator (swload)"
+
+// loadCPU is the CPU time swload spent on a whole run.
+func loadCPU(r swloadReport) time.Duration {
+	return time.Duration((r.HotSent.CPUms + r.Warmup.CPUms + r.Measured.CPUms) * float64(time.Millisecond))
 }
 
 // newAlerts is how many alerts of a run of n alerts were new (not duplicates) in swload's mix.
 func newAlerts(n int) int { return n - int(float64(n)*dupShare) }
 
-// ingestAlertmanager sends the same alerts to Alertmanager's POST /api/v2/alerts.
+// amDoubled names the Alertmanager runs with twice the connections.
+const amDoubled = "alertmanager, 2× connections"
+
+// ingestAlertmanager sends the same alerts to Alertmanager's POST /api/v2/alerts; then, to a
+// fresh Alertmanager, the same load from twice as many connections: if the load generator
+// held the rate back, more connections would raise it.
 func (e *env) ingestAlertmanager(ctx context.Context, rep int, res *results) error {
 	if e.alertmanagerErr != nil {
 		return nil
 	}
-	am, err := e.startAlertmanager(ctx, fmt.Sprintf("alertmanager-%d", rep))
+	for _, target := range []string{"alertmanager", amDoubled} {
+		if err := e.ingestAlertmanagerOnce(ctx, rep, res, target); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *env) ingestAlertmanagerOnce(ctx context.Context, rep int, res *results, target string) error {
+	tag := fmt.Sprintf("alertmanager-%d", rep)
+	if target == amDoubled {
+		tag += "-2x"
+	}
+	am, err := e.startAlertmanager(ctx, tag)
 	if err != nil {
 		return err
 	}
 	defer am.stop(15 * time.Second)
 	want := hotAlerts
 	for _, batch := range batches {
+		args := e.ingestArgs(am.url+"/api/v2/alerts", "api", false, batch, rep)
+		if target == amDoubled {
+			args.workers *= 2
+			args.run += "-2x"
+		}
 		before, _ := cpuTime(am.pid())
-		r, err := e.swload(ctx, e.ingestArgs(am.url+"/api/v2/alerts", "api", false, batch, rep))
+		r, err := e.swload(ctx, args)
 		if err != nil {
 			return err
 		}
 		after, _ := cpuTime(am.pid())
-		res.addCPU("alertmanager", batch, "Alertmanager process", after-before, allAlerts(r))
+		res.addCPU(target, batch, "Alertmanager process", after-before, allAlerts(r))
+		res.addCPU(target, batch, loadGenerator, loadCPU(r), allAlerts(r))
 		if err := failed(r.Measured); err != nil {
-			return fmt.Errorf("alertmanager ingest, batch %d: %w\n%s", batch, err, am.logTail(10))
+			return fmt.Errorf("%s ingest, batch %d: %w\n%s", target, batch, err, am.logTail(10))
 		}
 		want += newAlerts(r.Warmup.Alerts) + newAlerts(r.Measured.Alerts)
-		res.addIngest("alertmanager", batch, r.Measured)
-		e.logf("run %d: alertmanager ingest, batch %2d: %6.0f alerts/s, p50 %.1f ms, p99 %.1f ms (%d requests, stopped by %s)",
-			rep, batch, r.Measured.AlertsPerS, r.Measured.P50ms, r.Measured.P99ms, r.Measured.Requests, r.Measured.StoppedBy)
+		res.addIngest(target, batch, r.Measured)
+		e.logf("run %d: %s ingest, batch %2d: %6.0f alerts/s, p50 %.1f ms, p99 %.1f ms (%d requests from %d connections, stopped by %s)",
+			rep, target, batch, r.Measured.AlertsPerS, r.Measured.P50ms, r.Measured.P99ms, r.Measured.Requests, args.workers, r.Measured.StoppedBy)
+	}
+	if target != "alertmanager" {
+		return nil
 	}
 	n, err := am.activeAlerts(ctx)
 	check := fmt.Sprintf("holds %d alerts, %d sent distinct", n, want)
@@ -279,7 +323,7 @@ func (e *env) storm(ctx context.Context, rep int, res *results) error {
 	}
 	defer slack.Close()
 	coalesce := stormCoalesce(e.opts.stormWindow)
-	sw, err := e.startStreamwatch(ctx, slack, coalesce, fmt.Sprintf("storm-%d", rep))
+	sw, err := e.startStreamwatch(ctx, slack, coalesce, fmt.Sprintf("storm-%d", rep), "")
 	if err != nil {
 		return err
 	}

@@ -176,15 +176,22 @@ func waitHTTP(ctx context.Context, p *process, url string, limit time.Duration) 
 	}
 }
 
-// redisServer is a throwaway redis-server on a free loopback port, without persistence, as the
-// test suite runs it.
+// redisArgs is how the benchmark runs redis-server: persisted as production runs it, every
+// write appended to a file that is fsync'ed once a second.
+var redisArgs = []string{"--save", "", "--appendonly", "yes", "--appendfsync", "everysec"}
+
+// redisSetup says how redis-server runs, for RESULTS.md.
+const redisSetup = "loopback, `appendonly yes`, `appendfsync everysec`, no RDB snapshots"
+
+// redisServer is a throwaway redis-server on a free loopback port, with persistence as
+// production has it (redisArgs).
 type redisServer struct {
 	*process
 	url    string
 	client *redis.Client
 }
 
-func startRedis(ctx context.Context, dir string) (*redisServer, error) {
+func startRedis(ctx context.Context, dir, tag string) (*redisServer, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, errors.New("redis-server not found: install Debian's redis-server package (apt-get install redis-server)")
@@ -193,12 +200,12 @@ func startRedis(ctx context.Context, dir string) (*redisServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	data := filepath.Join(dir, "redis")
+	data := filepath.Join(dir, tag)
 	if err := os.MkdirAll(data, 0o755); err != nil {
 		return nil, err
 	}
-	p, err := startProcess("redis-server", filepath.Join(dir, "redis.log"), os.Environ(), bin,
-		"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", data)
+	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", data}, redisArgs...)
+	p, err := startProcess("redis-server", filepath.Join(dir, tag+".log"), os.Environ(), bin, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -224,4 +231,33 @@ func startRedis(ctx context.Context, dir string) (*redisServer, error) {
 func (r *redisServer) close() {
 	_ = r.client.Close()
 	r.stop(5 * time.Second)
+}
+
+// usedMemory is redis-server's used_memory (INFO memory), in bytes.
+func (r *redisServer) usedMemory(ctx context.Context) (int64, error) {
+	info, err := r.client.Info(ctx, "memory").Result()
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
+			return strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return 0, errors.New("INFO memory has no used_memory")
+}
+
+// prefixMemory adds up MEMORY USAGE (exact: SAMPLES 0) of every key under a key prefix, and
+// counts the keys.
+func (r *redisServer) prefixMemory(ctx context.Context, prefix string) (bytes int64, keys int, err error) {
+	iter := r.client.Scan(ctx, 0, "{"+prefix+"}:*", 1000).Iterator()
+	for iter.Next(ctx) {
+		n, err := r.client.MemoryUsage(ctx, iter.Val(), 0).Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return 0, 0, err
+		}
+		bytes += n
+		keys++
+	}
+	return bytes, keys, iter.Err()
 }

@@ -63,7 +63,12 @@ func format(v float64, unit string) string {
 	case "ms", "s":
 		return sig3(v)
 	case "MiB":
+		if math.Abs(v) < 10 {
+			return fmt.Sprintf("%.2f", v)
+		}
 		return fmt.Sprintf("%.1f", v)
+	case "bytes":
+		return thousands(int64(math.Round(v)))
 	case "×":
 		if v >= 100 {
 			return fmt.Sprintf("%.0f", v)
@@ -114,7 +119,7 @@ func cell(f figure) string {
 	}
 	u := ""
 	switch f.unit {
-	case "alerts/s", "ms", "s", "MiB":
+	case "alerts/s", "ms", "s", "MiB", "bytes":
 		u = " " + f.unit
 	}
 	if s.min == s.max {
@@ -133,7 +138,7 @@ func ingestFigures(res *results) []figure {
 		}
 		return v
 	}
-	for _, target := range []string{"streamwatch", "alertmanager"} {
+	for _, target := range ingestTargets {
 		for _, b := range batches {
 			rs := res.ingest[target][b]
 			if len(rs) == 0 {
@@ -145,7 +150,7 @@ func ingestFigures(res *results) []figure {
 				figure{section: sec, name: "p50 latency per request", unit: "ms", values: pick(rs, func(r load.Result) float64 { return r.P50ms })},
 				figure{section: sec, name: "p99 latency per request", unit: "ms", values: pick(rs, func(r load.Result) float64 { return r.P99ms })},
 			)
-			for _, c := range []string{"streamwatch process", "redis-server", "Slack's fake", "Alertmanager process"} {
+			for _, c := range []string{"streamwatch process", "redis-server", "Slack's fake", "Alertmanager process", loadGenerator} {
 				if v := res.cpu[target][b][c]; len(v) > 0 {
 					out = append(out, figure{section: sec, name: "CPU per 1,000 alerts: " + c, unit: "ms", values: v})
 				}
@@ -163,6 +168,73 @@ func ingestFigures(res *results) []figure {
 		}
 		out = append(out, figure{section: fmt.Sprintf("Alert ingest, batches of %d", b), name: "streamwatch ÷ Alertmanager alerts/s (same run)",
 			unit: "×", values: ratios, target: "≥ 1", met: func(m float64) bool { return m >= 1 }})
+		if am2 := res.ingest[amDoubled][b]; len(am2) > 0 {
+			var gain []float64
+			for i := range min(len(am2), len(am)) {
+				gain = append(gain, am2[i].AlertsPerS/am[i].AlertsPerS)
+			}
+			out = append(out, figure{section: fmt.Sprintf("Alert ingest, batches of %d", b), name: doublingName,
+				unit: "×", values: gain, target: "≤ 1.10", met: func(m float64) bool { return m <= 1.10 }})
+		}
+	}
+	return out
+}
+
+// ingestTargets are the ingest runs' targets, in the order the results list them.
+var ingestTargets = []string{"streamwatch", "alertmanager", amDoubled}
+
+// doublingName is the figure that shows the load generator is not what limits the rate.
+const doublingName = "Alertmanager alerts/s from 2× connections ÷ alerts/s (same run)"
+
+func distinctFigures(res *results) []figure {
+	var roots, calls, limited, quiet, mem, over, rate []float64
+	for _, d := range res.distinct {
+		if !d.flood {
+			continue
+		}
+		roots = append(roots, float64(d.roots))
+		calls = append(calls, float64(d.postMessages+d.updates))
+		limited = append(limited, float64(d.rateLimited))
+		if d.quietSeen {
+			quiet = append(quiet, d.quiet.Seconds())
+		}
+		mem = append(mem, float64(d.redis)/(1<<20))
+		over = append(over, d.floodOver.Seconds())
+		rate = append(rate, d.sent.AlertsPerS)
+	}
+	sec := "Distinct-alert storm, flood protection on"
+	out := []figure{
+		{section: sec, name: "root messages", unit: "", values: roots, target: "≤ 21 (the limit + the flood's)",
+			met: func(m float64) bool { return m <= 21 }},
+		{section: sec, name: "Slack calls (chat.postMessage + chat.update)", unit: "", values: calls},
+		{section: sec, name: "HTTP 429 answers (fake: 1 message/s per channel)", unit: "", values: limited},
+		{section: sec, name: "first alert → the channel is quiet (last Slack call)", unit: "s", values: quiet},
+		{section: sec, name: "first alert → the flood ends (thread says so; quiet_for 5m)", unit: "s", values: over},
+		{section: sec, name: "Redis memory of its keys", unit: "MiB", values: mem},
+		{section: sec, name: "alerts accepted per second", unit: "alerts/s", values: rate},
+	}
+	for _, d := range res.distinct {
+		if d.flood {
+			continue
+		}
+		sec := "Distinct-alert storm, flood protection off"
+		out = append(out,
+			figure{section: sec, name: "root messages posted during the storm and two windows", unit: "", values: []float64{float64(d.roots)}},
+			figure{section: sec, name: "roots still queued then (1 message/s: that many seconds more)", unit: "", values: []float64{float64(d.backlog)}},
+			figure{section: sec, name: "Redis memory of its keys", unit: "MiB", values: []float64{float64(d.redis) / (1 << 20)}},
+		)
+	}
+	return out
+}
+
+func redisMemoryFigures(res *results) []figure {
+	var out []figure
+	for _, m := range res.memory {
+		v, unit, name := float64(m.bytes)/(1<<20), "MiB", m.name
+		if m.per > 0 {
+			v, unit, name = float64(m.bytes)/float64(m.per), "bytes", m.name+", "+m.unit
+		}
+		out = append(out, figure{section: "Redis memory (used_memory after − before)", name: name, unit: unit, values: []float64{v}})
 	}
 	return out
 }
@@ -270,7 +342,8 @@ func find(figs []figure, section, name string) figure {
 // render writes RESULTS.md.
 func (e *env) render(m machine, res *results, took time.Duration) string {
 	ingest, storm, lag, ckpt, mem := ingestFigures(res), stormFigures(res), lagFigures(res), checkpointFigures(res), memoryFigures(res)
-	all := slices.Concat(ingest, storm, lag, ckpt, mem)
+	distinct, rmem := distinctFigures(res), redisMemoryFigures(res)
+	all := slices.Concat(ingest, storm, distinct, lag, ckpt, mem, rmem)
 	date := e.started.UTC().Format("2006-01-02")
 	virt := ""
 	if m.virtual {
@@ -283,8 +356,8 @@ func (e *env) render(m machine, res *results, took time.Duration) string {
 		e.started.UTC().Format("2006-01-02 15:04"), took.Round(time.Second))
 	w("| machine | |\n|---|---|\n")
 	w("| CPU | %s, %d cores (%d logical CPUs)%s |\n", m.cpu, m.cores, m.logical, virt)
-	w("| memory | %s |\n| OS | %s |\n| Go | %s |\n| redis-server | %s (loopback, no RDB/AOF, as the tests run it) |\n",
-		m.memory, m.os, m.goVersion, orUnknown(m.redis))
+	w("| memory | %s |\n| OS | %s |\n| Go | %s |\n| redis-server | %s (%s) |\n",
+		m.memory, m.os, m.goVersion, orUnknown(m.redis), redisSetup)
 	w("| streamwatch | %s, built with the release flags (`CGO_ENABLED=0 -trimpath -ldflags '-s -w'`) |\n", e.version)
 	w("| load average (1/5/15 min) | %s before, %s after |\n\n", m.loadBefore, m.loadAfter)
 	w("**This machine is shared and was busy with other work while it measured** (see the load average): the\n")
@@ -303,15 +376,45 @@ func (e *env) render(m machine, res *results, took time.Duration) string {
 		if len(ratio.values) > 0 {
 			comp = fmt.Sprintf("Alertmanager `POST /api/v2/alerts`: %s; ratio %s", cell(find(ingest, am, "alerts/s")), cell(ratio))
 		}
-		w("| Alert ingest, %d alert%s per request, half duplicates, into Redis | %s; p50 %s, p99 %s | %s | %s |\n",
+		w("| Alert ingest, %d alert%s per request, half new keys (flood protection on), into Redis with AOF | %s; p50 %s, p99 %s | %s | %s |\n",
 			bt, plural(bt), cell(find(ingest, sw, "alerts/s")), cell(find(ingest, sw, "p50 latency per request")),
 			cell(find(ingest, sw, "p99 latency per request")), comp, ratio.verdict()+orDash(ratio.target))
+	}
+	for _, bt := range batches {
+		d := find(ingest, fmt.Sprintf("Alert ingest, batches of %d", bt), doublingName)
+		if len(d.values) == 0 {
+			continue
+		}
+		w("| Load generator check, %d alert%s per request: Alertmanager from %d, then %d keep-alive connections | | %s: %s × the rate | %s |\n",
+			bt, plural(bt), e.opts.workers, 2*e.opts.workers, cell(find(ingest, fmt.Sprintf("Alert ingest, %s, batches of %d", amDoubled, bt), "alerts/s")),
+			cell(d), d.verdict())
 	}
 	if len(res.storms) > 0 {
 		s := res.storms[0]
 		w("| Storm: %s duplicates of one alert in %s s (stands for 60 s; thread_coalesce %v for 10s) | %s Slack calls, %s × HTTP 429 | Slack fake: 1 message/s per channel | ≤ 30 calls, no 429: %s |\n",
 			thousands(int64(e.opts.stormAlerts)), sig3(e.opts.stormWindow.Seconds()), s.coalesce,
 			cell(storm[0]), cell(storm[1]), metWord(storm[0].met(storm[0].spread().median) && storm[1].met(storm[1].spread().median)))
+	}
+	if f := find(distinct, "Distinct-alert storm, flood protection on", "root messages"); len(f.values) > 0 {
+		sec := "Distinct-alert storm, flood protection on"
+		off := "flood protection off: not measured"
+		if o := find(distinct, "Distinct-alert storm, flood protection off", "roots still queued then (1 message/s: that many seconds more)"); len(o.values) > 0 {
+			off = fmt.Sprintf("flood protection off (as before): %s roots posted, %s more queued (%s at Slack's 1 message/s), Redis %s MiB",
+				cell(find(distinct, "Distinct-alert storm, flood protection off", "root messages posted during the storm and two windows")),
+				cell(o), hours(o.values[0]), format(find(distinct, "Distinct-alert storm, flood protection off", "Redis memory of its keys").values[0], "MiB"))
+		}
+		w("| Distinct-alert storm: %s alerts, each its own key, in %s s to one channel | %s roots, %s Slack calls, %s × HTTP 429; quiet %s after the first alert; Redis %s | %s | %s |\n",
+			thousands(int64(e.opts.distinctAlerts)), sig3(e.opts.distinctWindow.Seconds()), cell(f),
+			cell(find(distinct, sec, "Slack calls (chat.postMessage + chat.update)")), cell(find(distinct, sec, "HTTP 429 answers (fake: 1 message/s per channel)")),
+			cell(find(distinct, sec, "first alert → the channel is quiet (last Slack call)")), cell(find(distinct, sec, "Redis memory of its keys")),
+			off, f.verdict())
+	}
+	if len(rmem) > 0 {
+		var parts []string
+		for _, f := range rmem {
+			parts = append(parts, f.name+": "+cell(f))
+		}
+		w("| Redis memory | %s | | |\n", strings.Join(parts, "; "))
 	}
 	for _, p := range []string{"1,000", "10,000"} {
 		sec := fmt.Sprintf("Consumer lag, %s partitions (kfake, 3 brokers)", p)
@@ -355,10 +458,18 @@ func (e *env) render(m machine, res *results, took time.Duration) string {
 
 func withUnit(name, unit string) string {
 	switch unit {
-	case "ms", "s", "MiB":
+	case "ms", "s", "MiB", "bytes":
 		return name + " (" + unit + ")"
 	}
 	return name
+}
+
+// hours is "2.8 h" for a number of seconds.
+func hours(seconds float64) string {
+	if seconds < 3600 {
+		return fmt.Sprintf("%.0f min", seconds/60)
+	}
+	return fmt.Sprintf("%.1f h", seconds/3600)
 }
 
 func plural(n int) string {
@@ -393,21 +504,30 @@ func (e *env) renderMethod(b *strings.Builder, res *results) {
 	o := e.opts
 	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	w("## How each figure is measured\n\n")
+	w("- **Redis** runs as production should run it: `appendonly yes`, `appendfsync everysec` (every write\n")
+	w("  goes to the append-only file, which is fsync'ed once a second), no RDB snapshots, loopback.\n")
 	w("- **Alert ingest.** Each run starts a fresh `streamwatch serve` (the release binary, its own process,\n")
-	w("  `--log-level %s`, its log to a file) against one redis-server and Slack's fake\n", o.logLevel)
-	w("  (`bot/slackfake`, on the same cores), with a fresh key prefix. The fake paces chat.postMessage\n")
+	w("  `--log-level %s`, its log to a file, the default configuration: flood protection on) against one\n", o.logLevel)
+	w("  redis-server and Slack's fake (`bot/slackfake`, on the same cores), with a fresh key prefix. The\n")
+	w("  fake paces chat.postMessage\n")
 	w("  as Slack does, 1 per second per channel (burst 3, then HTTP 429 with Retry-After): every new\n")
 	w("  incident queues a root message in the Redis outbox, and streamwatch posts them at that pace, as\n")
 	w("  it would to Slack. The calls and 429 answers of each run are listed under \"Runs\".\n")
-	w("  The load generator (`bench/cmd/swload`, a separate process, loopback only) first sends %d hot\n", hotAlerts)
+	w("  The load generator (`bench/cmd/swload`, a separate process, loopback only) works as wrk does:\n")
+	w("  each sender owns one keep-alive connection and sends its next request as soon as it has read\n")
+	w("  the answer (net/http's Request.Write and ReadResponse, no client pool); its own CPU time is a\n")
+	w("  figure below, and the Alertmanager runs are repeated from twice the connections to show that\n")
+	w("  it does not hold the rate back. It first sends %d hot\n", hotAlerts)
 	w("  alerts once, then %d unmeasured requests, then requests of 1 alert (at most %s) and then of\n",
 		warmup, thousands(int64(o.requests1)))
 	w("  20 alerts (at most %s), each for at most %v, from %d concurrent senders, closed loop.\n",
 		thousands(int64(o.requests20)), o.ingestLimit, o.workers)
 	w("  Every other alert repeats one of the hot alerts (a duplicate of an open incident); the others are\n")
-	w("  new alerts, each opening an incident (and a Slack message). streamwatch answers 200 only after\n")
-	w("  Redis has recorded every alert of the request; after each run the Redis check compares the\n")
-	w("  incidents and occurrence counts in Redis with what the answers claimed. alerts/s is alerts\n")
+	w("  new alerts with new keys, all to one channel: after the first 20 minus the hot ones (the flood\n")
+	w("  limit, 20 new incidents a minute), each joins the channel's flood incident, recorded under its own\n")
+	w("  key and counted, instead of opening an incident and a Slack message of its own. streamwatch answers\n")
+	w("  200 only after Redis has recorded every alert of the request; after each run the Redis check\n")
+	w("  compares the incidents and occurrence counts in Redis with what the answers claimed. alerts/s is alerts\n")
 	w("  answered 200 over the time from the first request to the last answer; latency is per request.\n")
 	w("  CPU per 1,000 alerts is each process's CPU time (/proc/<pid>/stat; Slack's fake: this process's\n")
 	w("  rusage) over the whole load run, warm-up included, divided by its alerts.\n")
@@ -415,7 +535,9 @@ func (e *env) renderMethod(b *strings.Builder, res *results) {
 	w("  `--storage.path`, `--cluster.listen-address=` (no gossip), a route to a receiver with no\n")
 	w("  integrations, gets the same alerts with the same load on `POST /api/v2/alerts`. It keeps alerts\n")
 	w("  in memory only; streamwatch writes each to Redis before answering. The two alternate which goes\n")
-	w("  first in each run; the ratio pairs the two figures of the same run.\n")
+	w("  first in each run; the ratio pairs the two figures of the same run. Then a second fresh\n")
+	w("  Alertmanager gets the same load from %d connections instead of %d: its rate over the first one's\n", 2*o.workers, o.workers)
+	w("  (target ≤ 1.10) shows whether more connections, or a faster generator, would measure more.\n")
 	w("- **Storm.** Scaled in time by %s: %s duplicates of one alert (1 per request, evenly paced by\n",
 		fmt.Sprintf("%.3g", time.Minute.Seconds()/o.stormWindow.Seconds()), thousands(int64(o.stormAlerts)))
 	w("  the load generator) over %s s instead of 60 s, with `slack.thread_coalesce` scaled from 10s to the\n", sig3(o.stormWindow.Seconds()))
@@ -424,6 +546,23 @@ func (e *env) renderMethod(b *strings.Builder, res *results) {
 	w("  the scaled storm posts 6 times as often as a real one, so it is the harder case for the limit.\n")
 	w("  Calls are counted until the root message shows every occurrence and the thread replies account\n")
 	w("  for every duplicate, plus two more windows.\n")
+	w("- **Distinct-alert storm.** %s alerts, each with a key of its own, evenly paced over %s s in real\n",
+		thousands(int64(o.distinctAlerts)), sig3(o.distinctWindow.Seconds()))
+	w("  time (not scaled: the flood limit is per minute), 1 alert per request from up to 32 connections, to\n")
+	w("  one channel of a fresh streamwatch with the default configuration (`thread_coalesce` 10s, flood\n")
+	w("  limit 20 new incidents a minute, `quiet_for` 5m), against Slack's fake at 1 message/s per channel.\n")
+	w("  Counted until no Slack call came for two coalescing windows (\"quiet\"); when the flood ends is\n")
+	w("  read from Redis (the rate fell to the limit a minute after the storm's last keys, plus quiet_for),\n")
+	w("  not waited for. Redis memory is MEMORY USAGE (exact) of every key of the run's prefix. %d run%s,\n",
+		min(o.distinctReps, o.reps), plural(min(o.distinctReps, o.reps)))
+	w("  and once more with `alerts.flood.new_incidents_per_minute: 0` (flood protection off, what\n")
+	w("  streamwatch did before), stopped two windows after the storm with its roots still queued.\n")
+	w("- **Redis memory** (once): a fresh redis-server with the same settings, emptied before each shape;\n")
+	w("  `used_memory` after − before. The alerts are recorded through package state, with the scripts\n")
+	w("  streamwatch runs, 1,000 per script run: 10,000 distinct alerts with flood protection off, their\n")
+	w("  roots then delivered as the deliverer does (per open incident); 999 more alerts (fingerprints) of\n")
+	w("  one incident (per stored alert); 10,000 duplicates; 100,000 distinct alerts in one channel with\n")
+	w("  flood protection on and off, measured right after (undelivered roots included).\n")
 	w("- **Lag and checkpoint** are the Go benchmarks of package bench, run once per run in a process\n")
 	w("  of their own (`bench.test -test.bench . -test.count 1 -test.benchtime %s`): their %d rounds\n", o.benchtime, o.reps)
 	w("  spread over the whole measurement, and the two sides of a ratio are measured back to back.\n")
@@ -464,7 +603,7 @@ func (e *env) renderRuns(b *strings.Builder, res *results) {
 	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	w("## Runs\n\n")
 	w("| run | target | batch | requests | stopped by | alerts/s | p50 ms | p99 ms | max ms |\n|---:|---|---:|---:|---|---:|---:|---:|---:|\n")
-	for _, target := range []string{"streamwatch", "alertmanager"} {
+	for _, target := range ingestTargets {
 		for _, bt := range batches {
 			for i, r := range res.ingest[target][bt] {
 				w("| %d | %s | %d | %s | %s | %s | %s | %s | %s |\n", i+1, target, bt, thousands(int64(r.Requests)), r.StoppedBy,
@@ -487,6 +626,18 @@ func (e *env) renderRuns(b *strings.Builder, res *results) {
 		w("- run %d, storm: %d duplicates in %.1f s (%s/s), coalesce %v: %d chat.postMessage + %d chat.update (+%d other calls), %d × 429, %s, last call %.1f s after the first alert\n",
 			i+1, s.sent.OK, s.sent.Seconds, format(s.sent.AlertsPerS, "alerts/s"), s.coalesce, s.postMessages, s.updates,
 			s.otherCalls, s.rateLimited, state, s.lastCall.Seconds())
+	}
+	for i, d := range res.distinct {
+		quiet := "not quiet when the run stopped waiting"
+		if d.quietSeen {
+			quiet = fmt.Sprintf("quiet %.1f s after the first alert", d.quiet.Seconds())
+		}
+		w("- distinct storm %d, flood protection %s: %d alerts in %.1f s (%s/s, %d opened, %d flooded); %d roots, %d chat.postMessage + %d chat.update, %d × 429; %s; %d outbox entries left; Redis: %d keys, %.2f MiB\n",
+			i+1, onOff(d.flood), d.sent.OK, d.sent.Seconds, format(d.sent.AlertsPerS, "alerts/s"), d.sent.Opened, d.sent.Flooded,
+			d.roots, d.postMessages, d.updates, d.rateLimited, quiet, d.backlog, d.redisKeys, float64(d.redis)/(1<<20))
+	}
+	for _, m := range res.memory {
+		w("- Redis memory, %s: %s bytes%s — %s\n", m.name, thousands(m.bytes), perText(m), m.note)
 	}
 	if len(res.goBenchOrder) > 0 {
 		w("\nGo benchmarks, every run (ns/op and the custom metrics):\n\n```\n")

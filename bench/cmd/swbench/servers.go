@@ -50,7 +50,8 @@ func randomHex(n int) string {
 
 // startStreamwatch runs `streamwatch serve` against the Redis server and Slack's fake, with a
 // fresh key prefix, and waits until /readyz answers 200 (Redis answers, the socket is up).
-func (e *env) startStreamwatch(ctx context.Context, slack *slackfake.Server, coalesce time.Duration, tag string) (*streamwatch, error) {
+// alerts, when not empty, are more keys of the alerts section, each line indented by two spaces.
+func (e *env) startStreamwatch(ctx context.Context, slack *slackfake.Server, coalesce time.Duration, tag, alerts string) (*streamwatch, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -63,10 +64,12 @@ slack:
   thread_coalesce: %s
 redis:
   key_prefix: %s
+alerts:
+%s  group_by: [alertname, pipeline]
 pipelines:
   - name: bench
     channel: C0BENCH
-`, port, alertChannel, coalesce, prefix)
+`, port, alertChannel, coalesce, prefix, alerts)
 	path := filepath.Join(e.tmp, tag+".yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		return nil, err

@@ -7,11 +7,12 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/streamwatch/streamwatch/bot"
 	"github.com/streamwatch/streamwatch/config"
 	"github.com/streamwatch/streamwatch/health"
 	"github.com/streamwatch/streamwatch/integrations/access"
 	"github.com/streamwatch/streamwatch/integrations/probe"
+	"github.com/streamwatch/streamwatch/metrics"
+	"github.com/streamwatch/streamwatch/scheduler"
 	"github.com/streamwatch/streamwatch/state"
 )
 
@@ -52,7 +53,7 @@ func jobUser(ju config.JobUser) *access.User {
 }
 
 // scheduleJobs adds a probe job per pipeline with a probe schedule and the health digest.
-func scheduleJobs(s *bot.Scheduler, cfg *config.Config, hs *health.Service, store *state.Store, metrics *bot.Metrics, log *slog.Logger) error {
+func scheduleJobs(s *scheduler.Scheduler, cfg *config.Config, hs *health.Service, store *state.Store, metrics *metrics.Metrics, log *slog.Logger) error {
 	var jobs []string
 	for _, p := range cfg.Pipelines {
 		if !p.Probe.Enabled() || p.Checkpoint.Location == "" {
@@ -64,7 +65,7 @@ func scheduleJobs(s *bot.Scheduler, cfg *config.Config, hs *health.Service, stor
 		}
 		name := p.Name
 		jobs = append(jobs, "probe:"+name)
-		s.Add(bot.Job{Name: "probe:" + name, Schedule: sched, Run: func(ctx context.Context, _ time.Time, _ int) error {
+		s.Add(scheduler.Job{Name: "probe:" + name, Schedule: sched, Run: func(ctx context.Context, _ time.Time, _ int) error {
 			res, err := hs.Probe(ctx, name)
 			metrics.ProbeResults.WithLabelValues(name, string(res.Status)).Inc()
 			log.Info("probe", "pipeline", name, "status", res.Status, "class", res.Class, "took", res.Took)
@@ -77,7 +78,7 @@ func scheduleJobs(s *bot.Scheduler, cfg *config.Config, hs *health.Service, stor
 			return fmt.Errorf("health.digest_schedule %q: %w", spec, err)
 		}
 		channel := cfg.Slack.HealthChannel
-		s.Add(bot.Job{Name: "digest", Schedule: sched, Run: func(ctx context.Context, _ time.Time, missed int) error {
+		s.Add(scheduler.Job{Name: "digest", Schedule: sched, Run: func(ctx context.Context, _ time.Time, missed int) error {
 			d, err := hs.Digest(ctx)
 			if err != nil {
 				return err

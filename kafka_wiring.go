@@ -9,11 +9,12 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
-	"github.com/streamwatch/streamwatch/bot"
 	"github.com/streamwatch/streamwatch/config"
 	"github.com/streamwatch/streamwatch/integrations/kafka"
 	"github.com/streamwatch/streamwatch/integrations/spark"
 	"github.com/streamwatch/streamwatch/integrations/storage"
+	"github.com/streamwatch/streamwatch/metrics"
+	"github.com/streamwatch/streamwatch/scheduler"
 	"github.com/streamwatch/streamwatch/state"
 )
 
@@ -60,7 +61,7 @@ func sortedClusterNames(cfg *config.Config) []string {
 
 // scheduleSampler samples every pipeline's group once per kafka.sample_interval in the whole
 // deployment, and keeps the lag gauge current.
-func (k *kafkaParts) scheduleSampler(s *bot.Scheduler, interval time.Duration, metrics *bot.Metrics, log *slog.Logger) error {
+func (k *kafkaParts) scheduleSampler(s *scheduler.Scheduler, interval time.Duration, metrics *metrics.Metrics, log *slog.Logger) error {
 	if len(k.monitor.Pipelines()) == 0 {
 		return nil
 	}
@@ -68,7 +69,7 @@ func (k *kafkaParts) scheduleSampler(s *bot.Scheduler, interval time.Duration, m
 	if err != nil {
 		return err
 	}
-	s.Add(bot.Job{Name: "kafka-sample", Schedule: cron.Every(interval), Run: func(ctx context.Context, _ time.Time, _ int) error {
+	s.Add(scheduler.Job{Name: "kafka-sample", Schedule: cron.Every(interval), Run: func(ctx context.Context, _ time.Time, _ int) error {
 		ctx, cancel := context.WithTimeout(ctx, interval)
 		defer cancel()
 		err := sampler.SampleOnce(ctx)

@@ -23,6 +23,8 @@ import (
 	"github.com/streamwatch/streamwatch/commands"
 	"github.com/streamwatch/streamwatch/config"
 	"github.com/streamwatch/streamwatch/integrations/alerts"
+	"github.com/streamwatch/streamwatch/metrics"
+	"github.com/streamwatch/streamwatch/scheduler"
 	"github.com/streamwatch/streamwatch/state"
 )
 
@@ -170,7 +172,7 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 	}
 	router := alerts.NewRouter(routes, cfg.Alerts.GroupBy, channels, cfg.Slack.DefaultChannel)
 
-	metrics := bot.NewMetrics()
+	metrics := metrics.New()
 	httpClient := &http.Client{Timeout: 15 * time.Second, Transport: metrics.Transport(nil)}
 	apiOpts := []slack.Option{slack.OptionAppLevelToken(sec.SlackAppToken), slack.OptionHTTPClient(httpClient)}
 	if sec.SlackAPIURL != "" {
@@ -269,14 +271,14 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 	defer stopBot()
 	botDone := make(chan error, 1)
 	go func() { botDone <- b.Run(botCtx) }()
-	sched := &bot.Scheduler{Store: store, Log: log, Replica: replica}
+	sched := &scheduler.Scheduler{Store: store, Log: log, Replica: replica}
 	if err := scheduleJobs(sched, cfg, hs, store, metrics, log); err != nil {
 		return err
 	}
 	if err := kp.scheduleSampler(sched, cfg.Kafka.SampleInterval, metrics, log); err != nil {
 		return err
 	}
-	sched.Add(bot.Job{Name: "watch", Schedule: cron.Every(watchEvery), Run: func(ctx context.Context, _ time.Time, _ int) error {
+	sched.Add(scheduler.Job{Name: "watch", Schedule: cron.Every(watchEvery), Run: func(ctx context.Context, _ time.Time, _ int) error {
 		return watch.tick(ctx, log)
 	}})
 	go sched.Run(botCtx)

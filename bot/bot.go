@@ -12,6 +12,7 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/streamwatch/streamwatch/commands"
 	"github.com/streamwatch/streamwatch/integrations/alerts"
+	"github.com/streamwatch/streamwatch/metrics"
 	"github.com/streamwatch/streamwatch/state"
 )
 
@@ -39,7 +40,7 @@ type Options struct {
 	// a known pipeline. ("Diagnose again" is the command `incident diagnose`.)
 	Enrich func(ctx context.Context, incident, pipeline string, again bool)
 	// Metrics receives the bot's measurements; nil makes a fresh set.
-	Metrics *Metrics
+	Metrics *metrics.Metrics
 	// HTTPClient makes response_url posts; the Slack API client has its own.
 	HTTPClient *http.Client
 	Now        func() time.Time
@@ -75,7 +76,7 @@ func New(opt Options) *Bot {
 		opt.Now = time.Now
 	}
 	if opt.Metrics == nil {
-		opt.Metrics = NewMetrics()
+		opt.Metrics = metrics.New()
 	}
 	if opt.HTTPClient == nil {
 		opt.HTTPClient = &http.Client{Timeout: 15 * time.Second}

@@ -240,7 +240,9 @@ func (d *deliverer) deliverAll(ctx context.Context, list []state.Delivery, block
 			continue
 		}
 		delivered++
-		d.b.opt.Metrics.DeliveryLatency.Observe(streamAge(e.StreamID, time.Now()).Seconds())
+		if q := e.Queued(); !q.IsZero() {
+			d.b.opt.Metrics.DeliveryLatency.Observe(time.Since(q).Seconds())
+		}
 		delete(d.retryAt, e.StreamID)
 		delete(d.attempts, e.StreamID)
 		delete(d.replied, e.StreamID)

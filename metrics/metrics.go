@@ -1,11 +1,12 @@
-package bot
+// Package metrics holds streamwatch's Prometheus registry: what the webhooks, the deliverer,
+// the commands, the probes and the Kafka sampler measure, served at /metrics.
+package metrics
 
 import (
 	"net/http"
 	"path"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -32,9 +33,9 @@ type Metrics struct {
 	Lag             *prometheus.GaugeVec
 }
 
-// NewMetrics registers every family on a registry of its own (several bots in one test
+// New registers every family on a registry of its own (several bots in one test
 // process must not collide).
-func NewMetrics() *Metrics {
+func New() *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry()}
 	m.AlertsReceived = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "streamwatch_alerts_received_total",
 		Help: "Alerts received by webhook source and outcome: opened, duplicate, flooded (joined a flood incident), resolved, ignored (recorded all of them); rejected, unavailable (not recorded)."}, []string{"source", "outcome"})
@@ -94,16 +95,3 @@ func (m *Metrics) Transport(next http.RoundTripper) http.RoundTripper {
 type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
-// streamAge is how long ago a Redis stream id ("<ms>-<seq>") was made.
-func streamAge(id string, now time.Time) time.Duration {
-	i := strings.IndexByte(id, '-')
-	if i < 0 {
-		return 0
-	}
-	ms, err := strconv.ParseInt(id[:i], 10, 64)
-	if err != nil {
-		return 0
-	}
-	return now.Sub(time.UnixMilli(ms))
-}

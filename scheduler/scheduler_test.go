@@ -1,4 +1,4 @@
-package bot_test
+package scheduler_test
 
 import (
 	"context"
@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
-	"github.com/streamwatch/streamwatch/bot"
 	"github.com/streamwatch/streamwatch/config"
 	"github.com/streamwatch/streamwatch/internal/testredis"
+	"github.com/streamwatch/streamwatch/scheduler"
 	"github.com/streamwatch/streamwatch/state"
 )
 
@@ -26,8 +26,8 @@ func TestSchedulerRunsEachTickOnce(t *testing.T) {
 	var mu sync.Mutex
 	runs := map[int64][]string{}
 	ticks := make(chan struct{}, 100)
-	job := func(replica string) bot.Job {
-		return bot.Job{Name: "probe:sms-replies", Schedule: sched, Run: func(_ context.Context, tick time.Time, _ int) error {
+	job := func(replica string) scheduler.Job {
+		return scheduler.Job{Name: "probe:sms-replies", Schedule: sched, Run: func(_ context.Context, tick time.Time, _ int) error {
 			mu.Lock()
 			runs[tick.Unix()] = append(runs[tick.Unix()], replica)
 			mu.Unlock()
@@ -38,7 +38,7 @@ func TestSchedulerRunsEachTickOnce(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	for i, rdb := range []*state.Store{state.New(rdb1, prefix), state.New(rdb2, prefix)} {
-		s := &bot.Scheduler{Store: rdb, Log: slog.New(slog.DiscardHandler), Replica: []string{"a", "b"}[i]}
+		s := &scheduler.Scheduler{Store: rdb, Log: slog.New(slog.DiscardHandler), Replica: []string{"a", "b"}[i]}
 		s.Add(job(s.Replica))
 		wg.Add(1)
 		go func() { defer wg.Done(); s.Run(ctx) }()
@@ -63,13 +63,13 @@ func TestSchedulerRunsEachTickOnce(t *testing.T) {
 
 func TestNextTickAlignsConstantDelays(t *testing.T) {
 	every5m, _ := config.ParseSchedule("@every 5m")
-	a := bot.NextTick(every5m, time.Date(2026, 11, 30, 10, 41, 5, 0, time.UTC))
-	b := bot.NextTick(every5m, time.Date(2026, 11, 30, 10, 42, 59, 0, time.UTC))
+	a := scheduler.NextTick(every5m, time.Date(2026, 11, 30, 10, 41, 5, 0, time.UTC))
+	b := scheduler.NextTick(every5m, time.Date(2026, 11, 30, 10, 42, 59, 0, time.UTC))
 	if !a.Equal(b) || !a.Equal(time.Date(2026, 11, 30, 10, 45, 0, 0, time.UTC)) {
 		t.Fatalf("replicas disagree on the tick: %v %v", a, b)
 	}
 	weekdays, _ := config.ParseSchedule("CRON_TZ=UTC 0 9 * * 1-5")
-	if got := bot.NextTick(weekdays, time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)); !got.Equal(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)) {
+	if got := scheduler.NextTick(weekdays, time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)); !got.Equal(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)) {
 		t.Fatalf("weekday schedule next = %v", got)
 	}
 	var _ cron.Schedule = every5m
@@ -87,8 +87,8 @@ func TestSchedulerCountsMissedTicks(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := make(chan int, 1)
-	s := &bot.Scheduler{Store: st, Log: slog.New(slog.DiscardHandler), Replica: "a"}
-	s.Add(bot.Job{Name: "digest", Schedule: sched, Run: func(_ context.Context, _ time.Time, missed int) error {
+	s := &scheduler.Scheduler{Store: st, Log: slog.New(slog.DiscardHandler), Replica: "a"}
+	s.Add(scheduler.Job{Name: "digest", Schedule: sched, Run: func(_ context.Context, _ time.Time, missed int) error {
 		select {
 		case got <- missed:
 		default:

@@ -1,4 +1,7 @@
-package bot
+// Package scheduler runs streamwatch's scheduled jobs (probes, the health digest, the Kafka
+// sampler, recovery watches) so that each tick runs once in the whole deployment, whichever
+// replicas are up.
+package scheduler
 
 import (
 	"context"
@@ -8,7 +11,6 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
-	"github.com/streamwatch/streamwatch/state"
 )
 
 // Job is a scheduled task. Run gets the tick it runs for and the ticks missed before it
@@ -23,11 +25,18 @@ type Job struct {
 // replica computes the same tick times, and a Redis lock per job and tick (with an expiry, so
 // a dead replica's lock frees itself) lets one of them run it.
 type Scheduler struct {
-	Store   *state.Store
+	Store   Ticks
 	Log     *slog.Logger
 	Replica string
 	Now     func() time.Time
 	jobs    []Job
+}
+
+// Ticks is where the scheduler keeps its locks and the newest tick of each job (state.Store).
+type Ticks interface {
+	TryLock(ctx context.Context, name, owner string, ttl time.Duration) (bool, error)
+	LastTick(ctx context.Context, job string) (time.Time, error)
+	SetLastTick(ctx context.Context, job string, tick time.Time, missed int) error
 }
 
 // Add schedules a job.

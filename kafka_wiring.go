@@ -23,7 +23,7 @@ import (
 type kafkaParts struct {
 	clusters *kafka.Clusters
 	monitor  *kafka.Monitor
-	samples  *lagStore
+	samples  *state.LagSamples
 }
 
 func newKafka(cfg *config.Config, store *state.Store, getenv func(string) string, log *slog.Logger) (*kafkaParts, error) {
@@ -46,7 +46,7 @@ func newKafka(cfg *config.Config, store *state.Store, getenv func(string) string
 				Group: p.Kafka.Group, StallAfter: p.Kafka.StallAfter, AllowedLag: p.Kafka.AllowedLag})
 		}
 	}
-	ls := &lagStore{st: store, pipelines: pipes}
+	ls := state.NewLagSamples(store, pipes)
 	mon, err := kafka.NewMonitor(clusters, ls, pipes, kafka.MonitorOptions{})
 	if err != nil {
 		clusters.Close()

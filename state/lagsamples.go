@@ -1,4 +1,4 @@
-package main
+package state
 
 import (
 	"context"
@@ -6,23 +6,30 @@ import (
 	"errors"
 
 	"github.com/streamwatch/streamwatch/integrations/kafka"
-	"github.com/streamwatch/streamwatch/state"
 )
 
-// lagStore keeps the Kafka sampler's rounds in Redis, each round in a compact binary form
-// (about 12 bytes a partition), so a 10,000-partition window decodes quickly.
-type lagStore struct {
-	st        *state.Store
+// LagSamples keeps the Kafka sampler's rounds in Redis (kafka.SampleStore), each round in a
+// compact binary form (about 12 bytes a partition), so a 10,000-partition window decodes
+// quickly.
+type LagSamples struct {
+	st        *Store
 	pipelines []kafka.Pipeline
 }
 
-var _ kafka.SampleStore = (*lagStore)(nil)
+var _ kafka.SampleStore = (*LagSamples)(nil)
 
-func (l *lagStore) Append(ctx context.Context, k kafka.SampleKey, round []kafka.PartitionSample) error {
+// NewLagSamples keeps the samples of pipelines in s.
+func NewLagSamples(s *Store, pipelines []kafka.Pipeline) *LagSamples {
+	return &LagSamples{st: s, pipelines: pipelines}
+}
+
+// Append stores one sampling round of a group on a topic, keeping the newest kafka.MaxSamples.
+func (l *LagSamples) Append(ctx context.Context, k kafka.SampleKey, round []kafka.PartitionSample) error {
 	return l.st.AppendLagRound(ctx, k.Cluster, k.Group, k.Topic, encodeRound(round), kafka.MaxSamples)
 }
 
-func (l *lagStore) Window(ctx context.Context, k kafka.SampleKey) ([]kafka.PartitionSample, error) {
+// Window returns the stored samples of a group on a topic, oldest first.
+func (l *LagSamples) Window(ctx context.Context, k kafka.SampleKey) ([]kafka.PartitionSample, error) {
 	rounds, err := l.st.LagRounds(ctx, k.Cluster, k.Group, k.Topic)
 	if err != nil {
 		return nil, err
@@ -38,7 +45,7 @@ func (l *lagStore) Window(ctx context.Context, k kafka.SampleKey) ([]kafka.Parti
 }
 
 // RecentLag sums each stored round's lag over the pipeline's topics, oldest first.
-func (l *lagStore) RecentLag(ctx context.Context, pipeline string) ([]int64, error) {
+func (l *LagSamples) RecentLag(ctx context.Context, pipeline string) ([]int64, error) {
 	var p *kafka.Pipeline
 	for i := range l.pipelines {
 		if l.pipelines[i].Name == pipeline {

@@ -24,12 +24,10 @@ import (
 	"github.com/streamwatch/streamwatch/config"
 	"github.com/streamwatch/streamwatch/integrations/alerts"
 	"github.com/streamwatch/streamwatch/metrics"
+	"github.com/streamwatch/streamwatch/pipeline"
 	"github.com/streamwatch/streamwatch/scheduler"
 	"github.com/streamwatch/streamwatch/state"
 )
-
-// watchEvery is how often recovery watches look for progress.
-const watchEvery = 5 * time.Second
 
 // version is stamped at build time: -ldflags "-X main.version=…".
 var version = "dev"
@@ -185,7 +183,7 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 		return err
 	}
 	defer kp.clusters.Close()
-	hs := healthService(cfg, store, getenv)
+	hs := pipeline.NewProbes(cfg, store, getenv)
 	hs.Lag = kp.samples
 	handler := commands.New(cfg.Slack.Command, store)
 	perPipeline := map[string][]string{}
@@ -201,16 +199,16 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 	}
 	handler.RegisterHealth(hs)
 	handler.RegisterKafka(kp.monitor)
-	cps := &checkpoints{cfg: cfg, kafka: kp, getenv: getenv}
+	cps := &pipeline.Checkpoints{Config: cfg, Getenv: getenv, Kafka: kp.clusters}
 	handler.RegisterCheckpoint(cps)
-	diag := &diagnoser{cfg: cfg, store: store, kafka: kp, checkpoints: cps, getenv: getenv}
+	diag := &pipeline.Diagnoser{Config: cfg, Getenv: getenv, Lag: kp.monitor, Checkpoints: cps, Probes: store}
 	handler.RegisterDiagnose(diag)
 	// Incidents a failing probe opens are diagnosed in their thread, like alert-opened ones.
 	hs.OnOpen = func(ctx context.Context, incident, pipeline string) {
 		enrich(ctx, diag, store, log, incident, pipeline, false)
 	}
 	defer hs.Wait()
-	watch := &watcher{cfg: cfg, store: store, kafka: kp, cps: cps, now: time.Now}
+	watch := &pipeline.Watcher{Config: cfg, Store: store, Checkpoints: cps, Kafka: kp.clusters, Now: time.Now, Log: log}
 	handler.RegisterWatch(watch)
 	handler.RegisterAudit(store)
 	handler.RegisterIncidentDiagnose(func(ctx context.Context, incident, pipeline string) {
@@ -224,7 +222,7 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 	}
 	// One name per process: the outbox consumer and the scheduler's lock owner are the same replica.
 	replica := replicaName()
-	handler.RegisterRemediation(&remediation{cfg: cfg, getenv: getenv, now: time.Now, store: store, replica: replica}, store)
+	handler.RegisterRemediation(&pipeline.Repairs{Config: cfg, Getenv: getenv, Now: time.Now, Store: store, Replica: replica}, store)
 	b := bot.New(bot.Options{
 		Log: log, Store: store, Router: router, Commands: handler, API: api,
 		WebhookToken: sec.WebhookToken, AllowUnauthenticated: cfg.HTTP.AllowUnauthenticatedWebhooks,
@@ -278,8 +276,8 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 	if err := kp.scheduleSampler(sched, cfg.Kafka.SampleInterval, metrics, log); err != nil {
 		return err
 	}
-	sched.Add(scheduler.Job{Name: "watch", Schedule: cron.Every(watchEvery), Run: func(ctx context.Context, _ time.Time, _ int) error {
-		return watch.tick(ctx, log)
+	sched.Add(scheduler.Job{Name: "watch", Schedule: cron.Every(pipeline.WatchEvery), Run: func(ctx context.Context, _ time.Time, _ int) error {
+		return watch.Tick(ctx)
 	}})
 	go sched.Run(botCtx)
 	httpDone := make(chan error, 2)

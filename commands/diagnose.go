@@ -4,12 +4,12 @@ import (
 	"context"
 
 	"github.com/streamwatch/streamwatch/integrations/driverlog"
-	"github.com/streamwatch/streamwatch/triage"
+	"github.com/streamwatch/streamwatch/pipeline"
 )
 
 // Diagnoser runs triage and the driver-log scan.
 type Diagnoser interface {
-	Diagnose(ctx context.Context, pipeline string) (triage.Verdict, error)
+	Diagnose(ctx context.Context, pipeline string) (pipeline.Verdict, error)
 	Logs(ctx context.Context, pipeline string) (*driverlog.Report, error)
 }
 
@@ -38,6 +38,6 @@ func (h *Handler) RegisterDiagnose(d Diagnoser) {
 }
 
 // VerdictReply renders a triage verdict.
-func VerdictReply(v triage.Verdict) Reply {
+func VerdictReply(v pipeline.Verdict) Reply {
 	return Reply{Text: v.Summary(), Sections: []Section{{Lines: v.Lines(), Pre: true}}}
 }

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/streamwatch/streamwatch/health"
 	"github.com/streamwatch/streamwatch/integrations/probe"
+	"github.com/streamwatch/streamwatch/pipeline"
 	"github.com/streamwatch/streamwatch/state"
 )
 
@@ -16,7 +16,7 @@ type Health interface {
 	Names() []string
 	Probe(ctx context.Context, pipeline string) (probe.Result, error)
 	History(ctx context.Context, pipeline string, n int64) ([]state.ProbeRecord, error)
-	Digest(ctx context.Context) (health.Digest, error)
+	Digest(ctx context.Context) (pipeline.Digest, error)
 }
 
 // RegisterHealth adds `probe`, `probe history` and `status`.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/streamwatch/streamwatch/integrations/remediate"
+	"github.com/streamwatch/streamwatch/pipeline"
 	"github.com/streamwatch/streamwatch/state"
 )
 
@@ -26,51 +27,20 @@ type Remediation interface {
 	Confirm(ctx context.Context, c Confirmation) (*Outcome, error)
 }
 
-// Kind is a repair or a restore.
-type Kind string
+// The repair policy's words (pipeline.Repairs), as the remediation commands use them.
+type (
+	Kind         = pipeline.Kind
+	Proposal     = pipeline.Proposal
+	Confirmation = pipeline.Confirmation
+	Outcome      = pipeline.Outcome
+	RefusalError = pipeline.RefusalError
+)
 
 // The kinds of plans.
 const (
-	KindRepair  Kind = "repair"
-	KindRestore Kind = "restore"
+	KindRepair  = pipeline.KindRepair
+	KindRestore = pipeline.KindRestore
 )
-
-// Proposal is a dry run as shown to the person who asked.
-type Proposal struct {
-	ID       string // "" when there is nothing to do
-	Pipeline string
-	Files    int
-	Digest   string
-	Expires  time.Time
-	Lines    []string // the plan in sentences
-	Warnings []string // what would make a confirmation refused now (the query looks alive)
-	Backup   string   // restore: the backup the files come from
-}
-
-// Confirmation is a click on a dry run's button, or the command it stands for.
-type Confirmation struct {
-	Kind     Kind
-	Pipeline string
-	Plan     string
-	Actor    string
-	Force    string // the reason given with --force; "" without
-}
-
-// Outcome is what a confirmation did.
-type Outcome struct {
-	Text   string   // one sentence for the reply and the thread
-	Files  []string // the files moved or put back
-	Forced []string // the evidence --force overrode
-}
-
-// RefusalError is a remediation refused by a safety rule; Reason says which, Details show
-// the evidence (files that changed, writes that make the query look alive).
-type RefusalError struct {
-	Reason  string
-	Details []string
-}
-
-func (e *RefusalError) Error() string { return e.Reason }
 
 // Notes posts into incident threads.
 type Notes interface {

@@ -1,4 +1,4 @@
-package health_test
+package pipeline_test
 
 import (
 	"context"
@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamwatch/streamwatch/health"
 	"github.com/streamwatch/streamwatch/integrations/probe"
 	"github.com/streamwatch/streamwatch/integrations/spark/sparktest"
 	"github.com/streamwatch/streamwatch/internal/testredis"
+	"github.com/streamwatch/streamwatch/pipeline"
 	"github.com/streamwatch/streamwatch/state"
 )
 
@@ -29,7 +29,7 @@ func TestDigest(t *testing.T) {
 		LatestBatch: 0, LatestCommit: 0, Topics: []sparktest.Topic{{Name: "t", Partitions: 1, RecordsPerBatch: 1}}}); err != nil {
 		t.Fatal(err)
 	}
-	hs := &health.Service{Store: st, Lag: lags{"replies": {0, 10, 40, 80, 160}}, Pipelines: []health.Pipeline{
+	hs := &pipeline.Probes{Store: st, Lag: lags{"replies": {0, 10, 40, 80, 160}}, Pipelines: []pipeline.ProbeTarget{
 		{Name: "replies", Channel: "C1", Probe: probe.Options{Location: fresh, StaleAfter: 10 * time.Minute, SlowAfter: time.Minute}},
 		{Name: "orders", Channel: "C1", Probe: probe.Options{Location: filepath.Join(base, "missing")}},
 		{Name: "never", Channel: "C1", Probe: probe.Options{Location: fresh}},
@@ -80,12 +80,12 @@ func TestSparklineAndAge(t *testing.T) {
 		{[]int64{0, 1, 2, 3, 4, 5, 6, 7}, "▁▂▃▄▅▆▇█"},
 	}
 	for _, c := range cases {
-		if got := health.Sparkline(c.in); got != c.want {
+		if got := pipeline.Sparkline(c.in); got != c.want {
 			t.Errorf("Sparkline(%v) = %q, want %q", c.in, got, c.want)
 		}
 	}
 	for d, want := range map[time.Duration]string{45 * time.Second: "45s", 7 * time.Minute: "7m", 190 * time.Minute: "3h10m", 52 * time.Hour: "2d4h"} {
-		if got := health.Age(d); got != want {
+		if got := pipeline.Age(d); got != want {
 			t.Errorf("Age(%v) = %q, want %q", d, got, want)
 		}
 	}

@@ -1,12 +1,13 @@
-// Package triage judges a pipeline from the results of every diagnostic at once. It first
-// establishes the live symptoms (progress stopped, the documented group idle while another
+// Judge decides what is wrong with a pipeline from the results of every diagnostic at once. It
+// first establishes the live symptoms (progress stopped, the documented group idle while another
 // consumes, lag growing, probes failing, errors in the driver log, brokers unreachable), then
 // names a probable cause only when it explains a present symptom, with a confidence derived
 // from how many independent signals support it. Evidence older than the newest progress
 // (checkpoint commit, group commit) is history, never a cause; findings from configuration
 // text alone, or problems that explain no present symptom, are risks. Judge is pure: it reads
 // results, it fetches nothing. docs/diagnosis.md lists each cause with the symptom it needs.
-package triage
+
+package pipeline
 
 import (
 	"errors"

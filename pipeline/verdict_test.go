@@ -1,4 +1,4 @@
-package triage_test
+package pipeline_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"github.com/streamwatch/streamwatch/integrations/kafka"
 	"github.com/streamwatch/streamwatch/integrations/probe"
 	"github.com/streamwatch/streamwatch/integrations/spark"
-	"github.com/streamwatch/streamwatch/triage"
+	"github.com/streamwatch/streamwatch/pipeline"
 )
 
 var at = time.Date(2026, 11, 30, 10, 41, 5, 0, time.UTC)
@@ -84,65 +84,65 @@ type want struct {
 func TestJudge(t *testing.T) {
 	cases := []struct {
 		name string
-		in   triage.Inputs
+		in   pipeline.Inputs
 		want want
 	}{
-		{"healthy", triage.Inputs{Lag: healthyLag(), Checkpoint: committing(), Probe: probeWith(true), Logs: &driverlog.Report{}},
+		{"healthy", pipeline.Inputs{Lag: healthyLag(), Checkpoint: committing(), Probe: probeWith(true), Logs: &driverlog.Report{}},
 			want{healthy: true}},
 		{"healthy, the missing group id is a risk, not a cause",
-			triage.Inputs{Lag: healthyLag(), Checkpoint: committing(), Probe: probeWith(true), Drift: []deployconf.Difference{missingGroup}},
+			pipeline.Inputs{Lag: healthyLag(), Checkpoint: committing(), Probe: probeWith(true), Drift: []deployconf.Difference{missingGroup}},
 			want{healthy: true, risks: []string{"consumer group (no live symptom of it): deployed config: group documented \"sms-replies-prod\""}}},
 		{"not writable while records wait: confirmed",
-			triage.Inputs{Lag: healthyLag(), Checkpoint: stopped(), Probe: probeWith(false)},
+			pipeline.Inputs{Lag: healthyLag(), Checkpoint: stopped(), Probe: probeWith(false)},
 			want{causes: []string{"CHECKPOINT_NOT_WRITABLE confirmed"}, symptoms: []string{"PROGRESS_STOPPED", "PROBE_FAILING"}}},
 		{"not writable with nothing waiting: a risk",
-			triage.Inputs{Lag: healthyLag(), Checkpoint: committing(), Probe: func() *probe.Result {
+			pipeline.Inputs{Lag: healthyLag(), Checkpoint: committing(), Probe: func() *probe.Result {
 				r := probeWith(false)
 				r.Status, r.Class = probe.StatusOK, ""
 				return r
 			}()},
 			want{healthy: true, risks: []string{"checkpoint not writable (no live symptom yet: the next batch will fail to commit): uid 185"}}},
 		{"a permission error older than the newest commit is history",
-			triage.Inputs{Lag: healthyLag(), Checkpoint: committing(), Probe: probeWith(true), Logs: permissionLine(at.Add(-40 * time.Minute)),
+			pipeline.Inputs{Lag: healthyLag(), Checkpoint: committing(), Probe: probeWith(true), Logs: permissionLine(at.Add(-40 * time.Minute)),
 				LastWrite: &probe.Result{Status: probe.StatusFailed, Class: probe.ClassPermissionDenied, Started: at.Add(-30 * time.Minute), Reason: "permission denied writing /cp/_streamwatch_probe/probe-1"}},
 			want{healthy: true, history: []string{"driver log: Permission denied", "probe 2026-11-30 10:11:05Z: permission denied writing"}}},
 		{"the access check contradicts newer permission errors: no cause, the stop is unexplained",
-			triage.Inputs{Lag: healthyLag(), Checkpoint: stopped(), Probe: probeWith(true), Logs: permissionLine(at.Add(-10 * time.Minute))},
+			pipeline.Inputs{Lag: healthyLag(), Checkpoint: stopped(), Probe: probeWith(true), Logs: permissionLine(at.Add(-10 * time.Minute))},
 			want{symptoms: []string{"PROGRESS_STOPPED", "LOG_ERRORS"}, notes: []string{"contradicted by the access check"}}},
 		{"permission errors in the log alone: possible",
-			triage.Inputs{Lag: healthyLag(), Checkpoint: committing(), Logs: permissionLine(at.Add(time.Second))},
+			pipeline.Inputs{Lag: healthyLag(), Checkpoint: committing(), Logs: permissionLine(at.Add(time.Second))},
 			want{causes: []string{"CHECKPOINT_NOT_WRITABLE possible"}, symptoms: []string{"LOG_ERRORS"}}},
 		{"permission errors in the log while records wait (s3: access not judged): likely",
-			triage.Inputs{Lag: healthyLag(), Checkpoint: stopped(), Logs: permissionLine(at.Add(-10 * time.Minute))},
+			pipeline.Inputs{Lag: healthyLag(), Checkpoint: stopped(), Logs: permissionLine(at.Add(-10 * time.Minute))},
 			want{causes: []string{"CHECKPOINT_NOT_WRITABLE likely"}, symptoms: []string{"PROGRESS_STOPPED", "LOG_ERRORS"}}},
 		{"another group consumes and the deployed config names it: confirmed",
-			triage.Inputs{Lag: &kafka.LagReport{Status: kafka.StatusOK, Mismatch: otherGroupConsumes}, Checkpoint: committing(), Probe: probeWith(true),
+			pipeline.Inputs{Lag: &kafka.LagReport{Status: kafka.StatusOK, Mismatch: otherGroupConsumes}, Checkpoint: committing(), Probe: probeWith(true),
 				Drift: []deployconf.Difference{{Field: deployconf.FieldGroup, Documented: "sms-replies-prod", Deployed: "sms-replies-v2", Evidence: "sms-replies.conf:3: spark.kafka.group.id=sms-replies-v2"}}},
 			want{causes: []string{"CONSUMER_GROUP_MISMATCH confirmed"}, symptoms: []string{"DOCUMENTED_GROUP_IDLE"}}},
 		{"another group consumes: likely",
-			triage.Inputs{Lag: &kafka.LagReport{Status: kafka.StatusOK, Mismatch: otherGroupConsumes}, Checkpoint: committing()},
+			pipeline.Inputs{Lag: &kafka.LagReport{Status: kafka.StatusOK, Mismatch: otherGroupConsumes}, Checkpoint: committing()},
 			want{causes: []string{"CONSUMER_GROUP_MISMATCH likely"}, symptoms: []string{"DOCUMENTED_GROUP_IDLE"}}},
 		{"a corrupt newest offsets file while records wait: likely (the stop is seen in the same files)",
-			triage.Inputs{Lag: healthyLag(), Checkpoint: stopped(spark.Finding{Code: spark.CodeCorruptFile, Severity: spark.SeverityCritical, File: "offsets/4", Summary: "offsets/4 is corrupt (empty)"}),
+			pipeline.Inputs{Lag: healthyLag(), Checkpoint: stopped(spark.Finding{Code: spark.CodeCorruptFile, Severity: spark.SeverityCritical, File: "offsets/4", Summary: "offsets/4 is corrupt (empty)"}),
 				Probe: probeWith(true)},
 			want{causes: []string{"CHECKPOINT_CORRUPT likely"}, symptoms: []string{"PROGRESS_STOPPED"}}},
 		{"the brokers do not answer: likely",
-			triage.Inputs{LagErr: fmt.Errorf("cluster main: broker 127.0.0.1:9092 after 5s: %w", kafka.ErrUnreachable), Checkpoint: committing()},
+			pipeline.Inputs{LagErr: fmt.Errorf("cluster main: broker 127.0.0.1:9092 after 5s: %w", kafka.ErrUnreachable), Checkpoint: committing()},
 			want{causes: []string{"BROKER_UNREACHABLE likely"}, symptoms: []string{"BROKERS_UNREACHABLE"}}},
 		{"the brokers do not answer and the checkpoint stopped: confirmed",
-			triage.Inputs{LagErr: fmt.Errorf("cluster main: broker 127.0.0.1:9092 after 5s: %w", kafka.ErrUnreachable), Checkpoint: stopped()},
+			pipeline.Inputs{LagErr: fmt.Errorf("cluster main: broker 127.0.0.1:9092 after 5s: %w", kafka.ErrUnreachable), Checkpoint: stopped()},
 			want{causes: []string{"BROKER_UNREACHABLE confirmed"}, symptoms: []string{"PROGRESS_STOPPED", "BROKERS_UNREACHABLE"}}},
 		{"slower than the producer",
-			triage.Inputs{Lag: &kafka.LagReport{Status: kafka.StatusWarning, Evidence: "p3: lag never fell over 6 samples"}, Checkpoint: committing()},
+			pipeline.Inputs{Lag: &kafka.LagReport{Status: kafka.StatusWarning, Evidence: "p3: lag never fell over 6 samples"}, Checkpoint: committing()},
 			want{causes: []string{"CONSUMER_SLOWER_THAN_PRODUCER likely"}, symptoms: []string{"LAG_GROWING"}}},
 		{"the checkpoint stopped and nothing says why",
-			triage.Inputs{Lag: healthyLag(), Checkpoint: stopped(), Probe: probeWith(true)},
+			pipeline.Inputs{Lag: healthyLag(), Checkpoint: stopped(), Probe: probeWith(true)},
 			want{symptoms: []string{"PROGRESS_STOPPED"}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			c.in.Pipeline, c.in.Now = "sms-replies", at
-			v := triage.Judge(c.in)
+			v := pipeline.Judge(c.in)
 			lines := strings.Join(v.Lines(), "\n")
 			defer func() {
 				if t.Failed() {
@@ -198,7 +198,7 @@ func TestJudge(t *testing.T) {
 // TestRunNamesWhatDidNotFinish: checks run concurrently under one deadline; a check that hangs
 // is named, what finished is judged.
 func TestRunNamesWhatDidNotFinish(t *testing.T) {
-	c := triage.Checks{
+	c := pipeline.Checks{
 		Lag: func(ctx context.Context) (*kafka.LagReport, error) { <-ctx.Done(); return nil, ctx.Err() },
 		Checkpoint: func(context.Context) (*spark.Report, error) {
 			return stopped(spark.Finding{Code: spark.CodeCorruptFile, File: "offsets/4", Summary: "offsets/4 is corrupt (empty)"}), nil
@@ -210,10 +210,10 @@ func TestRunNamesWhatDidNotFinish(t *testing.T) {
 	if took := time.Since(begin); took > 5*time.Second {
 		t.Fatalf("Run took %v past its deadline", took)
 	}
-	if len(v.Unfinished) != 1 || v.Unfinished[0] != triage.CheckLag {
+	if len(v.Unfinished) != 1 || v.Unfinished[0] != pipeline.CheckLag {
 		t.Fatalf("unfinished %v", v.Unfinished)
 	}
-	if len(v.Causes) == 0 || v.Causes[0].ID != triage.CauseCorrupt || v.Healthy {
+	if len(v.Causes) == 0 || v.Causes[0].ID != pipeline.CauseCorrupt || v.Healthy {
 		t.Fatalf("verdict %+v", v)
 	}
 	if !strings.Contains(strings.Join(v.Lines(), "\n"), "did not finish in time: lag and status") {

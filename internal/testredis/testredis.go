@@ -4,7 +4,6 @@
 package testredis
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/tls"
@@ -25,6 +24,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamwatch/streamwatch/config"
+	"github.com/streamwatch/streamwatch/internal/logbuf"
 )
 
 var (
@@ -99,8 +99,8 @@ type Server struct {
 	// certificate: what REDIS_TLS_CA_FILE must name.
 	CAFile string
 	cmd    *exec.Cmd
-	exited chan struct{} // closed when cmd has exited
-	out    *lockedBuffer // cmd's stdout and stderr (configuration errors come before the log file)
+	exited chan struct{}  // closed when cmd has exited
+	out    *logbuf.Buffer // cmd's stdout and stderr (configuration errors come before the log file)
 	dir    string
 	args   []string
 	tls    *tls.Config // how waitReady reaches a TLS server
@@ -155,7 +155,7 @@ func (s *Server) launch() error {
 	if err != nil {
 		return err
 	}
-	s.out = &lockedBuffer{}
+	s.out = &logbuf.Buffer{}
 	s.cmd = command(bin, s.args)
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
 	if err := s.cmd.Start(); err != nil {
@@ -266,24 +266,6 @@ func FreePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// lockedBuffer collects a process's output while it runs.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // tail returns the last n non-empty lines of s.

@@ -218,7 +218,7 @@ func (d *deliverer) deliverAll(ctx context.Context, list []state.Delivery, block
 			continue
 		}
 		// One slow Slack call must not hold every other incident's messages for long.
-		callCtx, cancel := context.WithTimeout(ctx, deliveryTimeout)
+		callCtx, cancel := context.WithTimeout(ctx, d.b.opt.DeliveryTimeout)
 		err := d.deliver(callCtx, e)
 		cancel()
 		if errors.Is(err, state.ErrUnavailable) {
@@ -250,9 +250,6 @@ func (d *deliverer) deliverAll(ctx context.Context, list []state.Delivery, block
 	}
 	return delivered, nil
 }
-
-// deliveryTimeout bounds one delivery (its Slack calls and bookkeeping).
-const deliveryTimeout = 10 * time.Second
 
 // errWaiting means an entry must wait for an earlier one of its incident.
 var errWaiting = errors.New("waiting for an earlier delivery of the incident")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/slack-go/slack"
@@ -16,7 +17,9 @@ import (
 // refresh requests by itself; this loop restarts it, with backoff, when it gives up.
 func (b *Bot) runSocket(ctx context.Context) {
 	sm := socketmode.New(b.opt.API, socketmode.OptionLog(slogAdapter{b.log}))
-	go b.consume(ctx, sm)
+	var consumer sync.WaitGroup
+	consumer.Go(func() { b.consume(ctx, sm) })
+	defer consumer.Wait()
 	backoff := time.Second
 	for ctx.Err() == nil {
 		err := sm.RunContext(ctx)
@@ -85,7 +88,7 @@ func (b *Bot) handleEvent(ctx context.Context, sm *socketmode.Client, ev socketm
 			b.log.Info("redelivered envelope ignored", "envelope", ev.Request.EnvelopeID, "retry_attempt", ev.Request.RetryAttempt)
 			return
 		}
-		go b.handleRequest(ctx, ev)
+		b.requests.Go(func() { b.handleRequest(ctx, ev) })
 	}
 }
 

@@ -20,6 +20,9 @@ type Checks struct {
 	LastWrite  func(ctx context.Context) *probe.Result // the newest stored probe with a write test
 	Logs       func(ctx context.Context) (*driverlog.Report, error)
 	Drift      func(ctx context.Context) ([]deployconf.Difference, error)
+	// Running, when set, counts the checks' goroutines: Run returns at its deadline, and a
+	// check that ignores its context's end is waited for by whoever waits on Running.
+	Running *sync.WaitGroup
 }
 
 // Run runs every check concurrently under one deadline and judges what finished; the checks
@@ -31,9 +34,13 @@ func (c Checks) Run(ctx context.Context, pipeline string, timeout time.Duration)
 	in := Inputs{Pipeline: pipeline}
 	pending := map[string]bool{}
 	done := make(chan struct{}, 8)
+	running := c.Running
+	if running == nil {
+		running = &sync.WaitGroup{}
+	}
 	start := func(name string, f func()) {
 		pending[name] = true
-		go func() {
+		running.Go(func() {
 			f()
 			mu.Lock()
 			// A check that returns only because the deadline cut it did not finish.
@@ -42,7 +49,7 @@ func (c Checks) Run(ctx context.Context, pipeline string, timeout time.Duration)
 			}
 			mu.Unlock()
 			done <- struct{}{}
-		}()
+		})
 	}
 	mu.Lock()
 	if c.Lag != nil {

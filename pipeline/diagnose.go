@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/streamwatch/streamwatch/config"
@@ -32,7 +33,12 @@ type Diagnoser struct {
 	Lag         LagMonitor // nil: no pipeline has Kafka
 	Checkpoints *Checkpoints
 	Probes      LastProbes
+
+	running sync.WaitGroup // checks still running past their deadline
 }
+
+// Wait waits for the checks that were still running when their diagnosis returned.
+func (d *Diagnoser) Wait() { d.running.Wait() }
 
 // defaultDiagnoseTimeout applies when diagnose.timeout is not set.
 const defaultDiagnoseTimeout = 15 * time.Second
@@ -43,7 +49,7 @@ func (d *Diagnoser) Diagnose(ctx context.Context, name string) (Verdict, error) 
 	if !ok {
 		return Verdict{}, fmt.Errorf("unknown pipeline %q", name)
 	}
-	var c Checks
+	c := Checks{Running: &d.running}
 	if p.Kafka.Enabled() && d.Lag != nil {
 		c.Lag = func(ctx context.Context) (*kafka.LagReport, error) { return d.Lag.PipelineLag(ctx, name) }
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/streamwatch/streamwatch/config"
@@ -47,11 +46,9 @@ type Probes struct {
 	Lag       LagSource // optional
 	Timeout   time.Duration
 	Now       func() time.Time
-	// OnOpen, when set, runs once for each incident a failing probe opens (the automatic
-	// diagnosis); Probes runs it in the background and Wait waits for it.
-	OnOpen func(ctx context.Context, incident, pipeline string)
-
-	background sync.WaitGroup
+	// Opened, when set, is told of each incident a failing probe opens (the app queues its
+	// automatic diagnosis). It must not block.
+	Opened func(incident, pipeline string)
 }
 
 // NewProbes describes every pipeline of cfg with a checkpoint to the probes.
@@ -68,9 +65,6 @@ func NewProbes(cfg *config.Config, store ProbeStore, getenv func(string) string)
 	}
 	return ps
 }
-
-// Wait waits for the background work of OnOpen to end.
-func (s *Probes) Wait() { s.background.Wait() }
 
 // Pipeline returns the named pipeline.
 func (s *Probes) Pipeline(name string) (ProbeTarget, bool) {
@@ -142,12 +136,8 @@ func (s *Probes) record(ctx context.Context, p ProbeTarget, res probe.Result) er
 			if err := s.Store.MarkQuiet(ctx, out.Incident); err != nil {
 				return err
 			}
-			if s.OnOpen != nil {
-				s.background.Add(1)
-				go func() {
-					defer s.background.Done()
-					s.OnOpen(context.WithoutCancel(ctx), out.Incident, p.Name)
-				}()
+			if s.Opened != nil {
+				s.Opened(out.Incident, p.Name)
 			}
 		case !wasFailed:
 			_, err = s.Store.Note(ctx, out.Incident, "probe", "probe",

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,7 +16,7 @@ import (
 
 // TestProbesSpeakOnChange: a probe says something only when health changes: nothing on a
 // repeated result; one notice on failure and one on recovery; with probe.open_incident the
-// failure opens an incident (diagnosed once, through OnOpen), a repeated failure only edits
+// failure opens an incident (diagnosed once, through Opened), a repeated failure only edits
 // its root, a different failure and a failure after a recovery each post one note, and the
 // recovery resolves its alert.
 func TestProbesSpeakOnChange(t *testing.T) {
@@ -53,15 +52,10 @@ func TestProbesSpeakOnChange(t *testing.T) {
 			ctx := context.Background()
 			st, _ := newStore(t)
 			dir := filepath.Join(t.TempDir(), "cp")
-			var mu sync.Mutex
 			var opened []string
 			ps := &pipeline.Probes{Store: st, Pipelines: []pipeline.ProbeTarget{{Name: "sms-replies", Channel: "C0PIPE", OpenIncident: c.incident,
 				Probe: probe.Options{Pipeline: "sms-replies", Location: dir, StaleAfter: time.Hour}}},
-				OnOpen: func(_ context.Context, incident, p string) {
-					mu.Lock()
-					opened = append(opened, incident+" "+p)
-					mu.Unlock()
-				}}
+				Opened: func(incident, p string) { opened = append(opened, incident+" "+p) }}
 			for i, s := range c.steps {
 				os.RemoveAll(dir)
 				switch s.checkpoint {
@@ -86,9 +80,8 @@ func TestProbesSpeakOnChange(t *testing.T) {
 					}
 				}
 			}
-			ps.Wait()
 			if len(opened) != c.opened || (c.opened > 0 && opened[0] != "INC-1 sms-replies") {
-				t.Fatalf("OnOpen ran for %q, want %d time(s) for INC-1", opened, c.opened)
+				t.Fatalf("Opened was told of %q, want %d time(s) for INC-1", opened, c.opened)
 			}
 			hist, err := ps.History(ctx, "sms-replies", 100)
 			if err != nil || len(hist) != len(c.steps) {

@@ -1,11 +1,14 @@
-package main
+package app_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -13,7 +16,9 @@ import (
 	"time"
 
 	"github.com/streamwatch/streamwatch/bot/slackfake"
+	"github.com/streamwatch/streamwatch/internal/logbuf"
 	"github.com/streamwatch/streamwatch/internal/testredis"
+	"github.com/streamwatch/streamwatch/internal/wait"
 )
 
 var (
@@ -22,7 +27,7 @@ var (
 	buildErr  error
 )
 
-// builtBinary builds streamwatch once per test run, with the release flags.
+// builtBinary builds streamwatch once per test run, as `make build` does.
 func builtBinary(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -32,7 +37,7 @@ func builtBinary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(dir, "streamwatch")
-		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w -X main.version=test", "-o", binPath, ".")
+		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w -X main.version=test", "-o", binPath, "github.com/streamwatch/streamwatch")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
@@ -46,41 +51,124 @@ func builtBinary(t *testing.T) string {
 
 // proc is streamwatch running as its own process.
 type proc struct {
-	cmd  *exec.Cmd
-	url  string
-	logs *syncBuffer
-	done chan error
+	cmd    *exec.Cmd
+	url    string
+	logs   *logbuf.Buffer
+	exited chan struct{} // closed when the process has exited; err is then its Wait's
+	err    error
 }
 
-func startBinary(t *testing.T, su setup, env ...string) *proc {
+// binaryRun is how a test runs the binary.
+type binaryRun struct {
+	redisURL, prefix string
+	slack            *slackfake.Server
+	extra            string // the pipeline's keys and more, appended to the configuration
+	env              []string
+	// dir holds the configuration (and a copy of the binary when cred is set); "" a temporary
+	// folder.
+	dir  string
+	cred *syscall.Credential // nil: as the tests' user
+}
+
+// startedAt finds the webhook address in the start-up line of a JSON log.
+var startedAt = regexp.MustCompile(`"msg":"streamwatch starting"[^\n]*"http":"([^"]+)"`)
+
+// startBinary runs the built binary, listening on a port it picks itself (http.listen
+// 127.0.0.1:0) and says in its log, and waits until it is ready. The process gets SIGTERM
+// (and SIGKILL 15 s later) when the test ends.
+func startBinary(t *testing.T, r binaryRun) *proc {
 	t.Helper()
-	port, _ := testredis.FreePort()
-	cfg := fmt.Sprintf("http: {listen: \"127.0.0.1:%d\"}\nslack: {default_channel: C0DEFAULT, thread_coalesce: 300ms}\nredis: {key_prefix: %s}\npipelines:\n  - {name: sms-replies, channel: C0PIPE}\n", port, su.prefix)
-	path := filepath.Join(t.TempDir(), "config.yaml")
-	os.WriteFile(path, []byte(cfg), 0o600)
-	p := &proc{url: fmt.Sprintf("http://127.0.0.1:%d", port), logs: &syncBuffer{}, done: make(chan error, 1)}
-	p.cmd = exec.Command(builtBinary(t), "serve", "--config", path)
+	if r.dir == "" {
+		r.dir = t.TempDir()
+	}
+	bin := builtBinary(t)
+	if r.cred != nil {
+		// Another uid must be able to run it: a copy in dir, which every user may search.
+		bin = filepath.Join(r.dir, "streamwatch")
+		if _, err := os.Stat(bin); err != nil {
+			data, err := os.ReadFile(builtBinary(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(bin, data, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if r.prefix == "" {
+		r.prefix = testredis.Prefix()
+	}
+	cfg := fmt.Sprintf(`http: {listen: "127.0.0.1:0"}
+slack: {default_channel: C0DEFAULT, thread_coalesce: 300ms}
+redis: {key_prefix: %s}
+pipelines:
+  - name: sms-replies
+    channel: C0PIPE
+%s`, r.prefix, r.extra)
+	f, err := os.CreateTemp(r.dir, "config-*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(cfg); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if err := os.Chmod(f.Name(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{logs: &logbuf.Buffer{}, exited: make(chan struct{})}
+	p.cmd = exec.Command(bin, "serve", "--config", f.Name())
+	p.cmd.Dir = r.dir
 	p.cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "SLACK_BOT_TOKEN=" + botToken, "SLACK_APP_TOKEN=" + appToken,
-		"REDIS_URL=" + su.redisURL, "STREAMWATCH_WEBHOOK_TOKEN=" + webhookToken, "SLACK_API_URL=" + su.slack.APIURL()}, env...)
+		"REDIS_URL=" + r.redisURL, "STREAMWATCH_WEBHOOK_TOKEN=" + webhookToken, "SLACK_API_URL=" + r.slack.APIURL()}, r.env...)
 	p.cmd.Stderr = p.logs
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: r.cred}
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	go func() { p.done <- p.cmd.Wait() }()
-	t.Cleanup(func() { _ = p.cmd.Process.Kill() })
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if r, err := http.Get(p.url + "/readyz"); err == nil {
-			r.Body.Close()
-			if r.StatusCode == 200 {
-				return p
-			}
+	go func() { p.err = p.cmd.Wait(); close(p.exited) }()
+	t.Cleanup(func() {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.exited:
+		case <-time.After(15 * time.Second):
+			_ = p.cmd.Process.Kill()
+			<-p.exited
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("binary not ready:\n%s", p.logs)
+	})
+	exited := func() bool {
+		select {
+		case <-p.exited:
+			return true
+		default:
+			return false
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
+	ready := func() bool {
+		if exited() {
+			return true
+		}
+		if p.url == "" {
+			m := startedAt.FindStringSubmatch(p.logs.String())
+			if m == nil {
+				return false
+			}
+			p.url = "http://" + m[1]
+		}
+		resp, err := http.Get(p.url + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	}
+	if err := wait.Until(context.Background(), 20*time.Second, "the binary saying where it listens and /readyz answering 200", ready); err != nil {
+		t.Fatalf("%v\n%s", err, p.logs)
+	}
+	if exited() {
+		t.Fatalf("streamwatch exited before it was ready: %v\n%s", p.err, p.logs)
+	}
+	return p
 }
 
 func (p *proc) post(t *testing.T, body string) int {
@@ -98,7 +186,7 @@ func (p *proc) post(t *testing.T, body string) int {
 // it accepted is in Slack.
 func TestBinaryGracefulShutdown(t *testing.T) {
 	s := newSlack(t, slackfake.Options{})
-	p := startBinary(t, setup{redisURL: testredis.URL(t), prefix: testredis.Prefix(), slack: s})
+	p := startBinary(t, binaryRun{redisURL: testredis.URL(t), slack: s})
 	if code := p.post(t, generic("client replied sms", "term")); code != 200 {
 		t.Fatalf("webhook %d", code)
 	}
@@ -108,8 +196,8 @@ func TestBinaryGracefulShutdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case err := <-p.done:
-		if err != nil {
+	case <-p.exited:
+		if err := p.err; err != nil {
 			t.Fatalf("exit: %v\n%s", err, p.logs)
 		}
 	case <-time.After(10 * time.Second):
@@ -125,9 +213,9 @@ func TestBinaryGracefulShutdown(t *testing.T) {
 // with SIGKILL; another replica claims them and delivers each exactly once.
 func TestBinaryReplicaKilledMidDelivery(t *testing.T) {
 	s := newSlack(t, slackfake.Options{})
-	su := setup{redisURL: testredis.URL(t), prefix: testredis.Prefix(), slack: s}
+	run := binaryRun{redisURL: testredis.URL(t), prefix: testredis.Prefix(), slack: s}
 	s.FailNext("chat.postMessage", 100000, slackfake.Fault{Status: 500})
-	a := startBinary(t, su, "STREAMWATCH_OUTBOX_CLAIM_AFTER=1s")
+	a := startBinary(t, withEnv(run, "STREAMWATCH_OUTBOX_CLAIM_AFTER=1s"))
 	for i := 1; i <= 5; i++ {
 		if code := a.post(t, generic(fmt.Sprintf("ReplyPipeline%d", i), fmt.Sprint("kill-", i))); code != 200 {
 			t.Fatalf("webhook %d", code)
@@ -138,9 +226,9 @@ func TestBinaryReplicaKilledMidDelivery(t *testing.T) {
 	if err := a.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	<-a.done
+	<-a.exited
 	s.ClearFaults("chat.postMessage")
-	startBinary(t, su, "STREAMWATCH_OUTBOX_CLAIM_AFTER=1s")
+	startBinary(t, withEnv(run, "STREAMWATCH_OUTBOX_CLAIM_AFTER=1s"))
 	waitFor(t, s, "five roots from the survivor", func(s *slackfake.Server) bool { return len(roots(s, "C0DEFAULT")) == 5 })
 	seen := map[string]int{}
 	for _, m := range roots(s, "C0DEFAULT") {
@@ -157,8 +245,8 @@ func TestBinaryReplicaKilledMidDelivery(t *testing.T) {
 // fake; 1,000 concurrent duplicates split between them make one incident and one root message.
 func TestBinaryTwoReplicasOneIncident(t *testing.T) {
 	s := newSlack(t, slackfake.Options{})
-	su := setup{redisURL: testredis.URL(t), prefix: testredis.Prefix(), slack: s}
-	a, b := startBinary(t, su), startBinary(t, su)
+	run := binaryRun{redisURL: testredis.URL(t), prefix: testredis.Prefix(), slack: s}
+	a, b := startBinary(t, run), startBinary(t, run)
 	const n = 1000
 	codes := make(chan int, n)
 	concurrently(n, 16, func(i int) {
@@ -189,4 +277,10 @@ func TestBinaryTwoReplicasOneIncident(t *testing.T) {
 	if r := roots(s, "C0DEFAULT"); len(r) != 1 {
 		t.Fatalf("%d root messages, want 1", len(r))
 	}
+}
+
+// withEnv is r with more environment variables.
+func withEnv(r binaryRun, env ...string) binaryRun {
+	r.env = append(slices.Clip(r.env), env...)
+	return r
 }

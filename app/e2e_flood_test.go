@@ -1,4 +1,4 @@
-package main
+package app_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/streamwatch/streamwatch/bot/slackfake"
 	"github.com/streamwatch/streamwatch/internal/testredis"
+	"github.com/streamwatch/streamwatch/internal/wait"
 	"github.com/streamwatch/streamwatch/state"
 )
 
@@ -83,12 +84,10 @@ func metricsOf(t *testing.T, in *instance) string {
 // waitMetric polls /metrics (not a change of the fake) until it has line.
 func waitMetric(t *testing.T, in *instance, line string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(metricsOf(t, in), line) {
-		if time.Now().After(deadline) {
-			t.Fatalf("/metrics never showed %s:\n%s", line, grepLines(metricsOf(t, in), "streamwatch_"))
-		}
-		time.Sleep(50 * time.Millisecond)
+	if err := wait.Until(context.Background(), 20*time.Second, "/metrics showing "+line, func() bool {
+		return strings.Contains(metricsOf(t, in), line)
+	}); err != nil {
+		t.Fatalf("%v:\n%s", err, grepLines(metricsOf(t, in), "streamwatch_"))
 	}
 }
 
@@ -301,12 +300,8 @@ func TestE2EClosedIncidentExpires(t *testing.T) {
 	if n := naming(); len(n) < 4 {
 		t.Fatalf("before expiry only %v name INC-1", n)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for left := naming(); len(left) > 0; left = naming() {
-		if time.Now().After(deadline) {
-			t.Fatalf("20 s after resolving with a 2 s retention, Redis still holds %v", left)
-		}
-		time.Sleep(100 * time.Millisecond)
+	if err := wait.Until(context.Background(), 20*time.Second, "Redis forgetting INC-1", func() bool { return len(naming()) == 0 }); err != nil {
+		t.Fatalf("20 s after resolving with a 2 s retention, Redis still holds %v", naming())
 	}
 	for _, k := range []string{"inc:INC-2", "inc:INC-2:alerts"} {
 		if n, _ := rdb.Exists(context.Background(), base+k).Result(); n != 1 {
@@ -357,14 +352,4 @@ func mustParseURL(t *testing.T, u string) *redis.Options {
 		t.Fatal(err)
 	}
 	return o
-}
-
-// waitForLong is waitFor with a longer deadline, for conditions that take minutes by design.
-func waitForLong(t *testing.T, s *slackfake.Server, d time.Duration, what string, cond func(*slackfake.Server) bool) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	if err := s.WaitFor(ctx, cond); err != nil {
-		t.Fatalf("waiting for %s: %v", what, err)
-	}
 }

@@ -1,23 +1,30 @@
-package main
+package app_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/streamwatch/streamwatch/app"
 	"github.com/streamwatch/streamwatch/bot"
 	"github.com/streamwatch/streamwatch/bot/slackfake"
+	"github.com/streamwatch/streamwatch/config"
+	"github.com/streamwatch/streamwatch/internal/logbuf"
 	"github.com/streamwatch/streamwatch/internal/testredis"
+	"github.com/streamwatch/streamwatch/internal/wait"
 )
+
+// End-to-end tests: the whole program (app.New, Run) in-process against a real redis-server
+// and the Slack fake, on listeners each test opens itself.
 
 const (
 	botToken     = "xoxb-e2e-bot-token-7f3a"
@@ -25,34 +32,15 @@ const (
 	webhookToken = "whk-e2e-secret-5b2e"
 )
 
-// syncBuffer collects a process's log lines from several goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// instance is one running streamwatch, driven through run() as the binary would be.
+// instance is one running streamwatch.
 type instance struct {
 	t      *testing.T
 	url    string
-	opsURL string // /metrics, /healthz, /readyz: url, or the http.metrics_listen address
+	opsURL string // /metrics, /healthz, /readyz: url, or the metrics listener's
 	slack  *slackfake.Server
-	logs   *syncBuffer
+	logs   *logbuf.Buffer
 	cancel context.CancelFunc
 	done   chan error
-	env    map[string]string
 }
 
 type setup struct {
@@ -63,7 +51,10 @@ type setup struct {
 	extra       string // appended YAML
 	slackExtra  string // more keys of the slack section, each line indented by two spaces
 	alertsExtra string // more keys of the alerts section, each line indented by two spaces
-	metrics     bool   // serve /metrics, /healthz and /readyz on their own port (http.metrics_listen)
+	metrics     bool   // serve /metrics, /healthz and /readyz on a listener of their own (http.metrics_listen)
+	env         map[string]string
+	noWait      bool               // return without waiting until /readyz says ready
+	options     func(*app.Options) // changes the app's options (timeouts) before New
 }
 
 func newSlack(t *testing.T, opts slackfake.Options) *slackfake.Server {
@@ -78,6 +69,18 @@ func newSlack(t *testing.T, opts slackfake.Options) *slackfake.Server {
 	return s
 }
 
+// listen opens a loopback listener on a port the kernel picks; the app serves it and closes it.
+func listen(t *testing.T) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln
+}
+
+// start builds the app as `streamwatch serve` does (the configuration parsed, the secrets read
+// from the environment) and runs it until the test ends.
 func start(t *testing.T, su setup) *instance {
 	t.Helper()
 	if su.redisURL == "" {
@@ -92,21 +95,12 @@ func start(t *testing.T, su setup) *instance {
 	if su.slack == nil {
 		su.slack = newSlack(t, slackfake.Options{})
 	}
-	port, err := testredis.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	httpExtra, opsURL := "", fmt.Sprintf("http://127.0.0.1:%d", port)
+	httpExtra := ""
 	if su.metrics {
-		opsPort, err := testredis.FreePort()
-		if err != nil {
-			t.Fatal(err)
-		}
-		httpExtra = fmt.Sprintf("  metrics_listen: \"127.0.0.1:%d\"\n", opsPort)
-		opsURL = fmt.Sprintf("http://127.0.0.1:%d", opsPort)
+		httpExtra = "  metrics_listen: \"127.0.0.1:0\"\n"
 	}
-	cfg := fmt.Sprintf(`http:
-  listen: "127.0.0.1:%d"
+	cfg, err := config.Parse(fmt.Appendf(nil, `http:
+  listen: "127.0.0.1:0"
   max_body_bytes: 65536
 %sslack:
   default_channel: C0DEFAULT
@@ -120,33 +114,55 @@ alerts:
 pipelines:
   - name: sms-replies
     channel: C0PIPE
-%s`, port, httpExtra, su.coalesce, su.slackExtra, su.prefix, su.alertsExtra, su.extra)
-	path := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+%s`, httpExtra, su.coalesce, su.slackExtra, su.prefix, su.alertsExtra, su.extra))
+	if err != nil {
 		t.Fatal(err)
 	}
 	env := map[string]string{
 		"SLACK_BOT_TOKEN": botToken, "SLACK_APP_TOKEN": appToken, "REDIS_URL": su.redisURL,
 		"STREAMWATCH_WEBHOOK_TOKEN": webhookToken, "SLACK_API_URL": su.slack.APIURL(),
 	}
+	for k, v := range su.env {
+		env[k] = v
+	}
+	getenv := func(k string) string { return env[k] }
+	sec, err := config.LoadSecrets(getenv, cfg.SecretNeeds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &instance{t: t, slack: su.slack, logs: &logbuf.Buffer{}, done: make(chan error, 1)}
+	opt := app.Options{Config: cfg, Secrets: sec, Getenv: getenv, Version: "e2e", Listener: listen(t),
+		Log: slog.New(slog.NewJSONHandler(in.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	in.url = "http://" + opt.Listener.Addr().String()
+	in.opsURL = in.url
+	if su.metrics {
+		opt.MetricsListener = listen(t)
+		in.opsURL = "http://" + opt.MetricsListener.Addr().String()
+	}
+	if su.options != nil {
+		su.options(&opt)
+	}
+	a, err := app.New(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	in := &instance{t: t, url: fmt.Sprintf("http://127.0.0.1:%d", port), opsURL: opsURL, slack: su.slack, logs: &syncBuffer{},
-		cancel: cancel, done: make(chan error, 1), env: env}
-	go func() {
-		in.done <- run(ctx, []string{"streamwatch", "serve", "--config", path, "--log-level", "debug"},
-			func(k string) string { return env[k] }, io.Discard, in.logs)
-	}()
+	in.cancel = cancel
+	go func() { in.done <- a.Run(ctx) }()
 	t.Cleanup(in.stop)
-	in.waitReady()
+	if !su.noWait {
+		in.waitReady()
+	}
 	return in
 }
 
+// stop ends Run and waits for it, which waits for everything the app started.
 func (in *instance) stop() {
 	in.cancel()
 	select {
 	case err := <-in.done:
 		if err != nil {
-			in.t.Errorf("run returned %v", err)
+			in.t.Errorf("Run returned %v", err)
 		}
 		in.done <- nil
 	case <-time.After(15 * time.Second):
@@ -154,33 +170,33 @@ func (in *instance) stop() {
 	}
 }
 
-// waitReady polls /readyz, a condition, until it answers 200.
+// readyz is /readyz's status and body.
+func (in *instance) readyz() (int, string) {
+	resp, err := http.Get(in.opsURL + "/readyz")
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// waitReady waits until /readyz answers 200.
 func (in *instance) waitReady() {
 	in.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		ops := in.opsURL
-		if ops == "" {
-			ops = in.url
-		}
-		resp, err := http.Get(ops + "/readyz")
-		var body []byte
-		if err == nil {
-			body, _ = io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return
-			}
-		}
+	var last string
+	err := wait.Until(context.Background(), 15*time.Second, "/readyz answering 200", func() bool {
 		select {
 		case err := <-in.done:
 			in.t.Fatalf("streamwatch exited before ready: %v\n%s", err, in.logs)
 		default:
 		}
-		if time.Now().After(deadline) {
-			in.t.Fatalf("streamwatch not ready: %v %s\nlogs:\n%s\nslack calls: %+v", err, body, in.logs, in.slack.Calls())
-		}
-		time.Sleep(20 * time.Millisecond)
+		code, body := in.readyz()
+		last = fmt.Sprint(code, " ", body)
+		return code == 200
+	})
+	if err != nil {
+		in.t.Fatalf("streamwatch not ready: %v (last: %s)\nlogs:\n%s\nslack calls: %+v", err, last, in.logs, in.slack.Calls())
 	}
 }
 
@@ -230,9 +246,16 @@ func concurrently(n, limit int, f func(i int)) {
 	wg.Wait()
 }
 
+// waitFor waits up to 20 s for cond to hold over what the Slack fake saw (it is checked on
+// every change); waitForLong waits longer.
 func waitFor(t *testing.T, s *slackfake.Server, what string, cond func(*slackfake.Server) bool) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	waitForLong(t, s, 20*time.Second, what, cond)
+}
+
+func waitForLong(t *testing.T, s *slackfake.Server, d time.Duration, what string, cond func(*slackfake.Server) bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	if err := s.WaitFor(ctx, cond); err != nil {
 		t.Fatalf("waiting for %s: %v", what, err)
@@ -473,19 +496,16 @@ func TestE2ERedisOutageAnswers503ThenRecovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Redis restarted empty (no persistence): the next alert opens an incident again.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		code, body := in.post("/webhooks/generic", generic("client replied sms", "outage-2"))
-		if code == 200 {
-			if !strings.Contains(body, `"result":"opened"`) {
-				t.Fatalf("after recovery: %s", body)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("webhook still %d after Redis came back: %s", code, body)
-		}
-		time.Sleep(50 * time.Millisecond)
+	var code int
+	var body string
+	if err := wait.Until(context.Background(), 10*time.Second, "a webhook accepted after Redis came back", func() bool {
+		code, body = in.post("/webhooks/generic", generic("client replied sms", "outage-2"))
+		return code == 200
+	}); err != nil {
+		t.Fatalf("%v: still %d %s", err, code, body)
+	}
+	if !strings.Contains(body, `"result":"opened"`) {
+		t.Fatalf("after recovery: %s", body)
 	}
 	waitFor(t, in.slack, "the incident after recovery", func(s *slackfake.Server) bool {
 		for _, r := range roots(s, "C0PIPE") {

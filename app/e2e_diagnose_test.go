@@ -1,4 +1,4 @@
-package main
+package app_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/streamwatch/streamwatch/integrations/spark/sparktest"
 	"github.com/streamwatch/streamwatch/integrations/storage/storagetest"
 	"github.com/streamwatch/streamwatch/internal/kafkatest"
-	"github.com/streamwatch/streamwatch/internal/testredis"
+	"github.com/streamwatch/streamwatch/internal/wait"
 )
 
 const seedTopic = "client.replies.sms"
@@ -46,16 +46,10 @@ func seedKafka(t *testing.T, otherConsumer bool) *kafkatest.Cluster {
 			t.Fatal(err)
 		}
 		t.Cleanup(stop)
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			if st, _ := kc.GroupState(ctx, "sms-replies-v2"); st == "Stable" {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("the other group never became Stable")
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		wait.For(t, 20*time.Second, "the other group becoming Stable", func() bool {
+			st, _ := kc.GroupState(ctx, "sms-replies-v2")
+			return st == "Stable"
+		})
 	}
 	return kc
 }
@@ -185,7 +179,7 @@ func TestE2EDiagnoseBrokerDownAndDrift(t *testing.T) {
 	deployed := filepath.Join(base, "sms-replies.conf")
 	os.WriteFile(deployed, []byte("spark.app.name=sms-replies\nspark.kafka.subscribe="+seedTopic+
 		"\nspark.kafka.group.id=sms-replies-v2\nspark.kafka.bootstrap.servers=127.0.0.1:1\n"), 0o644)
-	port, _ := testredis.FreePort()
+	// Port 1 (tcpmux) on loopback: nothing listens there, so the brokers refuse connections.
 	in := start(t, setup{extra: fmt.Sprintf(`    kafka:
       cluster: main
       topics: [%s]
@@ -196,12 +190,12 @@ func TestE2EDiagnoseBrokerDownAndDrift(t *testing.T) {
 kafka:
   clusters:
     main:
-      brokers: ["127.0.0.1:%d"]
+      brokers: ["127.0.0.1:1"]
       version: "3.6.0"
       timeout: 1s
 diagnose:
   timeout: 4s
-`, seedTopic, dir, deployed, port)})
+`, seedTopic, dir, deployed)})
 	began := time.Now()
 	r := ask(t, in.slack, "diagnose sms-replies")
 	if took := time.Since(began); took > 8*time.Second {

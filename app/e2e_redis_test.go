@@ -1,4 +1,4 @@
-package main
+package app_test
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,9 +14,11 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/streamwatch/streamwatch/app"
 	"github.com/streamwatch/streamwatch/bot/slackfake"
 	"github.com/streamwatch/streamwatch/config"
 	"github.com/streamwatch/streamwatch/internal/testredis"
+	"github.com/streamwatch/streamwatch/internal/wait"
 	"github.com/streamwatch/streamwatch/state"
 )
 
@@ -29,60 +30,6 @@ const (
 	alicePassword = "alice-pw-77b2c"
 	wrongPassword = "wrong-pw-3c9f8"
 )
-
-// startEnv starts streamwatch as start does, with more environment variables, and waits until it
-// is ready only when wait is set.
-func startEnv(t *testing.T, su setup, more map[string]string, wait bool) *instance {
-	t.Helper()
-	if su.prefix == "" {
-		su.prefix = testredis.Prefix()
-	}
-	if su.slack == nil {
-		su.slack = newSlack(t, slackfake.Options{})
-	}
-	port, err := testredis.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := fmt.Sprintf(`http:
-  listen: "127.0.0.1:%d"
-slack:
-  default_channel: C0DEFAULT
-  thread_coalesce: 300ms
-redis:
-  key_prefix: %s
-alerts:
-  routes:
-    - match_re: {alertname: "^(client replied sms|ReplyPipeline.*)$"}
-      pipeline: sms-replies
-pipelines:
-  - name: sms-replies
-    channel: C0PIPE
-`, port, su.prefix)
-	path := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := map[string]string{
-		"SLACK_BOT_TOKEN": botToken, "SLACK_APP_TOKEN": appToken, "REDIS_URL": su.redisURL,
-		"STREAMWATCH_WEBHOOK_TOKEN": webhookToken, "SLACK_API_URL": su.slack.APIURL(),
-	}
-	for k, v := range more {
-		env[k] = v
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	in := &instance{t: t, url: fmt.Sprintf("http://127.0.0.1:%d", port), slack: su.slack, logs: &syncBuffer{},
-		cancel: cancel, done: make(chan error, 1), env: env}
-	go func() {
-		in.done <- run(ctx, []string{"streamwatch", "serve", "--config", path, "--log-level", "debug"},
-			func(k string) string { return env[k] }, io.Discard, in.logs)
-	}()
-	t.Cleanup(in.stop)
-	if wait {
-		in.waitReady()
-	}
-	return in
-}
 
 // threadDuplicates is the scenario of TestE2EDuplicatesThreadIntoOneIncident: three posts of one
 // alert and one of another make two roots, with the two duplicates in the first one's thread.
@@ -127,25 +74,17 @@ func noSecretsLogged(t *testing.T, in *instance, secrets ...string) {
 // fails the test if it is ever ready.
 func waitRedisUnreachable(t *testing.T, in *instance) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
 	var last string
-	for {
-		resp, err := http.Get(in.url + "/readyz")
-		if err == nil {
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			last = fmt.Sprint(resp.StatusCode, " ", string(b))
-			if resp.StatusCode == 200 {
-				t.Fatalf("/readyz answered %s", last)
-			}
-			if resp.StatusCode == 503 && strings.Contains(string(b), `"redis":"unreachable"`) {
-				return
-			}
+	err := wait.Until(context.Background(), 10*time.Second, "/readyz saying redis unreachable", func() bool {
+		code, body := in.readyz()
+		last = fmt.Sprint(code, " ", body)
+		if code == 200 {
+			t.Fatalf("/readyz answered %s", last)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("/readyz never said redis unreachable; last answer %s\nlogs:\n%s", last, in.logs)
-		}
-		time.Sleep(20 * time.Millisecond) // polling a condition, bounded by the deadline
+		return code == 503 && strings.Contains(body, `"redis":"unreachable"`)
+	})
+	if err != nil {
+		t.Fatalf("%v; last answer %s\nlogs:\n%s", err, last, in.logs)
 	}
 }
 
@@ -196,7 +135,7 @@ func TestE2ERedisWrongPassword(t *testing.T) {
 		"acl user": "redis://alice:" + wrongPassword + "@" + srv.Addr + "/0",
 	} {
 		t.Run(name, func(t *testing.T) {
-			in := startEnv(t, setup{redisURL: url}, nil, false)
+			in := start(t, setup{redisURL: url, noWait: true})
 			// Start-up goes on; /readyz says why it is not ready, and webhooks ask to retry.
 			waitRedisUnreachable(t, in)
 			if code, retry, body := postAlert(t, in, "wrong-pw"); code != 503 || retry == "" {
@@ -222,14 +161,14 @@ func TestE2ERedisTLS(t *testing.T) {
 	}
 	defer srv.Close()
 	t.Run("trusting the CA", func(t *testing.T) {
-		in := startEnv(t, setup{redisURL: srv.URL}, map[string]string{config.EnvRedisTLSCAFile: srv.CAFile}, true)
+		in := start(t, setup{redisURL: srv.URL, env: map[string]string{config.EnvRedisTLSCAFile: srv.CAFile}})
 		if !strings.Contains(in.logs.String(), `"redis_tls":true`) {
 			t.Errorf("the start-up line does not say redis_tls:\n%s", grepLines(in.logs.String(), "starting"))
 		}
 		threadDuplicates(t, in)
 	})
 	t.Run("without the CA", func(t *testing.T) {
-		in := startEnv(t, setup{redisURL: srv.URL}, nil, false)
+		in := start(t, setup{redisURL: srv.URL, noWait: true})
 		waitRedisUnreachable(t, in)
 		if code, retry, body := postAlert(t, in, "no-ca"); code != 503 || retry == "" {
 			t.Errorf("webhook without the CA: %d %s (Retry-After %q), want 503 with Retry-After", code, body, retry)
@@ -255,7 +194,7 @@ func TestE2ERedisCluster(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rdb := redis.NewUniversalClient(universalOptions(opts))
+		rdb := redis.NewUniversalClient(app.UniversalOptions(opts))
 		defer rdb.Close()
 		if _, ok := rdb.(*redis.ClusterClient); !ok {
 			t.Fatalf("the client of a cluster URL is a %T", rdb)
@@ -334,36 +273,5 @@ func clusterScripts(t *testing.T, rdb redis.UniversalClient) {
 	}))
 	if len(holders) != 1 || keys < 10 {
 		t.Fatalf("keys of {%s} by master: %v, want every key on one master", prefix, holders)
-	}
-}
-
-func TestRedisUniversalOptions(t *testing.T) {
-	for _, tt := range []struct {
-		url     string
-		cluster bool
-		dial    time.Duration
-		retries int
-	}{
-		{"redis://:pw@127.0.0.1:6390/2", false, 2 * time.Second, 1},
-		{"redis://127.0.0.1:6390/0?dial_timeout=5s&max_retries=3", false, 5 * time.Second, 3},
-		{"redis://127.0.0.1:7001?addr=127.0.0.1:7002&addr=127.0.0.1:7003", true, 2 * time.Second, 1},
-		{"redis://127.0.0.1:7001?cluster=true&max_retries=-1", true, 2 * time.Second, -1},
-	} {
-		opts, err := config.ParseRedisURL(tt.url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		u := universalOptions(opts)
-		if u.DialTimeout != tt.dial || u.ReadTimeout != 3*time.Second || u.WriteTimeout != 3*time.Second || u.MaxRetries != tt.retries {
-			t.Errorf("%s: dial %v read %v write %v retries %d", tt.url, u.DialTimeout, u.ReadTimeout, u.WriteTimeout, u.MaxRetries)
-		}
-		if opts.DialTimeout != 0 && opts.DialTimeout != tt.dial {
-			t.Errorf("%s: universalOptions changed its argument", tt.url)
-		}
-		rdb := redis.NewUniversalClient(u)
-		if _, ok := rdb.(*redis.ClusterClient); ok != tt.cluster {
-			t.Errorf("%s: client %T, want a cluster client: %v", tt.url, rdb, tt.cluster)
-		}
-		_ = rdb.Close()
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package app_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/streamwatch/streamwatch/bot/slackfake"
 	"github.com/streamwatch/streamwatch/internal/testredis"
+	"github.com/streamwatch/streamwatch/internal/wait"
 )
 
 // TestE2ETwoReplicasOneIncident: 1,000 concurrent identical alerts split over two bots sharing
@@ -97,19 +98,11 @@ func TestE2EInvalidAuthIsNotReady(t *testing.T) {
 		return false
 	})
 	// /readyz is not a change of the fake: poll it.
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		r, err := http.Get(in.url + "/readyz")
-		if err == nil {
-			r.Body.Close()
-			if r.StatusCode == 503 {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("/readyz did not turn 503 after invalid_auth\n%s", in.logs)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if err := wait.Until(context.Background(), 20*time.Second, "/readyz turning 503 after invalid_auth", func() bool {
+		code, _ := in.readyz()
+		return code == 503
+	}); err != nil {
+		t.Fatalf("%v\n%s", err, in.logs)
 	}
 	if !strings.Contains(in.logs.String(), "invalid_auth") {
 		t.Fatalf("no log line names invalid_auth:\n%s", in.logs)

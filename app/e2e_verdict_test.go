@@ -1,12 +1,9 @@
-package main
+package app_test
 
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
-	"os/exec"
 	"os/user"
 	"path/filepath"
 	"strconv"
@@ -20,6 +17,7 @@ import (
 	"github.com/streamwatch/streamwatch/integrations/spark/sparktest"
 	"github.com/streamwatch/streamwatch/integrations/storage/storagetest"
 	"github.com/streamwatch/streamwatch/internal/testredis"
+	"github.com/streamwatch/streamwatch/internal/wait"
 )
 
 // unprivileged is the uid the seed-world binary runs as: nobody when the tests run as root
@@ -29,78 +27,6 @@ func unprivileged() (uid int, credential *syscall.Credential) {
 		return os.Geteuid(), nil
 	}
 	return 65534, &syscall.Credential{Uid: 65534, Gid: 65534}
-}
-
-// startBinaryAs runs the built streamwatch binary with the configuration tail extra (the
-// pipeline's keys and more) as cred (nil: as the tests' user), and waits until it is ready.
-// Everything it reads lives under base, which every user may search.
-func startBinaryAs(t *testing.T, base string, cred *syscall.Credential, s *slackfake.Server, extra string) {
-	t.Helper()
-	bin := filepath.Join(base, "streamwatch")
-	if _, err := os.Stat(bin); err != nil {
-		data, err := os.ReadFile(builtBinary(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(bin, data, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	port, err := testredis.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := fmt.Sprintf(`http: {listen: "127.0.0.1:%d"}
-slack: {default_channel: C0DEFAULT, thread_coalesce: 300ms}
-redis: {key_prefix: %s}
-pipelines:
-  - name: sms-replies
-    channel: C0PIPE
-%s`, port, testredis.Prefix(), extra)
-	path := filepath.Join(base, fmt.Sprintf("config-%d.yaml", port))
-	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	logs := &syncBuffer{}
-	cmd := exec.Command(bin, "serve", "--config", path)
-	cmd.Dir = base
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "SLACK_BOT_TOKEN=" + botToken, "SLACK_APP_TOKEN=" + appToken,
-		"REDIS_URL=" + testredis.URL(t), "STREAMWATCH_WEBHOOK_TOKEN=" + webhookToken, "SLACK_API_URL=" + s.APIURL()}
-	cmd.Stderr = logs
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if r, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", port)); err == nil {
-			io.Copy(io.Discard, r.Body)
-			r.Body.Close()
-			if r.StatusCode == 200 {
-				return
-			}
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("streamwatch exited before it was ready: %v\n%s", err, logs)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("streamwatch not ready:\n%s", logs)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // TestE2ESeedWorldFreshStart is the seed incident as a new install first sees it: the
@@ -152,7 +78,7 @@ diagnose: {timeout: 10s}
 
 	t.Run("streamwatch's own uid", func(t *testing.T) {
 		s := newSlack(t, slackfake.Options{})
-		startBinaryAs(t, base, cred, s, pipeline(""))
+		startBinary(t, binaryRun{redisURL: testredis.URL(t), slack: s, dir: base, cred: cred, extra: pipeline("")})
 		r := ask(t, s, "diagnose sms-replies")
 		body := r.Text + "\n" + string(r.Blocks)
 		for _, cause := range []string{"CHECKPOINT_NOT_WRITABLE (confirmed)", "CONSUMER_GROUP_MISMATCH", "CHECKPOINT_CORRUPT"} {
@@ -174,7 +100,7 @@ diagnose: {timeout: 10s}
 	})
 	t.Run("job_user that may write", func(t *testing.T) {
 		s := newSlack(t, slackfake.Options{})
-		startBinaryAs(t, base, cred, s, pipeline("      job_user: {uid: 0, gids: [0]}\n"))
+		startBinary(t, binaryRun{redisURL: testredis.URL(t), slack: s, dir: base, cred: cred, extra: pipeline("      job_user: {uid: 0, gids: [0]}\n")})
 		r := ask(t, s, "diagnose sms-replies")
 		body := r.Text + "\n" + string(r.Blocks)
 		if strings.Contains(r.Text, "CHECKPOINT_NOT_WRITABLE") || !strings.Contains(r.Text, "CONSUMER_GROUP_MISMATCH") || !strings.Contains(r.Text, "CHECKPOINT_CORRUPT") {
@@ -248,16 +174,10 @@ kafka:
     main: {brokers: [%q], version: "3.6.0", timeout: 3s}
 diagnose: {timeout: 10s}
 `, seedTopic, dir, deployed, kc.ListenAddrs()[0])})
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if st, _ := kc.GroupState(ctx, "sms-replies-prod"); st == "Stable" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the documented group never became Stable")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	wait.For(t, 20*time.Second, "the documented group becoming Stable", func() bool {
+		st, _ := kc.GroupState(ctx, "sms-replies-prod")
+		return st == "Stable"
+	})
 	r := ask(t, in.slack, "diagnose sms-replies")
 	body := string(r.Blocks)
 	if r.Text != "sms-replies: healthy, 1 risk" {

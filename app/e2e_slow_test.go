@@ -1,4 +1,4 @@
-package main
+package app_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/streamwatch/streamwatch/integrations/spark/sparktest"
 	"github.com/streamwatch/streamwatch/internal/kafkatest"
 	"github.com/streamwatch/streamwatch/internal/testredis"
+	"github.com/streamwatch/streamwatch/internal/wait"
 	"github.com/streamwatch/streamwatch/state"
 )
 
@@ -68,13 +69,7 @@ kafka:
 		}
 		// Wait for the sampler's next round, a condition on Redis.
 		want := rounds() + 1
-		deadline := time.Now().Add(15 * time.Second)
-		for rounds() < want {
-			if time.Now().After(deadline) {
-				t.Fatalf("the sampler stored no round %d", want)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		wait.For(t, 15*time.Second, fmt.Sprintf("the sampler storing round %d", want), func() bool { return rounds() >= want })
 	}
 	// The producer goes on; diagnose judges the stored rounds plus what it fetches now.
 	if err := kc.Produce(ctx, seedTopic, []int{20, 20, 20}, time.Time{}); err != nil {

@@ -1,4 +1,4 @@
-package main
+package app_test
 
 import (
 	"context"
@@ -558,7 +558,7 @@ func TestE2EFaultsSecretsNeverLeak(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gf, err := os.ReadFile("integrations/alerts/testdata/grafana-webhook.json")
+	gf, err := os.ReadFile("../integrations/alerts/testdata/grafana-webhook.json")
 	if err != nil {
 		t.Fatal(err)
 	}

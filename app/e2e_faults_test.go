@@ -19,6 +19,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/streamwatch/streamwatch/app"
 	"github.com/streamwatch/streamwatch/bot"
 	"github.com/streamwatch/streamwatch/bot/slackfake"
 	"github.com/streamwatch/streamwatch/internal/testredis"
@@ -352,25 +353,23 @@ func threadTexts(s *slackfake.Server, ch, ts string) []string {
 }
 
 // TestE2EFaultsSlack5xxAndTimeout: chat.postMessage first holds its answer beyond the bot's
-// 15 s Slack client timeout (the post takes effect, the answer is lost), then answers 500, 502
+// Slack client timeout (the post takes effect, the answer is lost), then answers 500, 502
 // and 503 to whichever deliveries come next. Every message is delivered later, in order; a 5xx
 // post has no effect and is not repeated; the timed-out one may be posted twice (at-least-once
 // delivery: the bot cannot know that Slack took it).
 //
-// It takes about 17 s because the Slack client's 15 s timeout is fixed (run.go); skipped with
-// -short.
+// The app runs with a 2 s Slack client timeout (15 s in production) inside a 3 s delivery
+// timeout (10 s), so that the client's timeout is what cuts the held call.
 func TestE2EFaultsSlack5xxAndTimeout(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits out the Slack client's 15 s timeout")
-	}
+	const slackTimeout = 2 * time.Second
 	s := newSlack(t, slackfake.Options{})
-	in := start(t, setup{slack: s})
+	in := start(t, setup{slack: s, options: func(o *app.Options) { o.SlackTimeout, o.DeliveryTimeout = slackTimeout, 3*time.Second }})
 	in.ok("/webhooks/generic", genericDetail("slow slack", "slow-1", "first"))
 	waitFor(t, s, "INC-1's root", func(s *slackfake.Server) bool { return len(roots(s, "C0DEFAULT")) == 1 })
 	root := roots(s, "C0DEFAULT")[0]
 	before := len(s.CallsTo("chat.postMessage"))
 
-	const hold = 20 * time.Second // beyond the client's 15 s
+	const hold = 2 * slackTimeout // beyond the client's timeout
 	s.FailNext("chat.postMessage", 1, slackfake.Fault{Delay: hold})
 	for _, status := range []int{500, 502, 503} {
 		s.FailNext("chat.postMessage", 1, slackfake.Fault{Status: status})
@@ -461,12 +460,10 @@ func TestE2EFaultsSlack5xxAndTimeout(t *testing.T) {
 
 // TestE2EFaultsSlowLoris: clients that open a connection and trickle an incomplete request
 // header do not stop webhooks from being served, and the server closes their connections
-// after its read-header timeout (5 s in run.go).
+// after its read-header timeout (app.Options.HTTP.ReadHeader; 1 s here).
 func TestE2EFaultsSlowLoris(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits out the 5 s read-header timeout")
-	}
-	in := start(t, setup{})
+	const readHeader = time.Second // 5 s in production
+	in := start(t, setup{options: func(o *app.Options) { o.HTTP.ReadHeader = readHeader }})
 	addr := strings.TrimPrefix(in.url, "http://")
 	const loris = 32
 	type closed struct {
@@ -502,7 +499,7 @@ func TestE2EFaultsSlowLoris(t *testing.T) {
 			}
 		}()
 		go func() { // a read ends when the server closes the connection
-			_ = conn.SetReadDeadline(opened.Add(8 * time.Second))
+			_ = conn.SetReadDeadline(opened.Add(4 * readHeader))
 			b, err := io.ReadAll(conn)
 			if err == nil && len(b) > 0 {
 				err = fmt.Errorf("answered %q", b)
@@ -526,8 +523,8 @@ func TestE2EFaultsSlowLoris(t *testing.T) {
 		switch {
 		case errors.As(r.err, &ne) && ne.Timeout():
 			t.Fatalf("a slow-loris connection was still open after %v", r.after.Round(time.Millisecond))
-		case r.after < 4*time.Second:
-			t.Fatalf("a slow-loris connection was closed after %v, before the 5 s read-header timeout: %v", r.after, r.err)
+		case r.after < readHeader*8/10:
+			t.Fatalf("a slow-loris connection was closed after %v, before the %v read-header timeout: %v", r.after, readHeader, r.err)
 		}
 		slowest = max(slowest, r.after)
 	}

@@ -1,3 +1,5 @@
+//go:build !nodemo
+
 package main
 
 import (
@@ -16,7 +18,8 @@ import (
 var demoStdin io.Reader = os.Stdin
 
 // runDemo is `streamwatch demo`: the real bot (serve) on embedded stand-ins, playing the seed
-// incident; see internal/demo.
+// incident; see internal/demo. The release build (-tags nodemo, demo_off.go) leaves it out, and
+// with it the stand-ins.
 func runDemo(ctx context.Context, args []string, _ func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -27,7 +27,7 @@ var (
 	buildErr  error
 )
 
-// builtBinary builds streamwatch once per test run, as `make build` does.
+// builtBinary builds the release binary once per test run, with `make build`.
 func builtBinary(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -37,10 +37,9 @@ func builtBinary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(dir, "streamwatch")
-		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w -X main.version=test", "-o", binPath, "github.com/streamwatch/streamwatch")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		cmd := exec.Command("make", "-C", "..", "build", "BIN="+binPath, "VERSION=test")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+			buildErr = fmt.Errorf("make build: %v\n%s", err, out)
 		}
 	})
 	if buildErr != nil {
@@ -283,4 +282,35 @@ func TestBinaryTwoReplicasOneIncident(t *testing.T) {
 func withEnv(r binaryRun, env ...string) binaryRun {
 	r.env = append(slices.Clip(r.env), env...)
 	return r
+}
+
+// TestReleaseBinaryLeavesOutTheFakes: the binary `make build` writes links none of the demo's
+// stand-ins (miniredis and the gopher-lua it runs scripts with, kfake, the Slack fake), and
+// says so to `go version -m`; its demo command says it is not there.
+func TestReleaseBinaryLeavesOutTheFakes(t *testing.T) {
+	bin := builtBinary(t)
+	out, err := exec.Command("go", "version", "-m", bin).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go version -m: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "github.com/IBM/sarama") {
+		t.Fatalf("go version -m lists no dependency:\n%s", out)
+	}
+	deps, err := exec.Command("go", "list", "-deps", "-tags", "nodemo", "github.com/streamwatch/streamwatch").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps: %v\n%s", err, deps)
+	}
+	for _, fake := range []string{"kfake", "miniredis", "gopher-lua", "slackfake", "internal/demo", "kafkatest", "sparktest", "storagetest"} {
+		if strings.Contains(string(out), fake) {
+			t.Errorf("go version -m %s lists %s", bin, fake)
+		}
+		if strings.Contains(string(deps), fake) {
+			t.Errorf("the release build imports %s", fake)
+		}
+	}
+	cmd := exec.Command(bin, "demo")
+	msg, err := cmd.CombinedOutput()
+	if cmd.ProcessState.ExitCode() != 2 || !strings.Contains(string(msg), "this build has no demo") {
+		t.Fatalf("demo in the release binary: %v\n%s", err, msg)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"strings"
 	"time"
 
@@ -102,7 +103,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return &exitError{code: 2, err: err}
 	}
 	_ = stdout
-	return serve(ctx, cfg, getenv, log)
+	return serve(ctx, cfg, getenv, log, nil)
 }
 
 func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
@@ -121,8 +122,8 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 }
 
 // serve runs the bot until ctx ends: the secrets come from the environment, everything else
-// is app's.
-func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, log *slog.Logger) error {
+// is app's. ln, when not nil, serves the webhooks instead of http.listen (the demo opens it).
+func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, log *slog.Logger, ln net.Listener) error {
 	sec, err := config.LoadSecrets(getenv, cfg.SecretNeeds())
 	if err != nil {
 		if !cfg.HTTP.AllowUnauthenticatedWebhooks && getenv(config.EnvWebhookToken) == "" {
@@ -136,7 +137,7 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 			return fmt.Errorf("environment: STREAMWATCH_OUTBOX_CLAIM_AFTER: %q is not a positive duration", v)
 		}
 	}
-	a, err := app.New(app.Options{Config: cfg, Secrets: sec, Getenv: getenv, Log: log, Version: version, ClaimAfter: claimAfter})
+	a, err := app.New(app.Options{Config: cfg, Secrets: sec, Getenv: getenv, Log: log, Version: version, ClaimAfter: claimAfter, Listener: ln})
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamwatch/streamwatch/internal/wait"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -35,7 +36,7 @@ func TestWrongGroup(t *testing.T) {
 	m := newTestMonitor(t, testClusterOptions(kc, "main"), NewMemoryStore(0), func() time.Time { return now }, pipeline)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	eventually(t, 15*time.Second, "the spark group's commits", func() bool {
+	wait.For(t, 15*time.Second, "the spark group's commits", func() bool {
 		off, err := m.clusters.byName["main"].Offsets(ctx, spark, topic)
 		if err != nil {
 			return false

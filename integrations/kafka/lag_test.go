@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/streamwatch/streamwatch/internal/wait"
 )
 
 func TestMain(m *testing.M) {
@@ -49,7 +51,7 @@ func TestGroupLagExact(t *testing.T) {
 	m := newTestMonitor(t, testClusterOptions(kc, "main"), NewMemoryStore(0), func() time.Time { return now })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	eventually(t, 15*time.Second, "the group's commits", func() bool {
+	wait.For(t, 15*time.Second, "the group's commits", func() bool {
 		off, err := m.clusters.byName["main"].Offsets(ctx, group, topic)
 		if err != nil {
 			return false
@@ -129,7 +131,7 @@ func TestGroupLagExact(t *testing.T) {
 
 	t.Run("empty", func(t *testing.T) {
 		lg.stop()
-		eventually(t, 10*time.Second, "the group to empty", func() bool {
+		wait.For(t, 10*time.Second, "the group to empty", func() bool {
 			r, err := m.GroupLag(ctx, "", group, topic)
 			return err == nil && r.Group.State == "Empty"
 		})

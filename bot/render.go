@@ -294,8 +294,9 @@ func sectionTexts(s commands.Section) []string {
 
 // safeLines are a section's lines made inert for where they go: a code block or mrkdwn.
 func safeLines(s commands.Section) []string {
-	lines := make([]string, len(s.Lines))
-	for i, l := range s.Lines {
+	text := s.Text()
+	lines := make([]string, len(text))
+	for i, l := range text {
 		if s.Pre {
 			lines[i] = pre(l)
 		} else {

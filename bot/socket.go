@@ -179,12 +179,11 @@ func (b *Bot) run(ctx context.Context, req commands.Request) commands.Reply {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	start := time.Now()
-	name := "unknown"
-	if c, _, err := b.opt.Commands.Parse(req.Text); err == nil {
-		name = c.Path
+	reply, name := b.opt.Commands.Dispatch(ctx, req)
+	if name == "" {
+		name = "unknown"
 	}
-	defer func() { b.opt.Metrics.CommandSeconds.WithLabelValues(name).Observe(time.Since(start).Seconds()) }()
-	reply := b.opt.Commands.Handle(ctx, req)
+	b.opt.Metrics.CommandSeconds.WithLabelValues(name).Observe(time.Since(start).Seconds())
 	b.log.Info("command", "user", req.UserID, "channel", req.ChannelID, "command", firstWords(req.Text, 2),
 		"usage", reply.Usage, "took", time.Since(start))
 	return reply

@@ -22,6 +22,7 @@ import (
 	"github.com/streamwatch/streamwatch/integrations/kafka"
 	"github.com/streamwatch/streamwatch/integrations/probe"
 	"github.com/streamwatch/streamwatch/integrations/spark"
+	"github.com/streamwatch/streamwatch/internal/human"
 )
 
 // Check names, as reported when one did not finish in time.
@@ -317,7 +318,7 @@ func (j *judge) checkpoint() {
 		case spark.CodeStale:
 			if c.PendingTotal > 0 {
 				j.symptom(SymptomProgressStopped, "progress stopped", srcCheckpoint,
-					fmt.Sprintf("%s while %s records wait on the brokers", strings.TrimSuffix(f.Summary, "."), groupDigits(c.PendingTotal)))
+					fmt.Sprintf("%s while %s records wait on the brokers", strings.TrimSuffix(f.Summary, "."), human.Digits(c.PendingTotal)))
 			} else {
 				j.v.Notes = append(j.v.Notes, "checkpoint: "+f.Summary+"; no records wait on the brokers (an idle topic needs no commits)")
 			}
@@ -581,15 +582,6 @@ func fileEvidence(f spark.Finding) string {
 }
 
 func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") }
-
-// groupDigits writes n with thousands separators.
-func groupDigits(n int64) string {
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
 
 // Lines renders the verdict for people.
 func (v Verdict) Lines() []string {

@@ -1,0 +1,85 @@
+// Package human writes numbers and durations the way streamwatch shows them to people, in
+// evidence (integrations, the pipeline judgment) and in replies (commands) alike.
+package human
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Age writes a duration the way people say it: 45s, 7m30s (seconds under 10 minutes), 16m,
+// 1h5m, 2d3h.
+func Age(d time.Duration) string { return string(AppendAge(nil, d)) }
+
+// AppendAge appends Age(d) to b.
+func AppendAge(b []byte, d time.Duration) []byte {
+	if d < 0 {
+		d = 0
+	}
+	unit := func(n int64, u byte) { b = append(strconv.AppendInt(b, n, 10), u) }
+	switch {
+	case d < time.Minute:
+		unit(int64(d/time.Second), 's')
+	case d < time.Hour:
+		m := int64(d / time.Minute)
+		unit(m, 'm')
+		if s := int64(d%time.Minute) / int64(time.Second); s != 0 && m < 10 {
+			unit(s, 's')
+		}
+	case d < 48*time.Hour:
+		unit(int64(d/time.Hour), 'h')
+		if m := int64(d%time.Hour) / int64(time.Minute); m != 0 {
+			unit(m, 'm')
+		}
+	default:
+		unit(int64(d/(24*time.Hour)), 'd')
+		if h := int64(d%(24*time.Hour)) / int64(time.Hour); h != 0 {
+			unit(h, 'h')
+		}
+	}
+	return b
+}
+
+// Count is n and its noun: "1 partition", "1,234 partitions".
+func Count(n int, noun string) string {
+	return Digits(int64(n)) + " " + Noun(n, noun)
+}
+
+// Noun is noun, plural unless n is 1.
+func Noun(n int, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	return noun + "s"
+}
+
+// Digits writes n with thousands separators: 12,345.
+func Digits(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	if len(s) <= 3 {
+		if neg {
+			return "-" + s
+		}
+		return s
+	}
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	lead := len(s) % 3
+	if lead > 0 {
+		b.WriteString(s[:lead])
+	}
+	for i := lead; i < len(s); i += 3 {
+		if b.Len() > 0 && !(neg && b.Len() == 1) {
+			b.WriteByte(',')
+		}
+		b.WriteString(s[i : i+3])
+	}
+	return b.String()
+}

@@ -1,0 +1,29 @@
+package human_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/streamwatch/streamwatch/internal/human"
+)
+
+func TestAgeAndDigits(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		45 * time.Second: "45s", 7 * time.Minute: "7m", 7*time.Minute + 30*time.Second: "7m30s", 16*time.Minute + 55*time.Second: "16m",
+		65 * time.Minute: "1h5m", 2 * time.Hour: "2h", 51 * time.Hour: "2d3h", 72 * time.Hour: "3d", -time.Second: "0s",
+	} {
+		if got := human.Age(d); got != want {
+			t.Errorf("human.Age(%v) = %q, want %q", d, got, want)
+		}
+	}
+	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -1234: "-1,234"} {
+		if got := human.Digits(n); got != want {
+			t.Errorf("human.Digits(%d) = %q, want %q", n, got, want)
+		}
+	}
+	for n, want := range map[int]string{1: "1 partition", 0: "0 partitions", 1234: "1,234 partitions"} {
+		if got := human.Count(n, "partition"); got != want {
+			t.Errorf("Count(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

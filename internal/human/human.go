@@ -3,6 +3,7 @@
 package human
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -46,12 +47,40 @@ func Count(n int, noun string) string {
 	return Digits(int64(n)) + " " + Noun(n, noun)
 }
 
-// Noun is noun, plural unless n is 1.
+// Noun is noun, plural unless n is 1: "partitions", "batches".
 func Noun(n int, noun string) string {
-	if n == 1 {
+	switch {
+	case n == 1:
 		return noun
+	case strings.HasSuffix(noun, "ch") || strings.HasSuffix(noun, "s"):
+		return noun + "es"
 	}
 	return noun + "s"
+}
+
+// Time writes a moment to the second, in UTC: "2026-11-30 10:41:05 UTC".
+func Time(t time.Time) string {
+	if t.IsZero() {
+		return "at an unknown time"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+// Elapsed writes a duration with its seconds under an hour: 45s, 12m5s, 3h4m, 2d3h.
+func Elapsed(d time.Duration) string {
+	if d < 0 {
+		return "-" + Elapsed(-d)
+	}
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d/time.Second))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%ds", int(d/time.Minute), int(d%time.Minute/time.Second))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh%dm", int(d/time.Hour), int(d%time.Hour/time.Minute))
+	default:
+		return fmt.Sprintf("%dd%dh", int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour))
+	}
 }
 
 // Digits writes n with thousands separators: 12,345.

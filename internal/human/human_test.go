@@ -26,4 +26,18 @@ func TestAgeAndDigits(t *testing.T) {
 			t.Errorf("Count(%d) = %q, want %q", n, got, want)
 		}
 	}
+	for n, want := range map[int]string{1: "1 batch", 2: "2 batches", 1500: "1,500 batches"} {
+		if got := human.Count(n, "batch"); got != want {
+			t.Errorf("Count(%d, batch) = %q, want %q", n, got, want)
+		}
+	}
+	for d, want := range map[time.Duration]string{45 * time.Second: "45s", 12*time.Minute + 5*time.Second: "12m5s", 3*time.Hour + 4*time.Minute: "3h4m",
+		51 * time.Hour: "2d3h", -45 * time.Second: "-45s"} {
+		if got := human.Elapsed(d); got != want {
+			t.Errorf("Elapsed(%v) = %q, want %q", d, got, want)
+		}
+	}
+	if got := human.Time(time.Date(2026, 11, 30, 11, 41, 5, 0, time.FixedZone("CET", 3600))); got != "2026-11-30 10:41:05 UTC" {
+		t.Errorf("Time = %q", got)
+	}
 }

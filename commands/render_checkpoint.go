@@ -1,15 +1,17 @@
-package spark
+package commands
 
 import (
 	"fmt"
 	"sort"
 	"strings"
-	"time"
+
+	"github.com/streamwatch/streamwatch/integrations/spark"
+	"github.com/streamwatch/streamwatch/internal/human"
 )
 
-// RenderText renders a report as plain text for a chat reply or a terminal: the facts first,
-// then the findings, worst first, each with its evidence.
-func RenderText(r *Report) string {
+// checkpointLines lays a checkpoint report out: the facts first, then the findings, worst
+// first, each with its evidence.
+func checkpointLines(r *spark.Report) []string {
 	var b strings.Builder
 	now := r.CheckedAt
 	fmt.Fprintf(&b, "Checkpoint %s\n", r.Location)
@@ -17,20 +19,20 @@ func RenderText(r *Report) string {
 	if id == "" {
 		id = "unknown"
 	}
-	fmt.Fprintf(&b, "Checked %s, query id %s\n", stamp(now), id)
+	fmt.Fprintf(&b, "Checked %s, query id %s\n", human.Time(now), id)
 
 	if p := r.Planned; p != nil {
-		fmt.Fprintf(&b, "Planned:   batch %d (%s, planned %s, %s ago)\n", p.ID, p.File, stamp(p.PlannedAt), age(now.Sub(p.PlannedAt)))
+		fmt.Fprintf(&b, "Planned:   batch %d (%s, planned %s, %s ago)\n", p.ID, p.File, human.Time(p.PlannedAt), human.Elapsed(now.Sub(p.PlannedAt)))
 	} else if r.Offsets.Readable {
 		b.WriteString("Planned:   no batch yet\n")
 	}
 	if c := r.Committed; c != nil {
-		fmt.Fprintf(&b, "Committed: batch %d (%s, written %s, %s ago)\n", c.ID, c.File, stamp(c.ModTime), age(now.Sub(c.ModTime)))
+		fmt.Fprintf(&b, "Committed: batch %d (%s, written %s, %s ago)\n", c.ID, c.File, human.Time(c.ModTime), human.Elapsed(now.Sub(c.ModTime)))
 	} else if r.Commits.Readable || (!r.Commits.Present && r.Offsets.Present) {
 		b.WriteString("Committed: no batch\n")
 	}
 	if f := r.InFlight; f != nil {
-		fmt.Fprintf(&b, "In flight: batch %d for %s\n", f.ID, age(f.For))
+		fmt.Fprintf(&b, "In flight: batch %d for %s\n", f.ID, human.Elapsed(f.For))
 	} else if r.Planned != nil && r.Committed != nil {
 		b.WriteString("In flight: none\n")
 	}
@@ -39,13 +41,13 @@ func RenderText(r *Report) string {
 	}
 
 	if len(r.Kafka) > 0 {
-		renderKafka(&b, r)
+		checkpointKafka(&b, r)
 	}
 	for _, op := range r.State {
 		b.WriteString(stateLine(op))
 	}
 	if n := len(r.Leftovers); n > 0 {
-		fmt.Fprintf(&b, "Leftovers: %s (temp or orphan checksum)\n", plural(n, "file"))
+		fmt.Fprintf(&b, "Leftovers: %s (temp or orphan checksum)\n", human.Count(n, "file"))
 	}
 	if r.VersionHint != "" {
 		fmt.Fprintf(&b, "Spark:     %s\n", r.VersionHint)
@@ -62,10 +64,10 @@ func RenderText(r *Report) string {
 			fmt.Fprintf(&b, "    - %s\n", e)
 		}
 	}
-	return b.String()
+	return strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
 }
 
-func logLine(l LogListing) string {
+func logLine(l spark.LogListing) string {
 	switch {
 	case !l.Present:
 		return l.Dir + "/ absent"
@@ -74,7 +76,7 @@ func logLine(l LogListing) string {
 	case l.Batches == 0:
 		return l.Dir + "/ empty"
 	}
-	s := fmt.Sprintf("%s/ %s %d..%d", l.Dir, plural(l.Batches, "batch"), l.First, l.Latest)
+	s := fmt.Sprintf("%s/ %s %d..%d", l.Dir, human.Count(l.Batches, "batch"), l.First, l.Latest)
 	if l.GapCount > 0 {
 		s += fmt.Sprintf(" (%d missing)", l.GapCount)
 	}
@@ -84,8 +86,8 @@ func logLine(l LogListing) string {
 	return s
 }
 
-// renderKafka lists partitions when there are few, and sums per topic otherwise.
-func renderKafka(b *strings.Builder, r *Report) {
+// checkpointKafka lists partitions when there are few, and sums per topic otherwise.
+func checkpointKafka(b *strings.Builder, r *spark.Report) {
 	base := r.KafkaBaseline
 	if base == "" {
 		base = "the checkpoint"
@@ -162,7 +164,7 @@ func renderKafka(b *strings.Builder, r *Report) {
 	}
 }
 
-func stateLine(op OperatorState) string {
+func stateLine(op spark.OperatorState) string {
 	name := ""
 	if op.Metadata != nil && op.Metadata.Operator.Name != "" {
 		name = " (" + op.Metadata.Operator.Name + ")"
@@ -185,29 +187,4 @@ func stateLine(op OperatorState) string {
 		s += fmt.Sprintf(" (want %d)", op.ExpectedVersion)
 	}
 	return s + "\n"
-}
-
-// stamp formats a time for people, in UTC.
-func stamp(t time.Time) string {
-	if t.IsZero() {
-		return "at an unknown time"
-	}
-	return t.UTC().Format("2006-01-02 15:04:05 UTC")
-}
-
-// age formats a duration coarsely: 45s, 12m5s, 3h4m, 2d3h.
-func age(d time.Duration) string {
-	if d < 0 {
-		return "-" + age(-d)
-	}
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d/time.Second))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm%ds", int(d/time.Minute), int(d%time.Minute/time.Second))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh%dm", int(d/time.Hour), int(d%time.Hour/time.Minute))
-	default:
-		return fmt.Sprintf("%dd%dh", int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour))
-	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/streamwatch/streamwatch/commands"
 	"github.com/streamwatch/streamwatch/config"
 	"github.com/streamwatch/streamwatch/integrations/probe"
 	"github.com/streamwatch/streamwatch/pipeline"
@@ -23,7 +24,7 @@ func probeOnce(ctx context.Context, cfg *config.Config, args []string, getenv fu
 	ctx, cancel := context.WithTimeout(ctx, cfg.Diagnose.Timeout)
 	defer cancel()
 	res := probe.Run(ctx, pipeline.ProbeOptions(cfg, *p, getenv))
-	for _, l := range res.Lines() {
+	for _, l := range commands.ProbeLines(res) {
 		fmt.Fprintln(stdout, l)
 	}
 	if code := res.ExitCode(); code != 0 {

@@ -33,7 +33,7 @@ func (h *Handler) RegisterHealth(hs Health) {
 				if err != nil && res.Status == "" {
 					return Reply{}, err
 				}
-				r.Sections = append(r.Sections, Section{Title: fmt.Sprintf("%s: %s", n, res.Status), Lines: res.Lines(), Pre: true})
+				r.Sections = append(r.Sections, Section{Title: fmt.Sprintf("%s: %s", n, res.Status), Lines: ProbeLines(res), Pre: true})
 				if r.Text != "" {
 					r.Text += "; "
 				}

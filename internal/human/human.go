@@ -112,3 +112,39 @@ func Digits(n int64) string {
 	}
 	return b.String()
 }
+
+// Took writes how long something took: "850µs", "12.3ms", "2.5s", "25m", "1h30m", "3d4h".
+func Took(d time.Duration) string {
+	neg := d < 0
+	if neg {
+		d = -d
+	}
+	var s string
+	switch {
+	case d < time.Millisecond:
+		s = d.Round(time.Microsecond).String()
+	case d < time.Second:
+		s = d.Round(100 * time.Microsecond).String()
+	case d < time.Minute:
+		s = d.Round(100 * time.Millisecond).String()
+	case d >= 48*time.Hour:
+		d = d.Round(time.Hour)
+		days, hours := d/(24*time.Hour), d%(24*time.Hour)/time.Hour
+		s = fmt.Sprintf("%dd", days)
+		if hours > 0 {
+			s += fmt.Sprintf("%dh", hours)
+		}
+	default:
+		s = d.Round(time.Second).String()
+		if strings.HasSuffix(s, "m0s") {
+			s = strings.TrimSuffix(s, "0s")
+		}
+		if strings.HasSuffix(s, "h0m") {
+			s = strings.TrimSuffix(s, "0m")
+		}
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}

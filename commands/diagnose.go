@@ -33,7 +33,7 @@ func (h *Handler) RegisterDiagnose(d Diagnoser) {
 			if len(r.Matches) > 0 {
 				text = "Checkpoint trouble in the logs of " + args[0] + ": " + r.Matches[0].Signature.Title
 			}
-			return Reply{Text: text, Sections: []Section{{Lines: r.Lines(), Pre: true}}}, nil
+			return Reply{Text: text, Sections: []Section{{Lines: logLines(*r), Pre: true}}}, nil
 		}})
 }
 

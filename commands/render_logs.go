@@ -1,23 +1,24 @@
-package driverlog
+package commands
 
 import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/streamwatch/streamwatch/integrations/driverlog"
 )
 
-// Lines renders the report as plain text, one line per element: for each
-// signature its severity, title, count, first and last time, what it means,
-// an example line and the file; then the files scanned ("(tail only)" when
-// only the end was read) and the errors.
-func (r Report) Lines() []string {
+// logLines lay a driver-log report out, one line per element: for each signature its
+// severity, title, count, first and last time, what it means, an example line and the file;
+// then the files scanned ("(tail only)" when only the end was read) and the errors.
+func logLines(r driverlog.Report) []string {
 	var out []string
 	switch {
 	case len(r.Matches) > 0:
 		for _, m := range r.Matches {
 			out = append(out, fmt.Sprintf("%s %s (%s): %s, %s",
 				strings.ToUpper(m.Signature.Severity.String()), m.Signature.Title, m.Signature.ID,
-				times(m.Count), r.when(m)))
+				times(m.Count), logWhen(r, m)))
 			out = append(out, "  "+m.Signature.Cause)
 			if m.Example != "" {
 				out = append(out, "  example: "+m.Example)
@@ -34,11 +35,11 @@ func (r Report) Lines() []string {
 	if len(r.Files) > 0 {
 		out = append(out, "Files scanned:")
 		for _, f := range r.Files {
-			read := byteSize(f.Size)
+			read := logBytes(f.Size)
 			if f.Truncated {
-				read = fmt.Sprintf("last %s of %s (tail only)", byteSize(f.BytesRead), byteSize(f.Size))
+				read = fmt.Sprintf("last %s of %s (tail only)", logBytes(f.BytesRead), logBytes(f.Size))
 			}
-			out = append(out, fmt.Sprintf("  %s: %s, modified %s", f.Path, read, stamp(f.ModTime)))
+			out = append(out, fmt.Sprintf("  %s: %s, modified %s", f.Path, read, logStamp(f.ModTime)))
 		}
 	}
 	if len(r.Errors) > 0 {
@@ -50,21 +51,21 @@ func (r Report) Lines() []string {
 	return out
 }
 
-func (r Report) when(m Match) string {
+func logWhen(r driverlog.Report, m driverlog.Match) string {
 	switch {
 	case m.Last.IsZero():
 		return "no timestamps"
 	case m.First.Equal(m.Last):
-		return "at " + stamp(m.Last) + r.ago(m.Last)
+		return "at " + logStamp(m.Last) + logAgo(r, m.Last)
 	}
-	return "first " + stamp(m.First) + ", last " + stamp(m.Last) + r.ago(m.Last)
+	return "first " + logStamp(m.First) + ", last " + logStamp(m.Last) + logAgo(r, m.Last)
 }
 
-func (r Report) ago(t time.Time) string {
+func logAgo(r driverlog.Report, t time.Time) string {
 	if r.ScannedAt.IsZero() || t.After(r.ScannedAt) {
 		return ""
 	}
-	return " (" + age(r.ScannedAt.Sub(t)) + " ago)"
+	return " (" + logAge(r.ScannedAt.Sub(t)) + " ago)"
 }
 
 func times(n int) string {
@@ -74,15 +75,16 @@ func times(n int) string {
 	return fmt.Sprintf("%d times", n)
 }
 
-func stamp(t time.Time) string {
+// logStamp writes a log time as the log had it, with its zone.
+func logStamp(t time.Time) string {
 	if t.IsZero() {
 		return "unknown"
 	}
 	return t.Format("2006-01-02 15:04:05 MST")
 }
 
-// age renders a duration the way on-call reads it: 40s, 12m, 5h12m, 3d4h.
-func age(d time.Duration) string {
+// logAge writes how long ago a log line was: 40s, 12m, 5h12m, 3d4h.
+func logAge(d time.Duration) string {
 	switch {
 	case d < time.Minute:
 		return fmt.Sprintf("%ds", int(d/time.Second))
@@ -102,7 +104,8 @@ func age(d time.Duration) string {
 	return fmt.Sprintf("%dd", days)
 }
 
-func byteSize(n int64) string {
+// logBytes writes a log file's size: 1023 B, 1.5 KiB, 8.0 MiB.
+func logBytes(n int64) string {
 	const unit = 1024
 	if n < unit {
 		return fmt.Sprintf("%d B", n)

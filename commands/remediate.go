@@ -186,19 +186,26 @@ func (h *Handler) remediation(ctx context.Context, r Remediation, notes Notes, r
 }
 
 func (h *Handler) proposalReply(kind Kind, p *Proposal) Reply {
+	var plan []string
+	switch {
+	case p.Repair != nil:
+		plan = planLines(p.Repair)
+	case p.Restore != nil:
+		plan = restoreLines(p.Restore)
+	}
 	if p.ID == "" {
 		what := "nothing in the checkpoint of " + p.Pipeline + " needs quarantining."
 		if kind == KindRestore {
 			what = "nothing to put back into the checkpoint of " + p.Pipeline + "."
 		}
-		return Reply{Text: "Dry run: " + what, Sections: []Section{{Lines: p.Lines, Pre: true}}}
+		return Reply{Text: "Dry run: " + what, Sections: []Section{{Lines: plan, Pre: true}}}
 	}
 	until := p.Expires.UTC().Format("15:04:05Z")
 	bound := []string{
 		fmt.Sprintf("Plan %s, digest %.12s: the path, size, modification time (or S3 ETag) and SHA-256 of every file above.", p.ID, p.Digest),
 		"Confirming re-reads them and refuses, moving nothing, when any differs; so does a plan older than " + until + ".",
 	}
-	reply := Reply{Sections: []Section{{Lines: p.Lines, Pre: true}, {Title: "Bound to what you see", Lines: bound}}}
+	reply := Reply{Sections: []Section{{Lines: plan, Pre: true}, {Title: "Bound to what you see", Lines: bound}}}
 	confirm := fmt.Sprintf("checkpoint %s %s --confirm %s", kind, p.Pipeline, p.ID)
 	switch kind {
 	case KindRepair:

@@ -62,9 +62,10 @@ type Proposal struct {
 	Files    int
 	Digest   string
 	Expires  time.Time
-	Lines    []string // the plan in sentences
-	Warnings []string // what would make a confirmation refused now (the query looks alive)
-	Backup   string   // restore: the backup the files come from
+	Repair   *remediate.Plan        // KindRepair: the plan
+	Restore  *remediate.RestorePlan // KindRestore: the plan
+	Warnings []string               // what would make a confirmation refused now (the query looks alive)
+	Backup   string                 // restore: the backup the files come from
 }
 
 // Confirmation is a click on a dry run's button, or the command it stands for.
@@ -215,7 +216,7 @@ func (r *Repairs) Propose(ctx context.Context, kind Kind, pipeline, backup, acto
 		if err != nil {
 			return nil, err
 		}
-		prop.Lines = plan.Lines()
+		prop.Repair = plan
 		if plan.Empty {
 			return prop, nil
 		}
@@ -244,7 +245,7 @@ func (r *Repairs) Propose(ctx context.Context, kind Kind, pipeline, backup, acto
 		if err != nil {
 			return nil, err
 		}
-		prop.Lines, prop.Backup = rp.Lines(), dir
+		prop.Restore, prop.Backup = rp, dir
 		if len(rp.Files) == 0 {
 			return prop, nil
 		}

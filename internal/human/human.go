@@ -148,3 +148,17 @@ func Took(d time.Duration) string {
 	}
 	return s
 }
+
+// Bytes writes a file's size: "1 byte", "312 bytes", "24 KiB", "31 MiB".
+func Bytes(n int64) string {
+	switch {
+	case n == 1:
+		return "1 byte"
+	case n < 10<<10:
+		return fmt.Sprintf("%d bytes", n)
+	case n < 10<<20:
+		return fmt.Sprintf("%d KiB", n>>10)
+	default:
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+}

@@ -57,14 +57,6 @@ func (a *App) build() error {
 	watcher := &pipeline.Watcher{Config: cfg, Store: store, Checkpoints: checkpoints, Kafka: a.kafka, Now: now, Log: log}
 	repairs := &pipeline.Repairs{Config: cfg, Getenv: getenv, Now: now, Store: store, Replica: a.opt.Replica}
 
-	// The automatic diagnosis of an incident an alert or a failing probe opens, once, in its
-	// thread; `incident diagnose` (the "Diagnose again" button) posts a fresh one.
-	a.diagnoses = &background{limit: 4}
-	opened := func(incident, name string) {
-		a.diagnoses.Go(func(ctx context.Context) { enrich(ctx, a.diag, store, log, incident, name, false) })
-	}
-	probes.Opened = opened
-
 	handler := commands.New(cfg.Slack.Command, store)
 	handler.Now = now
 	perPipeline := map[string][]string{}
@@ -84,10 +76,20 @@ func (a *App) build() error {
 	handler.RegisterDiagnose(a.diag)
 	handler.RegisterWatch(watcher)
 	handler.RegisterAudit(store)
-	handler.RegisterIncidentDiagnose(func(ctx context.Context, incident, name string) {
-		enrich(ctx, a.diag, store, log, incident, name, true)
-	})
+	handler.RegisterIncidentDiagnose(store)
 	handler.RegisterRemediation(repairs, store)
+
+	// The automatic diagnosis of an incident an alert or a failing probe opens, once, in its
+	// thread; `incident diagnose` (the "Diagnose again" button) posts a fresh one.
+	a.diagnoses = &background{limit: 4}
+	opened := func(incident, name string) {
+		a.diagnoses.Go(func(ctx context.Context) {
+			if err := handler.PostDiagnosis(ctx, incident, name, false); err != nil {
+				log.Warn("automatic diagnosis", "incident", incident, "pipeline", name, "err", err)
+			}
+		})
+	}
+	probes.Opened = opened
 
 	a.bot = bot.New(bot.Options{
 		Log: log, Store: store, Router: router(cfg), Commands: handler, API: api,

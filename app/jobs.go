@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+	"github.com/streamwatch/streamwatch/commands"
 	"github.com/streamwatch/streamwatch/config"
 	"github.com/streamwatch/streamwatch/integrations/kafka"
 	"github.com/streamwatch/streamwatch/metrics"
@@ -55,7 +56,7 @@ func scheduleJobs(s *scheduler.Scheduler, cfg *config.Config, probes *pipeline.P
 				}
 			}
 			_, _ = store.TakeMissed(ctx, "digest")
-			return store.EnqueueNotice(ctx, channel, d.Text())
+			return store.EnqueueNotice(ctx, channel, commands.EncodeReply(commands.DigestReply(d)))
 		}})
 	}
 	s.Add(scheduler.Job{Name: "watch", Schedule: cron.Every(pipeline.WatchEvery), Run: func(ctx context.Context, _ time.Time, _ int) error {

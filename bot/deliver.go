@@ -271,7 +271,7 @@ func (d *deliverer) deliver(ctx context.Context, e state.Delivery) error {
 	}
 	if e.Kind == state.KindNotice {
 		if _, done := d.posted[e.StreamID]; !done {
-			if _, _, err := b.opt.API.PostMessageContext(ctx, e.Channel, slack.MsgOptionText(clip(escape(valid(e.Detail)), maxThreadText), false),
+			if _, _, err := b.opt.API.PostMessageContext(ctx, e.Channel, slack.MsgOptionText(noticeText(e.Detail), false),
 				slack.MsgOptionDisableLinkUnfurl()); err != nil {
 				return d.slackErr(ctx, e, e.Channel, "chat.postMessage", err)
 			}

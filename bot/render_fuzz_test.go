@@ -79,7 +79,8 @@ func everyMessage(content string) []message {
 		{Title: content, Lines: []string{content, content, content}, Pre: true},
 		{Lines: []string{content, "- evidence: " + content}},
 	}}
-	out = append(out, message{"thread note", threadText(state.Delivery{Kind: state.KindEvent, Event: "note", Detail: ReplyText(verdict)}), nil})
+	out = append(out, message{"thread note", threadText(state.Delivery{Kind: state.KindEvent, Event: "note", Detail: commands.EncodeReply(verdict)}), nil})
+	out = append(out, message{"notice", noticeText(content), nil}, message{"reply notice", noticeText(commands.EncodeReply(verdict)), nil})
 	h := commands.New("/streamwatch", incidents{inc})
 	for _, text := range []string{"incident list", "incident list all", "incident show INC-7", "incident show", content, "incident show " + content} {
 		r := h.Handle(context.Background(), commands.Request{UserID: "U1", ChannelID: "C0PIPE", Text: text})

@@ -4,6 +4,7 @@ package commands
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -39,6 +40,30 @@ type Reply struct {
 	Public   bool // visible to the channel; otherwise only to the person who asked
 	Usage    bool // the input was not understood; Text says how to use the command
 	Actions  []Action
+}
+
+// EncodeReply is r as it travels to the bot through the outbox (a note in an incident's
+// thread, a notice): data, which the bot renders when it delivers it.
+func EncodeReply(r Reply) string {
+	b, _ := json.Marshal(encodedReply{Reply: &r})
+	return string(b)
+}
+
+// DecodeReply is EncodeReply's reverse; ok is false for text that is not an encoded reply (a
+// sentence, or a note an older version rendered before queueing it).
+func DecodeReply(s string) (r Reply, ok bool) {
+	if !strings.HasPrefix(s, `{"streamwatch_reply":`) {
+		return Reply{}, false
+	}
+	var e encodedReply
+	if json.Unmarshal([]byte(s), &e) != nil || e.Reply == nil {
+		return Reply{}, false
+	}
+	return *e.Reply, true
+}
+
+type encodedReply struct {
+	Reply *Reply `json:"streamwatch_reply"`
 }
 
 // Action is a button on a reply. Clicking it runs Command as the person who clicked.
@@ -149,6 +174,9 @@ type Handler struct {
 	Audit    func(ctx context.Context, e state.AuditEntry)
 	Now      func() time.Time
 	commands []*Command
+
+	diagnoser Diagnoser // RegisterDiagnose's
+	thread    Thread    // RegisterIncidentDiagnose's
 }
 
 // New returns a Handler with the built-in grammar.

@@ -78,6 +78,6 @@ func (h *Handler) RegisterHealth(hs Health) {
 			if len(bad) > 0 {
 				text = "Needs a look: " + strings.Join(bad, ", ")
 			}
-			return Reply{Text: text, Sections: []Section{{Lines: d.Lines(), Pre: true}}}, nil
+			return Reply{Text: text, Sections: []Section{{Lines: digestLines(d), Pre: true}}}, nil
 		}})
 }

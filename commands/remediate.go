@@ -78,7 +78,7 @@ func (h *Handler) RegisterRemediation(r Remediation, notes Notes) {
 			now := h.Now()
 			lines := []string{fmt.Sprintf("%-28s %-10s %7s %10s  %-11s %s", "BACKUP", "AGE", "FILES", "SIZE", "QUARANTINE", "STATE")}
 			for _, b := range list {
-				lines = append(lines, fmt.Sprintf("%-28s %-10s %7d %10s  %-11s %s", b.Dir, age(now.Sub(b.Created)), b.Files, bytesText(b.Bytes),
+				lines = append(lines, fmt.Sprintf("%-28s %-10s %7d %10s  %-11s %s", b.Dir, ago(now.Sub(b.Created)), b.Files, bytesText(b.Bytes),
 					fmt.Sprint(b.Quarantined), b.State))
 			}
 			return Reply{Text: fmt.Sprintf("%d backup%s of %s, newest first", len(list), plural(len(list)), args[0]),
@@ -225,8 +225,11 @@ func (h *Handler) proposalReply(kind Kind, p *Proposal) Reply {
 	return reply
 }
 
-// outcomeOf names an error for the audit: refused by a rule, or failed.
+// outcomeOf names an error for the audit: refused by a rule, or failed; nil is done.
 func outcomeOf(err error) string {
+	if err == nil {
+		return "done"
+	}
 	var re *RefusalError
 	var na *ErrNotAllowed
 	if errors.As(err, &re) || errors.As(err, &na) || errors.Is(err, remediate.ErrStalePlan) || errors.Is(err, remediate.ErrChanged) {
@@ -260,18 +263,6 @@ func (h *Handler) note(ctx context.Context, notes Notes, req Request, pipeline, 
 	if id != "" {
 		_, _ = notes.Note(ctx, id, "remediation", req.Actor(), text, "")
 	}
-}
-
-func age(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
-	}
-	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }
 
 func bytesText(n int64) string {

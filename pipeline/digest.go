@@ -3,9 +3,7 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/streamwatch/streamwatch/integrations/probe"
@@ -68,64 +66,4 @@ func rank(status string) int {
 		return 3
 	}
 	return 2
-}
-
-// Lines renders the digest as a table.
-func (d Digest) Lines() []string {
-	lines := []string{fmt.Sprintf("%-20s %-13s %-12s %-12s %s", "PIPELINE", "PROBE", "LAST COMMIT", "LAG", "LAG TREND")}
-	for _, r := range d.Rows {
-		age := "-"
-		if r.CommitAge >= 0 {
-			age = Age(r.CommitAge) + " ago"
-		}
-		lag := "-"
-		if len(r.Lag) > 0 {
-			lag = fmt.Sprint(r.Lag[len(r.Lag)-1])
-		}
-		lines = append(lines, fmt.Sprintf("%-20s %-13s %-12s %-12s %s", r.Pipeline, r.Status, age, lag, Sparkline(r.Lag)))
-	}
-	if d.Missed > 0 {
-		lines = append(lines, fmt.Sprintf("%d scheduled tick(s) were missed since the last digest: no replica was running.", d.Missed))
-	}
-	return lines
-}
-
-// Text is the digest as one message.
-func (d Digest) Text() string {
-	return "Pipeline health at " + d.At.UTC().Format("2006-01-02 15:04Z") + "\n```\n" + strings.Join(d.Lines(), "\n") + "\n```"
-}
-
-// Sparkline draws values with the eight block characters, scaled between their min and max.
-func Sparkline(values []int64) string {
-	if len(values) == 0 {
-		return ""
-	}
-	const bars = "▁▂▃▄▅▆▇█"
-	runes := []rune(bars)
-	lo, hi := values[0], values[0]
-	for _, v := range values {
-		lo, hi = min(lo, v), max(hi, v)
-	}
-	var b strings.Builder
-	for _, v := range values {
-		i := 0
-		if hi > lo {
-			i = int((v - lo) * int64(len(runes)-1) / (hi - lo))
-		}
-		b.WriteRune(runes[i])
-	}
-	return b.String()
-}
-
-// Age renders a duration the way people read ages: 45s, 7m, 3h10m, 2d4h.
-func Age(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
-	}
-	return fmt.Sprintf("%dd%dh", int(d.Hours())/24, int(d.Hours())%24)
 }

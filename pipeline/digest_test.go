@@ -44,49 +44,20 @@ func TestDigest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.Missed = 2
-	lines := d.Lines()
-	text := strings.Join(lines, "\n")
-	if !strings.HasPrefix(lines[1], "orders") || !strings.Contains(lines[1], "FAILED") {
-		t.Fatalf("failed pipelines come first:\n%s", text)
+	rows := map[string]pipeline.DigestRow{}
+	for _, r := range d.Rows {
+		rows[r.Pipeline] = r
 	}
-	var replies string
-	for _, l := range lines {
-		if strings.HasPrefix(l, "replies") {
-			replies = l
-		}
+	if len(d.Rows) != 3 || d.Rows[0].Pipeline != "orders" || d.Rows[0].Status != "FAILED" {
+		t.Fatalf("failed pipelines come first: %+v", d.Rows)
 	}
-	for _, want := range []string{"OK", "4m ago", "160", "▁▁▂▄█"} {
-		if !strings.Contains(replies, want) {
-			t.Fatalf("replies row %q lacks %q", replies, want)
-		}
+	if r := rows["replies"]; r.Status != "OK" || r.CommitAge.Round(time.Minute) != 4*time.Minute || len(r.Lag) != 5 || r.Lag[4] != 160 {
+		t.Fatalf("replies row %+v, want OK, the commit 4m old, the lag samples", r)
 	}
-	if !strings.Contains(text, "never probed") || !strings.Contains(text, "2 scheduled tick(s) were missed") {
-		t.Fatalf("digest:\n%s", text)
+	if r := rows["never"]; r.Status != "never probed" || r.CommitAge != -1 {
+		t.Fatalf("never row %+v", r)
 	}
 	if _, err := hs.Probe(ctx, "nope"); err == nil || !strings.Contains(err.Error(), "unknown pipeline") {
 		t.Fatalf("unknown pipeline: %v", err)
-	}
-}
-
-func TestSparklineAndAge(t *testing.T) {
-	cases := []struct {
-		in   []int64
-		want string
-	}{
-		{nil, ""},
-		{[]int64{5, 5, 5}, "▁▁▁"},
-		{[]int64{0, 7}, "▁█"},
-		{[]int64{0, 1, 2, 3, 4, 5, 6, 7}, "▁▂▃▄▅▆▇█"},
-	}
-	for _, c := range cases {
-		if got := pipeline.Sparkline(c.in); got != c.want {
-			t.Errorf("Sparkline(%v) = %q, want %q", c.in, got, c.want)
-		}
-	}
-	for d, want := range map[time.Duration]string{45 * time.Second: "45s", 7 * time.Minute: "7m", 190 * time.Minute: "3h10m", 52 * time.Hour: "2d4h"} {
-		if got := pipeline.Age(d); got != want {
-			t.Errorf("Age(%v) = %q, want %q", d, got, want)
-		}
 	}
 }

@@ -143,10 +143,9 @@ func TestJudge(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			c.in.Pipeline, c.in.Now = "sms-replies", at
 			v := pipeline.Judge(c.in)
-			lines := strings.Join(v.Lines(), "\n")
 			defer func() {
 				if t.Failed() {
-					t.Logf("%s\n%s", v.Summary(), lines)
+					t.Logf("%+v", v)
 				}
 			}()
 			if v.Healthy != c.want.healthy {
@@ -182,14 +181,8 @@ func TestJudge(t *testing.T) {
 					}
 				}
 			}
-			if c.want.healthy && v.Summary() != "sms-replies: healthy" && !strings.HasPrefix(v.Summary(), "sms-replies: healthy, ") {
-				t.Errorf("summary %q", v.Summary())
-			}
-			if !c.want.healthy && len(c.want.causes) > 0 && !strings.Contains(v.Summary(), "probable cause "+strings.ReplaceAll(c.want.causes[0], " ", " (")+")") {
-				t.Errorf("summary %q", v.Summary())
-			}
-			if c.in.Probe != nil && !strings.Contains(lines, "access: uid 185 groups [185] (job_user)") {
-				t.Errorf("the reply does not say whose access it judged")
+			if c.in.Probe != nil && !strings.HasPrefix(v.Access, "uid 185 groups [185] (job_user)") {
+				t.Errorf("the verdict does not say whose access it judged: %q", v.Access)
 			}
 		})
 	}
@@ -215,8 +208,5 @@ func TestRunNamesWhatDidNotFinish(t *testing.T) {
 	}
 	if len(v.Causes) == 0 || v.Causes[0].ID != pipeline.CauseCorrupt || v.Healthy {
 		t.Fatalf("verdict %+v", v)
-	}
-	if !strings.Contains(strings.Join(v.Lines(), "\n"), "did not finish in time: lag and status") {
-		t.Fatalf("lines %q", v.Lines())
 	}
 }

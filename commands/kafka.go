@@ -89,7 +89,3 @@ func clusterFlag(args []string) (string, []string, error) {
 	}
 	return cluster, rest, nil
 }
-
-func splitLines(s string) []string {
-	return strings.Split(strings.TrimRight(s, "\n"), "\n")
-}

@@ -102,12 +102,9 @@ func (b *Bot) Drain() { b.draining.Store(true) }
 // they and every request they started have stopped.
 func (b *Bot) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
-	wg.Go(func() { b.runDelivery(ctx) })
+	wg.Go(func() { b.newDeliverer().run(ctx) })
 	b.runSocket(ctx)
 	wg.Wait()
 	b.requests.Wait()
 	return nil
 }
-
-// RunDelivery runs only the outbox deliverer (a replica may run without a socket).
-func (b *Bot) RunDelivery(ctx context.Context) { b.runDelivery(ctx) }

@@ -31,6 +31,7 @@ func (a *App) build() error {
 	redisLogOnce.Do(func() { redis.SetLogger(redisLogger{log}) }) // a process-wide setting
 	a.rdb = redis.NewUniversalClient(universalOptions(sec.Redis))
 	store := state.New(a.rdb, cfg.Redis.KeyPrefix)
+	store.SetClock(now)
 	store.Coalesce = cfg.Slack.ThreadCoalesce
 	store.AutoResolveAfter = cfg.Alerts.AutoResolveAfter
 	store.Retention = cfg.Alerts.IncidentRetention

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/slack-go/slack"
+	"github.com/streamwatch/streamwatch/internal/testclock"
 	"github.com/streamwatch/streamwatch/internal/testredis"
 	"github.com/streamwatch/streamwatch/internal/wait"
 	"github.com/streamwatch/streamwatch/metrics"
@@ -104,38 +105,25 @@ type deliveryWorld struct {
 	store *state.Store
 	slack *scriptedSlack
 	d     *deliverer
-	mu    sync.Mutex
-	now   time.Time
+	clock *testclock.Clock
 	auth  *atomic.Bool
 }
 
 func newDeliveryWorld(t *testing.T, answer func(attempt int, c slackCall) error) *deliveryWorld {
 	t.Helper()
 	rdb, prefix := testredis.Client(t)
-	w := &deliveryWorld{t: t, ctx: context.Background(), store: state.New(rdb, prefix), now: time.Date(2026, 11, 30, 10, 41, 5, 0, time.UTC),
+	w := &deliveryWorld{t: t, ctx: context.Background(), store: state.New(rdb, prefix), clock: testclock.New(time.Date(2026, 11, 30, 10, 41, 5, 0, time.UTC)),
 		slack: &scriptedSlack{answer: answer, roots: map[string]string{}}, auth: &atomic.Bool{}}
-	w.store.SetClock(w.clock)
+	w.store.SetClock(w.clock.Now)
 	w.store.Coalesce = 10 * time.Second
 	if err := w.store.EnsureOutbox(w.ctx); err != nil {
 		t.Fatal(err)
 	}
 	w.d = &deliverer{out: w.store, slack: w.slack, metrics: metrics.New(), log: slog.New(slog.DiscardHandler), replica: "r1",
-		poll: 200 * time.Millisecond, claimAfter: time.Minute, timeout: 50 * time.Millisecond, wait: -1, now: w.clock, authBad: w.auth,
+		poll: 200 * time.Millisecond, claimAfter: time.Minute, timeout: 50 * time.Millisecond, wait: -1, now: w.clock.Now, authBad: w.auth,
 		retryAt: map[string]time.Time{}, attempts: map[string]int{}, replied: map[string]bool{}, posted: map[string]string{},
 		paused: map[string]time.Time{}, flooded: map[string]bool{}}
 	return w
-}
-
-func (w *deliveryWorld) clock() time.Time {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.now
-}
-
-func (w *deliveryWorld) advance(d time.Duration) {
-	w.mu.Lock()
-	w.now = w.now.Add(d)
-	w.mu.Unlock()
 }
 
 // alert records an alert of key into channel.
@@ -151,8 +139,8 @@ func (w *deliveryWorld) alert(key, channel string) {
 // clock.
 func (w *deliveryWorld) passes(step, d time.Duration) {
 	w.t.Helper()
-	for end := w.clock().Add(d); w.clock().Before(end); {
-		w.advance(step)
+	for end := w.clock.Now().Add(d); w.clock.Now().Before(end); {
+		w.clock.Add(step)
 		if err := w.d.pass(w.ctx); err != nil {
 			w.t.Fatal(err)
 		}
@@ -307,7 +295,7 @@ func TestDeliverer(t *testing.T) {
 			},
 			run: func(w *deliveryWorld) {
 				w.alert("a", "C1")
-				w.advance(100 * time.Millisecond)
+				w.clock.Add(100 * time.Millisecond)
 				if err := w.d.pass(w.ctx); err != nil {
 					w.t.Fatal(err)
 				}

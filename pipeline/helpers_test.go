@@ -9,6 +9,7 @@ import (
 
 	"github.com/streamwatch/streamwatch/config"
 	"github.com/streamwatch/streamwatch/integrations/kafka"
+	"github.com/streamwatch/streamwatch/internal/testclock"
 	"github.com/streamwatch/streamwatch/internal/testredis"
 	"github.com/streamwatch/streamwatch/state"
 )
@@ -25,33 +26,16 @@ func parseConfig(t *testing.T, pipelineYAML, more string) *config.Config {
 }
 
 // newStore is a state store of its own on the test redis-server, with a clock the test sets.
-func newStore(t *testing.T) (*state.Store, *clock) {
+func newStore(t *testing.T) (*state.Store, *testclock.Clock) {
 	t.Helper()
 	rdb, prefix := testredis.Client(t)
 	st := state.New(rdb, prefix)
-	c := &clock{t: time.Date(2026, 11, 30, 10, 41, 5, 0, time.UTC)}
+	c := testclock.New(time.Date(2026, 11, 30, 10, 41, 5, 0, time.UTC))
 	st.SetClock(c.Now)
 	if err := st.EnsureOutbox(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	return st, c
-}
-
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
 }
 
 // brokers answers Offsets with the log ends and commits it holds, or with err.

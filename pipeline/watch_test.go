@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/streamwatch/streamwatch/integrations/spark/sparktest"
+	"github.com/streamwatch/streamwatch/internal/testclock"
 	"github.com/streamwatch/streamwatch/pipeline"
 	"github.com/streamwatch/streamwatch/state"
 )
@@ -29,15 +30,15 @@ func TestWatchReportsOnce(t *testing.T) {
 	cases := []struct {
 		name     string
 		incident bool
-		change   func(t *testing.T, dir string, b *brokers, c *clock)
+		change   func(t *testing.T, dir string, b *brokers, c *testclock.Clock)
 		want     string
 	}{
-		{"a new checkpoint commit", false, func(t *testing.T, dir string, _ *brokers, _ *clock) { checkpointAt(t, dir, 4) },
+		{"a new checkpoint commit", false, func(t *testing.T, dir string, _ *brokers, _ *testclock.Clock) { checkpointAt(t, dir, 4) },
 			"Recovery: sms-replies is progressing again. first new checkpoint commit: batch 3 → 4."},
-		{"the group commits again", true, func(t *testing.T, _ string, b *brokers, _ *clock) {
+		{"the group commits again", true, func(t *testing.T, _ string, b *brokers, _ *testclock.Clock) {
 			b.set(map[int32]int64{0: 130, 1: 130}, map[int32]int64{0: 125, 1: 120})
 		}, "Recovery: sms-replies is progressing again. group offsets advanced by 45; lag 40 → 15 (falling)."},
-		{"time runs out", true, func(t *testing.T, _ string, _ *brokers, c *clock) { c.Add(31 * time.Minute) },
+		{"time runs out", true, func(t *testing.T, _ string, _ *brokers, c *testclock.Clock) { c.Add(31 * time.Minute) },
 			"No progress on sms-replies within 30m0s of watching: checkpoint commit batch 3; group committed 200 records in total, lag 40. The fix did not take; run `diagnose sms-replies`."},
 	}
 	for _, c := range cases {

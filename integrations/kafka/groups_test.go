@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamwatch/streamwatch/internal/testclock"
 	"github.com/streamwatch/streamwatch/internal/wait"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -139,7 +140,7 @@ func TestSamplerFindsMovingGroup(t *testing.T) {
 	commitStandalone(t, kc, documented, topic, map[int32]int64{0: 10, 1: 10})
 	commitStandalone(t, kc, other, topic, map[int32]int64{0: 20, 1: 20})
 
-	clk := newClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	clk := testclock.New(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
 	store := NewMemoryStore(3)
 	pipeline := Pipeline{Name: "payments", Cluster: "main", Topics: []string{topic}, Group: documented}
 	m := newTestMonitor(t, testClusterOptions(kc, "main"), store, clk.Now, pipeline)

@@ -380,7 +380,7 @@ func (d *deliverer) deliver(ctx context.Context, e state.Delivery) error {
 			d.posted[e.StreamID] = ts
 		}
 		return st.Complete(ctx, e, ts, inc.Channel)
-	case state.KindFlush, state.KindEvent:
+	case state.KindFlush, state.KindEvent, state.KindUpdate: // an update has no thread text: it edits the root
 		if prog.RootTS == "" {
 			d.log.Error("incident has no root message; thread update dropped", "incident", e.Incident, "kind", e.Kind)
 			return st.Complete(ctx, e, "", "")

@@ -84,6 +84,14 @@ func rootBlocks(inc *state.Incident) []slack.Block {
 		}, nil),
 	}
 	var notes []string
+	if inc.Detect != "" && inc.Status != state.StatusResolved {
+		// issue 16: detection's symptom with its numbers, edited every sampling round.
+		label := "Detected"
+		if inc.DetectState == "recovered" {
+			label = "Recovered"
+		}
+		notes = append(notes, label+": "+clip(mrkdwn(oneLine(inc.Detect)), 1500))
+	}
 	if inc.Previous != "" {
 		notes = append(notes, "Reopened: previous "+inc.Previous)
 	}
@@ -93,7 +101,7 @@ func rootBlocks(inc *state.Incident) []slack.Block {
 	if inc.AllResolved && inc.Status != state.StatusResolved {
 		notes = append(notes, "All alerts resolved")
 	}
-	if inc.Quiet && !inc.AllResolved && inc.Status != state.StatusResolved {
+	if inc.Quiet && inc.Source == state.SourceProbe && !inc.AllResolved && inc.Status != state.StatusResolved {
 		notes = append(notes, fmt.Sprintf("Failing since %s: %d failed probe%s, the last at %s", stamp(inc.FirstSeen), inc.Count, plural(inc.Count), clock(inc.LastSeen)))
 	}
 	notes = append(notes, "Key: "+clip(mrkdwn(oneLine(inc.Key)), 300))
@@ -183,6 +191,10 @@ func threadBody(d state.Delivery) string {
 			return d.Detail // queued by a version that rendered notes before queueing them
 		case "remediation", "probe":
 			return mrkdwn(d.Detail)
+		case "detected", "recovered": // issue 16: detection's news, and its recovery note
+			return mrkdwn(d.Detail)
+		case "correlated":
+			return "Joined this incident: " + clip(mrkdwn(oneLine(d.Detail)), 1000) + "."
 		case "merged_from":
 			return fmt.Sprintf("%s was merged into this incident%s (%d occurrence%s).", mrkdwn(oneLine(d.Detail)), by, d.Count, plural(d.Count))
 		case "flood_over":

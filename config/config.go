@@ -41,7 +41,10 @@ type HTTP struct {
 	// MetricsListen, when set, serves /metrics, /healthz and /readyz on this address instead of
 	// Listen, so the address alert senders reach does not expose them.
 	MetricsListen string `yaml:"metrics_listen"`
-	MaxBodyBytes  int64  `yaml:"max_body_bytes" default:"1048576"`
+	// MetricsPartitions adds per-partition series (topic and partition labels) to the
+	// pipelines' progress metrics; off, their labels are bounded by the pipelines.
+	MetricsPartitions bool  `yaml:"metrics_partitions" default:"false"`
+	MaxBodyBytes      int64 `yaml:"max_body_bytes" default:"1048576"`
 	// AllowUnauthenticatedWebhooks accepts webhooks without STREAMWATCH_WEBHOOK_TOKEN.
 	AllowUnauthenticatedWebhooks bool `yaml:"allow_unauthenticated_webhooks" default:"false"`
 }
@@ -76,6 +79,10 @@ type Alerts struct {
 	// AutoResolveAfter resolves an incident this long after every one of its alerts resolved
 	// (unless one fires again meanwhile); 0 leaves resolving to a person.
 	AutoResolveAfter time.Duration `yaml:"auto_resolve_after" default:"0s"`
+	// CorrelatePipeline joins an alert of a pipeline to the open incident streamwatch opened
+	// for that pipeline (detection, probe), and streamwatch's own symptom to the pipeline's
+	// open incident, instead of opening a second one.
+	CorrelatePipeline bool `yaml:"correlate_pipeline" default:"true"`
 	// IncidentRetention is how long a closed (resolved or merged) incident, its timeline and its
 	// keys stay in Redis; the audit stream keeps entries twice as long.
 	IncidentRetention time.Duration `yaml:"incident_retention" default:"2160h"`
@@ -169,6 +176,8 @@ type Pipeline struct {
 	Logs       Logs          `yaml:"logs"`
 	// DeployedConfig is the path of the deployed job's options, for drift checks; empty: none.
 	DeployedConfig string `yaml:"deployed_config"`
+	// Detect is detection: incidents from streamwatch's own samples.
+	Detect Detect `yaml:"detect"`
 	// Remediators are user IDs or user-group IDs allowed to remediate this pipeline, in
 	// addition to slack.remediators.
 	Remediators []string `yaml:"remediators"`
@@ -189,6 +198,9 @@ type PipelineKafka struct {
 	// AllowedLag is how many records a stopped consumer may leave unread and still count as
 	// caught up: transaction markers leave a lag of 1 for ever.
 	AllowedLag int64 `yaml:"allowed_lag" default:"1"`
+	// PublishGroup, when set, receives the checkpoint's processed offsets after every sampling
+	// round (a standalone commit), so that lag exporters see Spark's position.
+	PublishGroup string `yaml:"publish_group"`
 }
 
 // Enabled reports whether the pipeline has a Kafka consumer group to watch.
@@ -229,6 +241,16 @@ type Probe struct {
 
 // Enabled reports whether the probe runs: it has a schedule and a path.
 func (p Probe) Enabled() bool { return p.Schedule != "" && p.Path != "" }
+
+// Detect judges the pipeline on every sampling round (docs/detection.md).
+type Detect struct {
+	// OpenIncident makes a symptom open (or join) the pipeline's incident; off, it is a notice
+	// in the pipeline's channel.
+	OpenIncident bool `yaml:"open_incident" default:"true"`
+	// MaxLag is the age the oldest record the checkpoint has not reached may have; 0 turns
+	// that check off.
+	MaxLag time.Duration `yaml:"max_lag" default:"15m"`
+}
 
 // Logs are the pipeline's driver logs, searched by diagnose.
 type Logs struct {

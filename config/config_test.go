@@ -58,6 +58,7 @@ func TestParseSketch(t *testing.T) {
 				{Match: map[string]string{"service": "sms-replies"}, Pipeline: "sms-replies"},
 				{Pipeline: "sms-replies"},
 			},
+			CorrelatePipeline: true,
 			IncidentRetention: 2160 * time.Hour,
 			Flood:             Flood{NewIncidentsPerMinute: 20, QuietFor: 5 * time.Minute},
 		},
@@ -81,6 +82,7 @@ func TestParseSketch(t *testing.T) {
 				Group:      "sms-replies-prod",
 				StallAfter: 5 * time.Minute,
 				AllowedLag: 1,
+				// publish_group: "" in the sketch
 			},
 			Checkpoint: Checkpoint{
 				Location:       "file:///var/lib/spark/checkpoints/sms-replies",
@@ -97,6 +99,7 @@ func TestParseSketch(t *testing.T) {
 			},
 			Logs:           Logs{Paths: []string{"/var/log/spark/sms-replies/driver*.log"}, MaxBytes: 8388608},
 			DeployedConfig: "/etc/spark/jobs/sms-replies.conf",
+			Detect:         Detect{OpenIncident: true, MaxLag: 15 * time.Minute},
 			Remediators:    []string{},
 		}},
 		Health:   Health{DigestSchedule: "0 9 * * 1-5"},
@@ -145,7 +148,7 @@ func TestDefaults(t *testing.T) {
 			ThreadCoalesce: 10 * time.Second,
 		},
 		Redis: Redis{KeyPrefix: "streamwatch"},
-		Alerts: Alerts{GroupBy: []string{"alertname", "pipeline"}, IncidentRetention: 2160 * time.Hour,
+		Alerts: Alerts{GroupBy: []string{"alertname", "pipeline"}, CorrelatePipeline: true, IncidentRetention: 2160 * time.Hour,
 			Flood: Flood{NewIncidentsPerMinute: 20, QuietFor: 5 * time.Minute}},
 		Kafka:    Kafka{SampleInterval: 30 * time.Second},
 		Storage:  Storage{S3: S3{Region: "us-east-1", PathStyle: true}},

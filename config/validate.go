@@ -319,6 +319,7 @@ func (v *validator) pipelines(c *Config) {
 		v.pipelineKafka(c, p+".kafka", pl.Kafka)
 		v.checkpoint(p+".checkpoint", pl.Checkpoint)
 		v.probe(p, pl)
+		v.detect(c, i, p, pl)
 		for j, pattern := range pl.Logs.Paths {
 			if _, err := filepath.Match(pattern, ""); err != nil || pattern == "" {
 				v.errorf(fmt.Sprintf("%s.logs.paths[%d]", p, j), "invalid glob pattern %q", pattern)
@@ -355,6 +356,42 @@ func (v *validator) pipelineKafka(c *Config, p string, k PipelineKafka) {
 	for i, topic := range k.Topics {
 		if topic == "" {
 			v.errorf(fmt.Sprintf("%s.topics[%d]", p, i), "must not be empty")
+		}
+	}
+}
+
+// detect checks pipelines[].detect and pipelines[].kafka.publish_group: streamwatch commits to
+// the publish group, so it must be a group nobody else relies on: never a pipeline's documented
+// group, never another pipeline's publish group on the same cluster.
+func (v *validator) detect(c *Config, i int, p string, pl Pipeline) {
+	v.nonNegative(p+".detect.max_lag", pl.Detect.MaxLag)
+	pg := pl.Kafka.PublishGroup
+	if pg == "" {
+		return
+	}
+	path := p + ".kafka.publish_group"
+	switch {
+	case !pl.Kafka.Enabled():
+		v.errorf(path, "needs the pipeline's kafka section")
+		return
+	case strings.TrimSpace(pg) != pg:
+		v.errorf(path, "must not begin or end with spaces, got %q", pg)
+		return
+	case pg == pl.Kafka.Group:
+		v.errorf(path, "is the documented group %q: streamwatch never commits to it (name a group of its own, e.g. %q)", pg, pl.Kafka.Group+"-spark")
+		return
+	}
+	for j, other := range c.Pipelines {
+		if j == i || other.Kafka.Cluster != pl.Kafka.Cluster {
+			continue
+		}
+		switch {
+		case other.Kafka.Group == pg:
+			v.errorf(path, "is the documented group of pipeline %q: streamwatch never commits to it", other.Name)
+			return
+		case other.Kafka.PublishGroup == pg && j < i:
+			v.errorf(path, "is also the publish_group of pipeline %q on cluster %s", other.Name, pl.Kafka.Cluster)
+			return
 		}
 	}
 }

@@ -28,6 +28,9 @@ func parseErrors(t *testing.T, doc string) Errors {
 // each case shows only what it is about.
 const head = "slack: {default_channel: C0ALERTS}\n"
 
+// kafkaHead is one Kafka cluster, for the pipelines of a case to name.
+const kafkaHead = "kafka: {clusters: {main: {brokers: ['k:9092']}}}\n"
+
 func TestValidationErrors(t *testing.T) {
 	tests := []struct {
 		name string
@@ -78,6 +81,20 @@ func TestValidationErrors(t *testing.T) {
 			"diagnose.timeout", "must be greater than 0, got 0s"},
 		{"zero sample interval", head + "kafka: {sample_interval: 0s}\n",
 			"kafka.sample_interval", "must be greater than 0, got 0s"},
+
+		// Detection and publish_group (issue 16).
+		{"negative max_lag", head + "pipelines: [{name: p, detect: {max_lag: -1m}}]\n",
+			"pipelines[0].detect.max_lag", "must not be negative, got -1m0s"},
+		{"publish_group without kafka", head + "pipelines: [{name: p, kafka: {group: g, publish_group: g2}}]\n",
+			"pipelines[0].kafka.cluster", "required (no kafka.clusters are configured)"},
+		{"publish_group is the documented group", head + kafkaHead + "pipelines: [{name: p, kafka: {group: sms-prod, publish_group: sms-prod}}]\n",
+			"pipelines[0].kafka.publish_group", `is the documented group "sms-prod": streamwatch never commits to it (name a group of its own, e.g. "sms-prod-spark")`},
+		{"publish_group is another pipeline's group", head + kafkaHead + "pipelines:\n  - {name: a, kafka: {group: a-prod}}\n  - {name: b, kafka: {group: b-prod, publish_group: a-prod}}\n",
+			"pipelines[1].kafka.publish_group", `is the documented group of pipeline "a": streamwatch never commits to it`},
+		{"publish_group twice", head + kafkaHead + "pipelines:\n  - {name: a, kafka: {group: a-prod, publish_group: spark}}\n  - {name: b, kafka: {group: b-prod, publish_group: spark}}\n",
+			"pipelines[1].kafka.publish_group", `is also the publish_group of pipeline "a" on cluster main`},
+		{"publish_group with spaces", head + kafkaHead + "pipelines: [{name: p, kafka: {group: g, publish_group: ' spark'}}]\n",
+			"pipelines[0].kafka.publish_group", `must not begin or end with spaces, got " spark"`},
 		{"negative duration", "slack: {default_channel: C0ALERTS, thread_coalesce: -1s}\n",
 			"slack.thread_coalesce", "must not be negative, got -1s"},
 		{"zero stall_after", head + "pipelines: [{name: p, kafka: {stall_after: 0s}}]\n",

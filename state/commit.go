@@ -137,9 +137,13 @@ func (s *Store) runBatch(ctx context.Context, batch []*commitReq, alerts int) {
 
 // recordBatch runs recordScript once over as.
 func (s *Store) recordBatch(ctx context.Context, as []AlertRecord) ([]Outcome, error) {
-	args := make([]any, 0, 6+recordArgs*len(as))
+	correlate := "0"
+	if s.CorrelatePipeline {
+		correlate = "1"
+	}
+	args := make([]any, 0, 7+recordArgs*len(as))
 	args = append(args, ms(s.now()), s.Coalesce.Milliseconds(), max(s.AutoResolveAfter, 0).Milliseconds(),
-		max(s.FloodLimit, 0), s.FloodQuietFor.Milliseconds(), s.FloodQuietFor.String())
+		max(s.FloodLimit, 0), s.FloodQuietFor.Milliseconds(), s.FloodQuietFor.String(), correlate)
 	for _, a := range as {
 		status := "firing"
 		if a.Resolved {

@@ -44,6 +44,9 @@ const (
 	ResultFlooded   = "flooded"   // a key new to its channel's flood (or beyond its list) joined it
 	ResultResolved  = "resolved"  // marked its alert resolved in the incident of its key
 	ResultIgnored   = "ignored"   // a resolved alert of no open incident
+	// ResultCorrelated: a new key of a pipeline joined the pipeline's open incident
+	// (alerts.correlate_pipeline, detect.go).
+	ResultCorrelated = "correlated"
 )
 
 // Outcome says what recording an alert did.
@@ -90,6 +93,10 @@ type Incident struct {
 	UnlistedAlerts int64
 	// Flood is set for a flood incident: the alerts of many keys that joined it.
 	Flood *FloodDetail
+	// Detect is the symptom streamwatch's detection found for the incident's pipeline, with
+	// its numbers, as the root shows it; DetectState is "active" or "recovered" ("" without).
+	Detect      string
+	DetectState string
 }
 
 // AlertState is the last known state of one alert (by fingerprint) in an incident.
@@ -168,6 +175,7 @@ func parseIncident(h map[string]string, alerts map[string]string) *Incident {
 		Note: h["note"], AllResolved: h["all_resolved"] == "1", Quiet: h["quiet"] == "1",
 		UnlistedAlerts: n("alerts_unlisted"),
 		Alerts:         make(map[string]AlertState, len(alerts)),
+		Detect:         h["detect"], DetectState: h["detect_state"],
 	}
 	if mf := h["merged_from"]; mf != "" {
 		inc.MergedFrom = strings.Split(mf, ",")

@@ -37,6 +37,10 @@ package state
 //	P:probe:<pipeline>        hash    newest probe status, since when, newest result
 //	P:probe:<pipeline>:history list   newest probe results (JSON), bounded
 //	P:lag:<n:cluster>:<n:group>:<topic> list  encoded lag sampling rounds, newest 60
+//	P:detect:<pipeline>       hash    detection: round (ms), state, obs (the last observation),
+//	                                  publish (publish_group's state), as package pipeline encodes them
+//	P:pipe:<pipeline>         hash    the pipeline's open incidents for correlation: sw (opened by
+//	                                  streamwatch), alert (opened by an alert); see detect.go
 //
 // A closed incident (resolved or merged) expires after Store.Retention with every P:inc:<id>…
 // key, its P:ts:… lookup and its key's P:last:… link (see retention.go).

@@ -18,6 +18,8 @@ const (
 	// KindNotice is a message to a channel outside any incident (probe notices without an
 	// incident, health digests). Notices have no sequence.
 	KindNotice = "notice"
+	// KindUpdate edits the root and posts nothing (detection's numbers, every round).
+	KindUpdate = "update"
 )
 
 // Delivery is one outbox entry: something to show in Slack for an incident. Within an incident,

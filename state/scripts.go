@@ -106,16 +106,22 @@ end
 // many new incidents open in its channel, a new key joins the channel's flood incident instead
 // (luaFlood). The whole batch runs as one script: a storm sends thousands of alerts a second,
 // and Redis spends more on starting a script than on the few commands an alert needs.
+// With correlation on, a new key of a pipeline joins the pipeline's open incident instead
+// (luaCorrelate, state/detect.go), and streamwatch's own symptoms never join a flood.
 // ARGV: now, window, auto_resolve_ms, flood limit (new incidents a minute per channel; 0: off),
-// flood quiet_for ms, quiet_for as text, then recordArgs values per alert: key, sha1(key),
-// fingerprint, status, title, severity, pipeline, channel, source, detail, labels (name=value,
-// separated by "\31"). Returns id, outcome, previous per alert; outcomes are opened, duplicate,
-// resolved, ignored, flooded (joined a flood as a new key) and flood_opened (opened the flood).
+// flood quiet_for ms, quiet_for as text, correlate ("1": alerts.correlate_pipeline), then
+// recordArgs values per alert: key, sha1(key), fingerprint, status, title, severity, pipeline,
+// channel, source, detail, labels (name=value, separated by "\31"). Returns id, outcome,
+// previous per alert; outcomes are opened, duplicate, resolved, ignored, flooded (joined a
+// flood as a new key), flood_opened (opened the flood) and correlated (joined the pipeline's
+// open incident).
 var recordScript = redis.NewScript(luaCommon + `
 local now_s = ARGV[1]
 local now, window, ar = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local flood_limit, flood_quiet, quiet_text = tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
+local correlate = ARGV[7] == "1" -- issue 16
 local firing = '{"status":"firing","last_seen":' .. now_s .. '}'
+` + luaCorrelate + `
 
 local function resolved(id, fp, source, detail)
   local alerts = ik(id, "alerts")
@@ -129,7 +135,12 @@ local function resolved(id, fp, source, detail)
   end
   redis.call("HSET", ik(id), "all_resolved", "1")
   local at = 0
-  if ar > 0 then
+  if detect_done(id) then
+    -- issue 16: streamwatch opened it, its symptom recovered, nobody acknowledged it: it
+    -- resolves now (the deliverer's auto-resolve pass), not auto_resolve_after from now.
+    at = now
+    redis.call("ZADD", P .. ":autoresolve", at, id)
+  elseif ar > 0 then
     at = now + ar
     redis.call("ZADD", P .. ":autoresolve", at, id)
   end
@@ -182,7 +193,8 @@ end
 -- new_key records a firing alert whose key has no open incident: it opens the key's own
 -- incident, or joins the channel's flood.
 local function new_key(key, h, title, sev, pipeline, channel, source, detail, labels)
-  if flood_limit > 0 then
+  -- issue 16: streamwatch's own symptoms (one per pipeline) neither count nor join a flood.
+  if flood_limit > 0 and not own_source(source) then
     local fid, ends = active_flood(channel)
     if fid then
       if flood_join(fid, key, title, sev, detail, labels) then
@@ -203,7 +215,7 @@ local function new_key(key, h, title, sev, pipeline, channel, source, detail, la
 end
 
 local out = {}
-for o = 7, #ARGV, 11 do
+for o = 8, #ARGV, ` + strconv.Itoa(recordArgs) + ` do
   local key, h, fp, status, title = ARGV[o], ARGV[o + 1], ARGV[o + 2], ARGV[o + 3], ARGV[o + 4]
   local sev, channel, source, detail = ARGV[o + 5], ARGV[o + 7], ARGV[o + 8], ARGV[o + 9]
   local id = redis.call("GET", P .. ":dedup:" .. h)
@@ -220,7 +232,15 @@ for o = 7, #ARGV, 11 do
     if id then
       duplicate(id, tonumber(sev), detail)
     else
-      id, outcome, previous = new_key(key, h, title, tonumber(sev), ARGV[o + 6], channel, source, detail, ARGV[o + 10])
+      -- issue 16: one incident per pipeline symptom (luaCorrelate).
+      local cid = correlate and correlate_target(ARGV[o + 6], source)
+      if cid then
+        correlate_join(cid, key, h, fp, title, tonumber(sev), source, ARGV[o + 6])
+        id, outcome = cid, "correlated"
+      else
+        id, outcome, previous = new_key(key, h, title, tonumber(sev), ARGV[o + 6], channel, source, detail, ARGV[o + 10])
+        if correlate and outcome == "opened" then pipe_index(ARGV[o + 6], source, id) end
+      end
     end
     list_alert(id, fp, firing)
   end

@@ -38,6 +38,10 @@ type Store struct {
 	// flood.go). FloodQuietFor is how long the rate must stay at or below it for the flood to end.
 	FloodLimit    int
 	FloodQuietFor time.Duration
+	// CorrelatePipeline (alerts.correlate_pipeline) joins a new alert of a pipeline to the
+	// open incident streamwatch opened for it, and a symptom streamwatch finds (detection, a
+	// failing probe) to the pipeline's open incident, instead of opening another (detect.go).
+	CorrelatePipeline bool
 
 	commit committer
 }

@@ -92,6 +92,9 @@ type Cluster struct {
 	mu     sync.Mutex
 	client sarama.Client
 	closed bool
+	// singleFetch holds the brokers known to answer OffsetFetch for one group at a time
+	// (older than Kafka 3.0.0 although the configured version is newer).
+	singleFetch map[int32]bool
 }
 
 // Name is the cluster's configured name.

@@ -453,8 +453,9 @@ type recordTime struct {
 }
 
 // recordTimes fetches the timestamp of the record at offsets[i] of
-// refs[want[i]], with one Fetch request per leader.
-func (c *Cluster) recordTimes(ctx context.Context, refs []partitionRef, want []int, offsets []int64) (map[int]recordTime, []Unavailable) {
+// refs[want[i]], with one Fetch request per leader, asking each partition
+// for at most perPartition bytes.
+func (c *Cluster) recordTimes(ctx context.Context, refs []partitionRef, want []int, offsets []int64, perPartition int32) (map[int]recordTime, []Unavailable) {
 	byLeader := map[*sarama.Broker][]int{}
 	for k, i := range want {
 		if refs[i].leader != nil {
@@ -472,10 +473,10 @@ func (c *Cluster) recordTimes(ctx context.Context, refs []partitionRef, want []i
 		answers = append(answers, a)
 		calls = append(calls, &call{broker: b, op: "Fetch", run: func() error {
 			req := c.fetchRequest()
-			req.MaxBytes = int32(len(ks)) * recordTimeBytes
+			req.MaxBytes = int32(len(ks)) * perPartition
 			for _, k := range ks {
 				ref := refs[want[k]]
-				req.AddBlock(ref.topic, ref.partition, offsets[k], recordTimeBytes, -1)
+				req.AddBlock(ref.topic, ref.partition, offsets[k], perPartition, -1)
 			}
 			resp, err := b.Fetch(req)
 			if err != nil {

@@ -136,119 +136,23 @@ func (c *Cluster) listGroups(ctx context.Context, cl sarama.Client) (map[*sarama
 	return out, unavailable, answered
 }
 
-// describeAndFetch describes the groups of each coordinator and fetches
-// their commits on topic, keeping the groups that are on the topic.
+// describeAndFetch describes the groups of each coordinator and fetches their commits on
+// topic (fetchGroupStates: one DescribeGroups and one OffsetFetch per coordinator), keeping the
+// groups that are on the topic.
 func (c *Cluster) describeAndFetch(ctx context.Context, byCoord map[*sarama.Broker][]string, topic string, s *topicGroupsSnapshot) ([]Unavailable, int) {
-	wanted := map[string]bool{topic: true}
-	batched := c.cfg.Version.IsAtLeast(sarama.V3_0_0_0)
-	type answer struct {
-		infos   map[string]GroupInfo
-		commits map[string]commits
+	gs := c.fetchGroupStates(ctx, byCoord, map[string]bool{topic: true})
+	unavailable := gs.unavailable
+	if len(gs.moved) > 0 {
+		unavailable = append(unavailable, Unavailable{What: "group states",
+			Err: fmt.Errorf("cluster %s: the coordinator of %s moved during the call", c.opts.Name, strings.Join(gs.moved, ", "))})
 	}
-	var calls []*call
-	var answers []*answer
-	var fallback []*call // per-group OffsetFetch, when the batch is refused
-	var fallbackAnswers []*answer
-	addPerGroup := func(coord *sarama.Broker, g string, into *[]*call, intoAnswers *[]*answer) {
-		a := &answer{}
-		*intoAnswers = append(*intoAnswers, a)
-		*into = append(*into, &call{broker: coord, op: "OffsetFetch", run: func() error {
-			cm, err := c.fetchCommits(coord, g, map[string][]int32{topic: nil})
-			if err != nil {
-				return err
-			}
-			a.commits = map[string]commits{g: cm}
-			return nil
-		}})
+	for g, info := range gs.infos {
+		s.groups[g] = info
 	}
-	for coord, groups := range byCoord {
-		a := &answer{}
-		answers = append(answers, a)
-		calls = append(calls, &call{broker: coord, op: "DescribeGroups", run: func() (err error) {
-			a.infos, err = c.describeGroups(coord, groups)
-			return err
-		}})
-		if !batched {
-			for _, g := range groups {
-				addPerGroup(coord, g, &calls, &answers)
-			}
-			continue
+	for g, cm := range gs.commits {
+		if len(cm[topic]) > 0 {
+			s.commits[g] = cm[topic]
 		}
-		b := &answer{}
-		answers = append(answers, b)
-		calls = append(calls, &call{broker: coord, op: "OffsetFetch", run: func() error {
-			req := sarama.NewOffsetFetchRequest(c.cfg.Version, "", nil)
-			req.Groups = make([]sarama.OffsetFetchRequestGroup, len(groups))
-			for i, g := range groups {
-				req.Groups[i] = sarama.OffsetFetchRequestGroup{GroupId: g} // nil partitions: all of the group's commits
-			}
-			resp, err := coord.FetchOffset(req)
-			if err != nil {
-				return err
-			}
-			b.commits = map[string]commits{}
-			if resp.Version < 8 { // the broker negotiated a single-group version
-				cm, err := readCommits(resp.Err, resp.Blocks, wanted)
-				if err != nil {
-					return err
-				}
-				b.commits[groups[0]] = cm
-				return nil
-			}
-			for _, g := range resp.Groups {
-				if cm, err := readCommits(g.Err, g.Blocks, wanted); err == nil {
-					b.commits[g.GroupId] = cm
-				}
-			}
-			return nil
-		}})
-		// Prepared in case the broker refuses multi-group OffsetFetch.
-		for _, g := range groups {
-			addPerGroup(coord, g, &fallback, &fallbackAnswers)
-		}
-	}
-	finished := runCalls(ctx, calls)
-	var unavailable []Unavailable
-	answered := 0
-	useFallback := map[*sarama.Broker]bool{}
-	collect := func(calls []*call, answers []*answer, finished []bool, firstPass bool) {
-		for i, cl := range calls {
-			if err := c.callErr(ctx, cl, finished[i]); err != nil {
-				var encErr sarama.PacketEncodingError
-				if firstPass && batched && cl.op == "OffsetFetch" && finished[i] &&
-					(errors.Is(cl.err, sarama.ErrUnsupportedVersion) || errors.As(cl.err, &encErr)) {
-					useFallback[cl.broker] = true
-					continue
-				}
-				what := "group states"
-				if cl.op == "OffsetFetch" {
-					what = "group commits"
-				}
-				unavailable = append(unavailable, Unavailable{What: what, Err: err})
-				continue
-			}
-			answered++
-			for g, info := range answers[i].infos {
-				s.groups[g] = info
-			}
-			for g, cm := range answers[i].commits {
-				if len(cm[topic]) > 0 {
-					s.commits[g] = cm[topic]
-				}
-			}
-		}
-	}
-	collect(calls, answers, finished, true)
-	if len(useFallback) > 0 && ctx.Err() == nil {
-		var fc []*call
-		var fa []*answer
-		for i, cl := range fallback {
-			if useFallback[cl.broker] {
-				fc = append(fc, cl)
-				fa = append(fa, fallbackAnswers[i])
-			}
-		}
-		collect(fc, fa, runCalls(ctx, fc), false)
 	}
 	// Keep only the groups on the topic.
 	for g, info := range s.groups {
@@ -261,7 +165,7 @@ func (c *Cluster) describeAndFetch(ctx context.Context, byCoord map[*sarama.Brok
 			s.groups[g] = GroupInfo{Name: g}
 		}
 	}
-	return unavailable, answered
+	return unavailable, gs.answered
 }
 
 // TopicGroups answers `groups TOPIC`: every group with commits on the topic

@@ -387,7 +387,7 @@ func (m *Monitor) fetchAges(ctx context.Context, c *Cluster, snap *groupSnapshot
 	for k, i := range cand {
 		offsets[k] = r.Partitions[i].Committed
 	}
-	times, unavailable := c.recordTimes(ctx, snap.refs, cand, offsets)
+	times, unavailable := c.recordTimes(ctx, snap.refs, cand, offsets, recordTimeBytes)
 	r.Unavailable = append(r.Unavailable, unavailable...)
 	for _, i := range cand {
 		t, ok := times[i]

@@ -73,6 +73,9 @@ type Pipeline struct {
 	// AllowedLag is the lag at which the group still counts as caught up (config default 1);
 	// a negative value means DefaultAllowedLag.
 	AllowedLag int64
+	// PublishGroup, when set, is described and its commits fetched with every round
+	// (pipelines[].kafka.publish_group).
+	PublishGroup string
 }
 
 func (p Pipeline) allowedLag() int64 {

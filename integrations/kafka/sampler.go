@@ -3,7 +3,6 @@ package kafka
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -74,54 +73,11 @@ func (s *Sampler) Run(ctx context.Context) error {
 	}
 }
 
-// SampleOnce takes one sampling round of every pipeline and stores it. A
-// pipeline whose cluster fails does not stop the others; the errors are
-// joined. Each pipeline gets at most one interval.
+// SampleOnce takes one sampling round of every pipeline and stores it (Round without the
+// answer).
 func (s *Sampler) SampleOnce(ctx context.Context) error {
-	pipelines := s.m.Pipelines()
-	errs := make([]error, len(pipelines))
-	var wg sync.WaitGroup
-	for i, p := range pipelines {
-		wg.Go(func() {
-			pctx, cancel := context.WithTimeout(ctx, s.interval)
-			defer cancel()
-			errs[i] = s.samplePipeline(pctx, p)
-		})
-	}
-	wg.Wait()
-	return errors.Join(errs...)
-}
-
-func (s *Sampler) samplePipeline(ctx context.Context, p Pipeline) error {
-	c, err := s.m.clusters.Cluster(p.Cluster)
-	if err != nil {
-		return err
-	}
-	snap, err := c.snapshot(ctx, p.Group, p.Topics)
-	if err != nil {
-		return fmt.Errorf("sample pipeline %s: %w", p.Name, err)
-	}
-	now := s.m.now()
-	rounds := snap.samples(now)
-	var errs []error
-	for _, u := range snap.unavailable {
-		errs = append(errs, fmt.Errorf("sample pipeline %s: %s: %w", p.Name, u.What, u.Err))
-	}
-	for _, topic := range p.Topics {
-		round := rounds[topic]
-		if len(round) == 0 {
-			continue
-		}
-		key := SampleKey{Cluster: c.Name(), Group: p.Group, Topic: topic}
-		if err := s.m.store.Append(ctx, key, round); err != nil {
-			errs = append(errs, fmt.Errorf("store samples of %s: %w", key, err))
-			continue
-		}
-		if s.looksIdle(key, round, snap.group.membersOn(topic)) {
-			errs = append(errs, s.sampleOthers(ctx, c, p, topic, now))
-		}
-	}
-	return errors.Join(errs...)
+	_, err := s.Round(ctx)
+	return err
 }
 
 // looksIdle is a cheap test for "the documented group may be the wrong
@@ -145,48 +101,3 @@ func (s *Sampler) looksIdle(key SampleKey, round []PartitionSample, members int)
 	return !seen || sum.committed == prev.committed && sum.logEnd != prev.logEnd
 }
 
-// sampleOthers stores a round for every other group committing on topic.
-func (s *Sampler) sampleOthers(ctx context.Context, c *Cluster, p Pipeline, topic string, now time.Time) error {
-	tg, err := c.topicGroups(ctx, topic, nil)
-	if err != nil {
-		return fmt.Errorf("sample groups on %s: %w", topic, err)
-	}
-	ends := map[int32]int64{}
-	for i, ref := range tg.refs {
-		if tg.logEnd[i] >= 0 {
-			ends[ref.partition] = tg.logEnd[i]
-		}
-	}
-	var errs []error
-	for g, cm := range tg.commits {
-		if g == p.Group {
-			continue
-		}
-		owned := map[int32]bool{}
-		for _, mb := range tg.groups[g].Members {
-			for _, p := range mb.Assigned[topic] {
-				owned[p] = true
-			}
-		}
-		var round []PartitionSample
-		for _, ref := range tg.refs {
-			end, ok := ends[ref.partition]
-			if !ok {
-				continue
-			}
-			off, committed := cm[ref.partition]
-			if !committed {
-				off = NoOffset
-			}
-			round = append(round, PartitionSample{Partition: ref.partition, Committed: off, LogEnd: end, Owned: owned[ref.partition], UnixMilli: now.UnixMilli()})
-		}
-		if len(round) == 0 {
-			continue
-		}
-		key := SampleKey{Cluster: c.Name(), Group: g, Topic: topic}
-		if err := s.m.store.Append(ctx, key, round); err != nil {
-			errs = append(errs, fmt.Errorf("store samples of %s: %w", key, err))
-		}
-	}
-	return errors.Join(errs...)
-}

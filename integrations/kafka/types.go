@@ -118,6 +118,9 @@ type Unavailable struct {
 	What       string           // "log end offsets", "committed offsets", "group state", "record timestamps"
 	Partitions []TopicPartition // the partitions concerned; nil for group-wide parts
 	Err        error
+	// groups are the groups a batched request concerned (a round gives each pipeline the
+	// failures of its own groups only).
+	groups []string
 }
 
 // CommitMovement is how a group's committed offsets on a topic moved over

@@ -100,4 +100,3 @@ func (s *Sampler) looksIdle(key SampleKey, round []PartitionSample, members int)
 	}
 	return !seen || sum.committed == prev.committed && sum.logEnd != prev.logEnd
 }
-

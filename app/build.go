@@ -36,6 +36,7 @@ func (a *App) build() error {
 	store.AutoResolveAfter = cfg.Alerts.AutoResolveAfter
 	store.Retention = cfg.Alerts.IncidentRetention
 	store.FloodLimit, store.FloodQuietFor = int(cfg.Alerts.Flood.NewIncidentsPerMinute), cfg.Alerts.Flood.QuietFor
+	store.CorrelatePipeline = cfg.Alerts.CorrelatePipeline
 	a.store = store
 
 	m := metrics.New()
@@ -91,6 +92,18 @@ func (a *App) build() error {
 		})
 	}
 	probes.Opened = opened
+	// Detection judges every pipeline on each sampling round (issue 16).
+	var detector *pipeline.Detector
+	if len(monitor.Pipelines()) > 0 {
+		sampler, err := kafka.NewSampler(monitor, kafka.SamplerOptions{Interval: cfg.Kafka.SampleInterval, Logger: log})
+		if err != nil {
+			return err
+		}
+		detector = &pipeline.Detector{Config: cfg, Getenv: getenv, Rounds: sampler, Kafka: a.kafka, Store: store, Now: now,
+			Log: log, Opened: opened}
+		probes.Notes = detector
+	}
+	m.WatchProgress(progressSource(cfg, detector, store))
 
 	a.bot = bot.New(bot.Options{
 		Log: log, Store: store, Router: router(cfg), Commands: handler, API: api,
@@ -104,9 +117,7 @@ func (a *App) build() error {
 	if err := scheduleJobs(a.sched, cfg, probes, watcher, store, m, log); err != nil {
 		return err
 	}
-	if err := scheduleSampler(a.sched, monitor, samples, cfg.Kafka.SampleInterval, m, log); err != nil {
-		return err
-	}
+	scheduleSampler(a.sched, detector, cfg.Kafka.SampleInterval, m)
 	return a.listen()
 }
 
@@ -132,7 +143,7 @@ func (a *App) buildKafka(store *state.Store) (*kafka.Monitor, *state.LagSamples,
 	for _, p := range cfg.Pipelines {
 		if p.Kafka.Enabled() {
 			pipes = append(pipes, kafka.Pipeline{Name: p.Name, Cluster: p.Kafka.Cluster, Topics: p.Kafka.Topics,
-				Group: p.Kafka.Group, StallAfter: p.Kafka.StallAfter, AllowedLag: p.Kafka.AllowedLag})
+				Group: p.Kafka.Group, StallAfter: p.Kafka.StallAfter, AllowedLag: p.Kafka.AllowedLag, PublishGroup: p.Kafka.PublishGroup})
 		}
 	}
 	samples := state.NewLagSamples(store, pipes)

@@ -9,7 +9,6 @@ import (
 	"github.com/robfig/cron/v3"
 	"github.com/streamwatch/streamwatch/commands"
 	"github.com/streamwatch/streamwatch/config"
-	"github.com/streamwatch/streamwatch/integrations/kafka"
 	"github.com/streamwatch/streamwatch/metrics"
 	"github.com/streamwatch/streamwatch/pipeline"
 	"github.com/streamwatch/streamwatch/scheduler"
@@ -65,26 +64,32 @@ func scheduleJobs(s *scheduler.Scheduler, cfg *config.Config, probes *pipeline.P
 	return nil
 }
 
-// scheduleSampler samples every pipeline's group once per kafka.sample_interval in the whole
-// deployment, and keeps the lag gauge current.
-func scheduleSampler(s *scheduler.Scheduler, monitor *kafka.Monitor, samples *state.LagSamples, interval time.Duration, m *metrics.Metrics, log *slog.Logger) error {
-	if len(monitor.Pipelines()) == 0 {
-		return nil
+// scheduleSampler takes a sampling round of every pipeline once per kafka.sample_interval in
+// the whole deployment, judges it (detection, publish_group) and keeps the lag gauge current.
+// The round's Kafka requests get one interval; detection, its records and its Slack messages
+// another.
+func scheduleSampler(s *scheduler.Scheduler, detector *pipeline.Detector, interval time.Duration, m *metrics.Metrics) {
+	if detector == nil {
+		return
 	}
-	sampler, err := kafka.NewSampler(monitor, kafka.SamplerOptions{Interval: interval, Logger: log})
-	if err != nil {
-		return err
-	}
-	s.Add(scheduler.Job{Name: "kafka-sample", Schedule: cron.Every(interval), Run: func(ctx context.Context, _ time.Time, _ int) error {
-		ctx, cancel := context.WithTimeout(ctx, interval)
+	s.Add(scheduler.Job{Name: "kafka-sample", Schedule: cron.Every(interval), Run: func(ctx context.Context, tick time.Time, _ int) error {
+		ctx, cancel := context.WithTimeout(ctx, 2*interval)
 		defer cancel()
-		err := sampler.SampleOnce(ctx)
-		for _, p := range monitor.Pipelines() {
-			if lag, lerr := samples.RecentLag(ctx, p.Name); lerr == nil && len(lag) > 0 {
-				m.Lag.WithLabelValues(p.Name).Set(float64(lag[len(lag)-1]))
+		round, err := detector.Round(ctx, tick)
+		if round != nil {
+			for _, p := range round.Pipelines {
+				if p.Err != nil {
+					continue
+				}
+				var lag int64
+				for _, pl := range p.Partitions {
+					if pl.Lag > 0 {
+						lag += pl.Lag
+					}
+				}
+				m.Lag.WithLabelValues(p.Pipeline).Set(float64(lag))
 			}
 		}
 		return err
 	}})
-	return nil
 }

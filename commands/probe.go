@@ -78,6 +78,9 @@ func (h *Handler) RegisterHealth(hs Health) {
 			if len(bad) > 0 {
 				text = "Needs a look: " + strings.Join(bad, ", ")
 			}
+			if len(d.Notes) > 0 {
+				text += fmt.Sprintf(" (%d note%s below)", len(d.Notes), plural(len(d.Notes)))
+			}
 			return Reply{Text: text, Sections: []Section{{Lines: digestLines(d), Pre: true}}}, nil
 		}})
 }

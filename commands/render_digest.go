@@ -22,6 +22,7 @@ func digestLines(d pipeline.Digest) []string {
 		}
 		lines = append(lines, fmt.Sprintf("%-20s %-13s %-12s %-12s %s", r.Pipeline, r.Status, age, lag, sparkline(r.Lag)))
 	}
+	lines = append(lines, d.Notes...)
 	if d.Missed > 0 {
 		lines = append(lines, fmt.Sprintf("%d scheduled tick(s) were missed since the last digest: no replica was running.", d.Missed))
 	}

@@ -23,6 +23,8 @@ type Digest struct {
 	At     time.Time
 	Rows   []DigestRow
 	Missed int64 // scheduled ticks nobody ran since the last digest
+	// Notes are detection's symptoms and publish_group refusals, one line each.
+	Notes []string
 }
 
 // Digest builds the summary of every pipeline.
@@ -53,6 +55,13 @@ func (s *Probes) Digest(ctx context.Context) (Digest, error) {
 		d.Rows = append(d.Rows, row)
 	}
 	sort.SliceStable(d.Rows, func(i, j int) bool { return rank(d.Rows[i].Status) < rank(d.Rows[j].Status) })
+	if s.Notes != nil {
+		notes, err := s.Notes.StatusNotes(ctx)
+		if err != nil {
+			return d, err
+		}
+		d.Notes = notes
+	}
 	return d, nil
 }
 

@@ -49,6 +49,14 @@ type Probes struct {
 	// Opened, when set, is told of each incident a failing probe opens (the app queues its
 	// automatic diagnosis). It must not block.
 	Opened func(incident, pipeline string)
+	// Notes, when set, adds lines to the digest and `status` (detection's symptoms and
+	// publish_group refusals: Detector).
+	Notes StatusNotes
+}
+
+// StatusNotes are lines the digest and `status` show below the table (Detector).
+type StatusNotes interface {
+	StatusNotes(ctx context.Context) ([]string, error)
 }
 
 // NewProbes describes every pipeline of cfg with a checkpoint to the probes.
@@ -139,6 +147,8 @@ func (s *Probes) record(ctx context.Context, p ProbeTarget, res probe.Result) er
 			if s.Opened != nil {
 				s.Opened(out.Incident, p.Name)
 			}
+		case out.Result == state.ResultCorrelated:
+			// The failure joined the pipeline's open incident; the join says so in its thread.
 		case !wasFailed:
 			_, err = s.Store.Note(ctx, out.Incident, "probe", "probe",
 				fmt.Sprintf("Failing again since %s: %s", res.Started.UTC().Format("15:04:05Z"), failure), "")

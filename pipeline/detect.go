@@ -1,0 +1,676 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/streamwatch/streamwatch/config"
+	"github.com/streamwatch/streamwatch/integrations/kafka"
+	"github.com/streamwatch/streamwatch/integrations/spark"
+	"github.com/streamwatch/streamwatch/integrations/storage"
+	"github.com/streamwatch/streamwatch/internal/human"
+	"github.com/streamwatch/streamwatch/state"
+)
+
+// RoundSource takes a sampling round of every pipeline (kafka.Sampler).
+type RoundSource interface {
+	Round(ctx context.Context) (*kafka.Round, error)
+}
+
+// DetectKafka reads the timestamps of records and commits to publish groups (kafka.Clusters).
+type DetectKafka interface {
+	RecordTimes(ctx context.Context, cluster string, qs []kafka.RecordQuery, perPartition int32) (map[kafka.TopicPartition]kafka.RecordTime, []kafka.Unavailable, error)
+	CommitOffsets(ctx context.Context, cluster, group string, offsets map[kafka.TopicPartition]int64, metadata string) error
+}
+
+// DetectStore keeps detection's records between rounds and turns symptoms into incidents
+// (state.Store).
+type DetectStore interface {
+	DetectRecords(ctx context.Context, pipelines ...string) (map[string]state.DetectRecord, error)
+	SaveDetectRecord(ctx context.Context, pipeline string, r state.DetectRecord) (bool, error)
+	RecordAlert(ctx context.Context, a state.AlertRecord) (state.Outcome, error)
+	Get(ctx context.Context, id string) (*state.Incident, error)
+	MarkQuiet(ctx context.Context, id string) error
+	UpdateDetected(ctx context.Context, id, line, title string) (state.DetectUpdate, error)
+	RecoverDetected(ctx context.Context, id, fingerprint, note string) (state.Recovery, error)
+	Note(ctx context.Context, id, ev, actor, detail, once string) (bool, error)
+	EnqueueNotice(ctx context.Context, channel, text string) error
+}
+
+// recordTimeBytes is how much of each partition a timestamp fetch of detection asks for: the
+// header of the batch holding the record is enough for a bound, and small records fit whole.
+const recordTimeBytes = 4 << 10
+
+// checkpointTimeout bounds the read of one checkpoint in a round.
+const checkpointTimeout = 10 * time.Second
+
+// Detector judges every pipeline with Kafka settings on each sampling round (once per tick in
+// the whole deployment): a stale checkpoint while records wait, the documented group STALLED
+// or STOPPED, Spark's true lag over detect.max_lag; a symptom that holds two rounds opens the
+// pipeline's incident (or joins its open one) and recovers after two clear rounds. It also
+// commits the checkpoint's position to publish groups. docs/detection.md says how and what it
+// costs.
+type Detector struct {
+	Config *config.Config
+	Getenv func(string) string
+	Rounds RoundSource
+	Kafka  DetectKafka
+	Store  DetectStore
+	Now    func() time.Time
+	Log    *slog.Logger
+	// Opened, when set, is told of each incident detection opens (the app queues its
+	// automatic diagnosis). It must not block.
+	Opened func(incident, pipeline string)
+
+	mu       sync.Mutex
+	stores   map[string]storage.Store   // checkpoint locations, opened once
+	progress map[string]*spark.Progress // the last checkpoint read of each pipeline
+	times    map[recordKey]time.Time    // timestamps of the records at checkpoint offsets
+}
+
+// recordKey names the record at an offset of a partition of a cluster.
+type recordKey struct {
+	cluster   string
+	topic     string
+	partition int32
+	offset    int64
+}
+
+func (d *Detector) now() time.Time {
+	if d.Now != nil {
+		return d.Now()
+	}
+	return time.Now()
+}
+
+func (d *Detector) log() *slog.Logger {
+	if d.Log != nil {
+		return d.Log
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// detected is one pipeline's part of a round, as detection sees it.
+type detected struct {
+	p     *config.Pipeline
+	round *kafka.PipelineRound
+	prog  *spark.Progress // nil: no checkpoint, or unreadable
+	perr  error
+	obs   Observation
+	// checkpoint are the checkpoint's offsets of the pipeline's topics, by partition.
+	checkpoint map[kafka.TopicPartition]int64
+}
+
+// Round takes one sampling round and judges every pipeline by it. tick identifies the round
+// (the scheduler's tick): a record of an earlier round never overwrites a later one.
+func (d *Detector) Round(ctx context.Context, tick time.Time) (*kafka.Round, error) {
+	r, rerr := d.Rounds.Round(ctx)
+	if r == nil {
+		return nil, rerr
+	}
+	var ds []*detected
+	for i := range r.Pipelines {
+		pr := &r.Pipelines[i]
+		p, ok := d.Config.Pipeline(pr.Pipeline)
+		if !ok {
+			continue
+		}
+		ds = append(ds, &detected{p: p, round: pr})
+	}
+	d.readCheckpoints(ctx, ds)
+	d.readRecordTimes(ctx, ds)
+	now := d.now()
+	names := make([]string, len(ds))
+	for i, x := range ds {
+		x.obs = d.observe(x, now)
+		names[i] = x.p.Name
+	}
+	records, err := d.Store.DetectRecords(ctx, names...)
+	if err != nil {
+		return r, errors.Join(rerr, err)
+	}
+	errs := []error{rerr}
+	for _, x := range ds {
+		if err := d.judge(ctx, x, records[x.p.Name], tick); err != nil {
+			errs = append(errs, fmt.Errorf("detection of %s: %w", x.p.Name, err))
+		}
+	}
+	return r, errors.Join(errs...)
+}
+
+// readCheckpoints reads the progress of each pipeline's checkpoint, at most 8 at a time: a
+// list of commits/, a stat of the newest commit, and the offsets file of that batch when it
+// is new (spark.ReadProgress).
+func (d *Detector) readCheckpoints(ctx context.Context, ds []*detected) {
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for _, x := range ds {
+		if x.p.Checkpoint.Location == "" || x.round.Err != nil {
+			continue
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			st, err := d.checkpointStore(x.p)
+			if err != nil {
+				x.perr = err
+				return
+			}
+			d.mu.Lock()
+			last := d.progress[x.p.Name]
+			d.mu.Unlock()
+			cctx, cancel := context.WithTimeout(ctx, checkpointTimeout)
+			prog, err := spark.ReadProgress(cctx, st, last)
+			cancel()
+			if err != nil {
+				x.perr = err
+				return
+			}
+			x.prog = prog
+			d.mu.Lock()
+			if d.progress == nil {
+				d.progress = map[string]*spark.Progress{}
+			}
+			d.progress[x.p.Name] = prog
+			d.mu.Unlock()
+			x.checkpoint = map[kafka.TopicPartition]int64{}
+			for _, pl := range x.round.Partitions {
+				if off, ok := prog.Offsets[pl.Topic][pl.Partition]; ok {
+					x.checkpoint[kafka.TopicPartition{Topic: pl.Topic, Partition: pl.Partition}] = off
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func (d *Detector) checkpointStore(p *config.Pipeline) (storage.Store, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if st, ok := d.stores[p.Name]; ok {
+		return st, nil
+	}
+	st, err := storage.Open(p.Checkpoint.Location, StorageOptions(d.Config, d.Getenv))
+	if err != nil {
+		return nil, err
+	}
+	if d.stores == nil {
+		d.stores = map[string]storage.Store{}
+	}
+	d.stores[p.Name] = st
+	return st, nil
+}
+
+// waitingBeyond says whether more than the allowed lag waits beyond off on pl's partition.
+func waitingBeyond(pl kafka.PartitionLag, off, allowed int64) bool {
+	return pl.LogEnd >= 0 && pl.LogEnd-off > allowed
+}
+
+// readRecordTimes fetches the timestamps of the records at the checkpoint's offsets of the
+// partitions where records wait: one Fetch per partition leader for every pipeline of a
+// cluster, and only for an offset not fetched before (the record at an offset that did not
+// move is the same record).
+func (d *Detector) readRecordTimes(ctx context.Context, ds []*detected) {
+	byCluster := map[string][]kafka.RecordQuery{}
+	d.mu.Lock()
+	if d.times == nil {
+		d.times = map[recordKey]time.Time{}
+	}
+	// Forget the records whose partition moved on: the cache holds one entry per partition.
+	keep := map[recordKey]time.Time{}
+	for _, x := range ds {
+		for _, pl := range x.round.Partitions {
+			tp := kafka.TopicPartition{Topic: pl.Topic, Partition: pl.Partition}
+			off, ok := x.checkpoint[tp]
+			if !ok || !waitingBeyond(pl, off, x.p.Kafka.AllowedLag) {
+				continue
+			}
+			k := recordKey{x.round.Cluster, pl.Topic, pl.Partition, off}
+			if at, ok := d.times[k]; ok {
+				keep[k] = at
+				continue
+			}
+			byCluster[x.round.Cluster] = append(byCluster[x.round.Cluster], kafka.RecordQuery{Topic: pl.Topic, Partition: pl.Partition, Offset: off})
+		}
+	}
+	d.times = keep
+	d.mu.Unlock()
+	var wg sync.WaitGroup
+	for cluster, qs := range byCluster {
+		wg.Go(func() {
+			qs = dedupQueries(qs)
+			times, unavailable, err := d.Kafka.RecordTimes(ctx, cluster, qs, recordTimeBytes)
+			if err != nil {
+				d.log().Warn("detection: record timestamps", "cluster", cluster, "err", err)
+				return
+			}
+			for _, u := range unavailable {
+				d.log().Debug("detection: record timestamps unavailable", "cluster", cluster, "what", u.What, "err", u.Err)
+			}
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			for _, q := range qs {
+				if t, ok := times[kafka.TopicPartition{Topic: q.Topic, Partition: q.Partition}]; ok && !t.At.IsZero() {
+					d.times[recordKey{cluster, q.Topic, q.Partition, q.Offset}] = t.At
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// dedupQueries drops repeated queries (two pipelines reading one topic).
+func dedupQueries(qs []kafka.RecordQuery) []kafka.RecordQuery {
+	seen := map[kafka.RecordQuery]bool{}
+	out := qs[:0]
+	for _, q := range qs {
+		if !seen[q] {
+			seen[q] = true
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// observe turns a pipeline's round, checkpoint and record times into an observation.
+func (d *Detector) observe(x *detected, now time.Time) Observation {
+	p, r := x.p, x.round
+	obs := Observation{At: now, Batch: -1, CommitAge: -1, Waiting: -1, GroupWaiting: -1, Group: p.Kafka.Group,
+		Holds: map[Signal]bool{}, StaleAfter: p.Checkpoint.StaleAfter, MaxLag: p.Detect.MaxLag}
+	allowed := p.Kafka.AllowedLag
+	keepParts := d.Config.HTTP.MetricsPartitions
+
+	// The documented group.
+	if r.Err == nil {
+		var waiting int64
+		known := false
+		for _, pl := range r.Partitions {
+			if pl.Lag >= 0 {
+				waiting += pl.Lag
+				known = true
+			}
+		}
+		if known {
+			obs.GroupWaiting = waiting
+		}
+		if r.Status != kafka.StatusUnknown {
+			obs.GroupStatus, obs.GroupStatusN, obs.GroupEvidence = r.Status.String(), int(r.Status), r.Evidence
+			obs.Holds[SignalStalled] = r.Status == kafka.StatusStalled || r.Status == kafka.StatusStopped
+		}
+	}
+
+	// The checkpoint against the brokers.
+	switch {
+	case x.perr != nil:
+		obs.CheckpointErr = x.perr.Error()
+	case x.prog != nil:
+		obs.CheckpointKnown, obs.Batch = true, x.prog.Batch
+		if x.prog.Batch >= 0 && !x.prog.CommittedAt.IsZero() {
+			obs.CommitAge = max(now.Sub(x.prog.CommittedAt), 0)
+		}
+	}
+	if obs.CheckpointKnown && len(x.checkpoint) > 0 {
+		var waiting int64
+		anyWaits, ends, timesKnown := false, 0, true
+		d.mu.Lock()
+		for _, pl := range r.Partitions {
+			tp := kafka.TopicPartition{Topic: pl.Topic, Partition: pl.Partition}
+			off, ok := x.checkpoint[tp]
+			pp := PartitionProgress{Topic: pl.Topic, Partition: pl.Partition, Waiting: -1, GroupWaiting: pl.Lag}
+			if ok && pl.LogEnd >= 0 {
+				ends++
+				pp.Waiting = max(pl.LogEnd-off, 0)
+				waiting += pp.Waiting
+				if waitingBeyond(pl, off, allowed) {
+					anyWaits = true
+					if at, ok := d.times[recordKey{r.Cluster, pl.Topic, pl.Partition, off}]; ok {
+						pp.Oldest, pp.OldestKnown = max(now.Sub(at), 0), true
+						if !obs.OldestKnown || pp.Oldest > obs.Oldest {
+							obs.Oldest, obs.OldestKnown, obs.OldestAt = pp.Oldest, true, tpKey(tp)
+						}
+					} else {
+						timesKnown = false
+					}
+				}
+			}
+			if keepParts {
+				obs.Partitions = append(obs.Partitions, pp)
+			}
+		}
+		d.mu.Unlock()
+		if ends > 0 {
+			obs.Waiting = waiting
+			if obs.CommitAge >= 0 {
+				obs.Holds[SignalStale] = anyWaits && obs.CommitAge >= p.Checkpoint.StaleAfter
+			}
+			if p.Detect.MaxLag > 0 {
+				switch {
+				case !anyWaits:
+					obs.Holds[SignalLag] = false
+				case obs.OldestKnown && obs.Oldest > p.Detect.MaxLag:
+					// One partition known to be over is enough, whatever the others.
+					obs.Holds[SignalLag] = true
+				case timesKnown:
+					obs.Holds[SignalLag] = false
+				}
+			}
+			if !anyWaits {
+				obs.Oldest, obs.OldestKnown = 0, true
+			}
+		}
+	}
+	return obs
+}
+
+// judge applies a pipeline's observation to its state, acts on the change, publishes its
+// position and stores the record.
+func (d *Detector) judge(ctx context.Context, x *detected, rec state.DetectRecord, tick time.Time) error {
+	p, obs := x.p, x.obs
+	var prev DetectState
+	if len(rec.State) > 0 {
+		if err := json.Unmarshal(rec.State, &prev); err != nil {
+			d.log().Warn("detection: stored state unreadable; starting afresh", "pipeline", p.Name, "err", err)
+			prev = DetectState{}
+		}
+	}
+	var pub PublishState
+	if len(rec.Publish) > 0 {
+		_ = json.Unmarshal(rec.Publish, &pub)
+	}
+	next, change, fresh := Step(prev, obs)
+	obs.Active = next.Active()
+	var errs []error
+	if err := d.act(ctx, p, &next, change, fresh, obs); err != nil {
+		errs = append(errs, err)
+	}
+	if p.Kafka.PublishGroup != "" {
+		d.publish(ctx, x, &pub)
+	}
+	state, _ := json.Marshal(next)
+	observation, _ := json.Marshal(obs)
+	published, _ := json.Marshal(pub)
+	if ok, err := d.Store.SaveDetectRecord(ctx, p.Name, stateRecord(tick, state, observation, published)); err != nil {
+		errs = append(errs, err)
+	} else if !ok {
+		d.log().Warn("detection: a later round's record was stored first; this one is dropped", "pipeline", p.Name, "tick", tick)
+	}
+	return errors.Join(errs...)
+}
+
+func stateRecord(tick time.Time, st, obs, pub []byte) state.DetectRecord {
+	return state.DetectRecord{Round: tick.UnixMilli(), State: st, Observation: obs, Publish: pub}
+}
+
+// fingerprint is detection's alert in a pipeline's incident.
+func fingerprint(pipeline string) string { return "detect:" + pipeline }
+
+// act turns a change of a pipeline's symptoms into Slack: the incident (or a notice) when a
+// symptom begins, a thread note when another one joins, a root edit every round while it
+// persists, one recovery note when all clear.
+func (d *Detector) act(ctx context.Context, p *config.Pipeline, st *DetectState, change Change, fresh []Signal, obs Observation) error {
+	active := st.Active()
+	line := DetectedLine(active, obs)
+	log := d.log().With("pipeline", p.Name)
+	switch change {
+	case Unchanged:
+		return nil
+	case Began:
+		log.Warn("detection: symptom", "symptoms", active, "numbers", Numbers(obs))
+		st.Suppressed = false
+		if !p.Detect.OpenIncident {
+			st.Noticed = true
+			return d.Store.EnqueueNotice(ctx, p.Channel, fmt.Sprintf("streamwatch detected a problem with %s: %s", p.Name, line))
+		}
+		return d.begin(ctx, p, st, active, obs, line)
+	case Recovered:
+		note := "Recovered: " + progressLine(obs)
+		log.Info("detection: recovered", "numbers", Numbers(obs))
+		switch {
+		case st.Suppressed:
+			st.Suppressed = false
+			return nil
+		case st.Noticed:
+			st.Noticed = false
+			return d.Store.EnqueueNotice(ctx, p.Channel, fmt.Sprintf("%s recovered: %s", p.Name, progressLine(obs)))
+		case st.Incident == "":
+			return nil
+		}
+		for range 3 { // follow merges
+			rec, err := d.Store.RecoverDetected(ctx, st.Incident, fingerprint(p.Name), note)
+			if err != nil {
+				return err
+			}
+			if rec.MergedInto == "" {
+				if rec.Resolves {
+					log.Info("detection: the incident resolves: streamwatch opened it and nothing else fires", "incident", st.Incident)
+				}
+				return nil
+			}
+			st.Incident = rec.MergedInto
+		}
+		return nil
+	}
+	// Grew or Persists: the episode goes on.
+	if st.Suppressed || st.Noticed || st.Incident == "" {
+		return nil
+	}
+	if change == Grew {
+		log.Warn("detection: another symptom", "symptoms", fresh)
+		if _, err := d.Store.Note(ctx, st.Incident, "detected", "streamwatch",
+			fmt.Sprintf("Now also %s: %s", symptomList(fresh, obs), Numbers(obs)), ""); err != nil {
+			return err
+		}
+	}
+	return d.update(ctx, p, st, active, obs, line)
+}
+
+// begin opens the pipeline's incident for a new episode, or joins its open one.
+func (d *Detector) begin(ctx context.Context, p *config.Pipeline, st *DetectState, active []Signal, obs Observation, line string) error {
+	if st.Incident != "" {
+		// The last episode's incident may still be open (an alert that joined it still
+		// fires): the symptom returns there.
+		if inc, err := d.Store.Get(ctx, st.Incident); err == nil && inc.Status != state.StatusResolved {
+			if _, err := d.Store.Note(ctx, st.Incident, "detected", "streamwatch", "Again: "+line, ""); err != nil {
+				return err
+			}
+			return d.update(ctx, p, st, active, obs, line)
+		}
+	}
+	out, err := d.Store.RecordAlert(ctx, state.AlertRecord{
+		Key: fingerprint(p.Name), Fingerprint: fingerprint(p.Name), Title: Headline(p.Name, active, obs), Severity: 2,
+		Pipeline: p.Name, Channel: p.Channel, Source: state.SourceDetect, Detail: line,
+	})
+	if err != nil {
+		return err
+	}
+	st.Incident = out.Incident
+	switch out.Result {
+	case state.ResultOpened:
+		st.Own = true
+		// Its repeats edit the root; the thread hears only of changes.
+		if err := d.Store.MarkQuiet(ctx, out.Incident); err != nil {
+			return err
+		}
+		if err := d.update(ctx, p, st, active, obs, line); err != nil {
+			return err
+		}
+		if d.Opened != nil {
+			d.Opened(out.Incident, p.Name)
+		}
+		return nil
+	default: // correlated into the pipeline's open incident, or that key's own incident is open
+		st.Own = false
+		if inc, err := d.Store.Get(ctx, out.Incident); err == nil {
+			st.Own = inc.Source == state.SourceDetect
+		}
+		return d.update(ctx, p, st, active, obs, line)
+	}
+}
+
+// update edits the root of the episode's incident with this round's numbers, following a
+// merge; a person's resolution while the symptom holds silences the episode.
+func (d *Detector) update(ctx context.Context, p *config.Pipeline, st *DetectState, active []Signal, obs Observation, line string) error {
+	for range 3 {
+		title := ""
+		if st.Own {
+			title = Headline(p.Name, active, obs)
+		}
+		u, err := d.Store.UpdateDetected(ctx, st.Incident, line, title)
+		if err != nil {
+			return err
+		}
+		switch {
+		case u.MergedInto != "":
+			st.Incident, st.Own = u.MergedInto, false
+			continue
+		case u.Status == state.StatusResolved || u.Status == "":
+			d.log().Info("detection: the incident was closed while the symptom holds; nothing more is posted until it recovers",
+				"pipeline", p.Name, "incident", st.Incident)
+			st.Suppressed = true
+		}
+		return nil
+	}
+	return nil
+}
+
+// progressLine says where a recovered pipeline stands.
+func progressLine(obs Observation) string {
+	n := Numbers(obs)
+	if n == "" {
+		return "progress resumed"
+	}
+	return "progress resumed: " + n
+}
+
+// publish commits the checkpoint's processed offsets to the pipeline's publish group
+// (planPublish says what may be committed). A refusal is logged when it begins or changes,
+// and kept for `status`.
+func (d *Detector) publish(ctx context.Context, x *detected, pub *PublishState) {
+	p := x.p
+	log := d.log().With("pipeline", p.Name, "publish_group", p.Kafka.PublishGroup)
+	if pub.Group != p.Kafka.PublishGroup {
+		*pub = PublishState{Group: p.Kafka.PublishGroup}
+	}
+	if x.prog == nil || x.prog.Batch < 0 || len(x.checkpoint) == 0 || x.round.Err != nil {
+		return // nothing to publish this round
+	}
+	refuse := func(reason string) {
+		if pub.Refused != reason {
+			log.Warn("publish_group: not committed", "reason", reason)
+			pub.Since = d.now()
+		}
+		pub.Refused = reason
+	}
+	plan := planPublish(x.checkpoint, x.round.Publish, *pub)
+	if plan.refusal != "" {
+		refuse(plan.refusal)
+		return
+	}
+	if len(plan.offsets) > 0 {
+		err := d.Kafka.CommitOffsets(ctx, p.Kafka.Cluster, p.Kafka.PublishGroup, plan.offsets,
+			fmt.Sprintf("streamwatch: checkpoint of %s, batch %d", p.Name, x.prog.Batch))
+		var refused *kafka.CommitRefusedError
+		switch {
+		case errors.As(err, &refused):
+			refuse(fmt.Sprintf("the cluster refused the commit: %s (%v)", refused.Refusal, refused.Err))
+			return
+		case err != nil:
+			log.Warn("publish_group: commit failed; next round tries again", "err", err)
+			return
+		}
+		if pub.Committed == nil {
+			pub.Committed = map[string]int64{}
+		}
+		for tp, off := range plan.offsets {
+			pub.Committed[tpKey(tp)] = off
+		}
+		pub.Batch, pub.At = x.prog.Batch, d.now()
+		if len(plan.rewound) > 0 {
+			msg := fmt.Sprintf("The checkpoint of %s went back (batch %d): publish_group %s moved back with it on %s.",
+				p.Name, x.prog.Batch, p.Kafka.PublishGroup, strings.Join(plan.rewound, ", "))
+			log.Warn("publish_group: the checkpoint went back; the group follows it", "partitions", plan.rewound)
+			if err := d.Store.EnqueueNotice(ctx, p.Channel, msg); err != nil {
+				log.Warn("publish_group: notice", "err", err)
+			}
+		}
+	}
+	if len(plan.held) > 0 {
+		refuse("the group is ahead of the checkpoint and streamwatch did not put it there; left alone on " + strings.Join(plan.held, ", "))
+		return
+	}
+	if pub.Refused != "" {
+		log.Info("publish_group: committing again", "was", pub.Refused)
+	}
+	pub.Refused, pub.Since = "", time.Time{}
+}
+
+// Observations returns the last observation of every pipeline detection judges, by pipeline.
+func (d *Detector) Observations(ctx context.Context) (map[string]Observation, error) {
+	names := d.Pipelines()
+	recs, err := d.Store.DetectRecords(ctx, names...)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]Observation, len(recs))
+	for name, r := range recs {
+		var obs Observation
+		if len(r.Observation) > 0 && json.Unmarshal(r.Observation, &obs) == nil {
+			out[name] = obs
+		}
+	}
+	return out, nil
+}
+
+// Pipelines lists the pipelines detection judges: those with Kafka settings.
+func (d *Detector) Pipelines() []string {
+	var out []string
+	for _, p := range d.Config.Pipelines {
+		if p.Kafka.Enabled() {
+			out = append(out, p.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// StatusNotes are the lines `status` and the digest add for detection: active symptoms and
+// publish_group refusals.
+func (d *Detector) StatusNotes(ctx context.Context) ([]string, error) {
+	names := d.Pipelines()
+	recs, err := d.Store.DetectRecords(ctx, names...)
+	if err != nil {
+		return nil, err
+	}
+	var notes []string
+	for _, name := range names {
+		r, ok := recs[name]
+		if !ok {
+			continue
+		}
+		var st DetectState
+		var obs Observation
+		var pub PublishState
+		_ = json.Unmarshal(r.State, &st)
+		_ = json.Unmarshal(r.Observation, &obs)
+		_ = json.Unmarshal(r.Publish, &pub)
+		if active := st.Active(); len(active) > 0 {
+			s := fmt.Sprintf("%s: detected %s", name, DetectedLine(active, obs))
+			if st.Incident != "" {
+				s += " (" + st.Incident + ")"
+			}
+			notes = append(notes, s)
+		}
+		if pub.Refused != "" {
+			notes = append(notes, fmt.Sprintf("%s: publish_group %s not committed since %s: %s", name, pub.Group,
+				human.Time(pub.Since), pub.Refused))
+		}
+	}
+	return notes, nil
+}

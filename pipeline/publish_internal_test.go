@@ -1,0 +1,55 @@
+package pipeline
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/streamwatch/streamwatch/integrations/kafka"
+)
+
+func TestPlanPublish(t *testing.T) {
+	tp := func(p int32) kafka.TopicPartition { return kafka.TopicPartition{Topic: "sms", Partition: p} }
+	empty := func(commits map[kafka.TopicPartition]int64) *kafka.GroupState {
+		return &kafka.GroupState{Info: kafka.GroupInfo{Name: "sms-spark", State: "Empty"}, Known: true, Commits: commits}
+	}
+	tests := []struct {
+		name       string
+		checkpoint map[kafka.TopicPartition]int64
+		group      *kafka.GroupState
+		last       PublishState
+		offsets    map[kafka.TopicPartition]int64
+		rewound    []string
+		held       []string
+		refusal    string
+	}{
+		{name: "first commit", checkpoint: map[kafka.TopicPartition]int64{tp(0): 10, tp(1): 12}, group: empty(map[kafka.TopicPartition]int64{}),
+			offsets: map[kafka.TopicPartition]int64{tp(0): 10, tp(1): 12}},
+		{name: "forward only what moved", checkpoint: map[kafka.TopicPartition]int64{tp(0): 10, tp(1): 15},
+			group:   empty(map[kafka.TopicPartition]int64{tp(0): 10, tp(1): 12}),
+			offsets: map[kafka.TopicPartition]int64{tp(1): 15}},
+		{name: "nothing moved", checkpoint: map[kafka.TopicPartition]int64{tp(0): 10}, group: empty(map[kafka.TopicPartition]int64{tp(0): 10})},
+		{name: "someone else moved the group ahead", checkpoint: map[kafka.TopicPartition]int64{tp(0): 10},
+			group: empty(map[kafka.TopicPartition]int64{tp(0): 30}), last: PublishState{Committed: map[string]int64{"sms/0": 10}},
+			held: []string{"sms/0 (group at 30, checkpoint at 10)"}},
+		{name: "the checkpoint went back", checkpoint: map[kafka.TopicPartition]int64{tp(0): 10},
+			group: empty(map[kafka.TopicPartition]int64{tp(0): 30}), last: PublishState{Committed: map[string]int64{"sms/0": 30}},
+			offsets: map[kafka.TopicPartition]int64{tp(0): 10}, rewound: []string{"sms/0 from 30 to 10"}},
+		{name: "live members", checkpoint: map[kafka.TopicPartition]int64{tp(0): 10},
+			group: &kafka.GroupState{Known: true, Info: kafka.GroupInfo{Name: "sms-spark", State: "Stable",
+				Members: []kafka.Member{{ClientID: "spark-executor-1"}}}, Commits: map[kafka.TopicPartition]int64{}},
+			refusal: "sms-spark has 1 live member (spark-executor-1): streamwatch commits only to a group nobody consumes with"},
+		{name: "group unknown", checkpoint: map[kafka.TopicPartition]int64{tp(0): 10}, group: &kafka.GroupState{},
+			refusal: "the group could not be described this round (its members are unknown)"},
+		{name: "commits unknown", checkpoint: map[kafka.TopicPartition]int64{tp(0): 10}, group: empty(nil),
+			refusal: "the group's commits could not be read this round"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := planPublish(tt.checkpoint, tt.group, tt.last)
+			if !reflect.DeepEqual(p.offsets, tt.offsets) || !reflect.DeepEqual(p.rewound, tt.rewound) ||
+				!reflect.DeepEqual(p.held, tt.held) || p.refusal != tt.refusal {
+				t.Fatalf("plan = %+v\nwant offsets %v, rewound %v, held %v, refusal %q", p, tt.offsets, tt.rewound, tt.held, tt.refusal)
+			}
+		})
+	}
+}

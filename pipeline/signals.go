@@ -1,0 +1,253 @@
+package pipeline
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/streamwatch/streamwatch/internal/human"
+)
+
+// Signal is a symptom detection looks for on every sampling round (docs/detection.md); the
+// symptoms of a diagnosis (Symptom) are judged from every check at once, on demand.
+type Signal string
+
+// The symptoms, in the order they are named.
+const (
+	// SignalStale: no checkpoint commit for checkpoint.stale_after while the brokers hold
+	// records beyond the checkpoint's offsets.
+	SignalStale Signal = "checkpoint_stale"
+	// SignalStalled: the documented group is STALLED or STOPPED (kafka.stall_after).
+	SignalStalled Signal = "group_stalled"
+	// SignalLag: the oldest record the checkpoint has not reached is older than
+	// detect.max_lag.
+	SignalLag Signal = "lag"
+)
+
+// Signals lists every symptom, in order.
+var Signals = []Signal{SignalStale, SignalStalled, SignalLag}
+
+// Rounds a symptom must hold to become active, and be clear to recover.
+const (
+	holdRounds  = 2
+	clearRounds = 2
+)
+
+// Observation is one round's look at a pipeline: the numbers, and which symptoms hold.
+type Observation struct {
+	At time.Time `json:"at"`
+	// The checkpoint (CheckpointKnown false when it has none or could not be read).
+	CheckpointKnown bool          `json:"ckpt_known,omitempty"`
+	CheckpointErr   string        `json:"ckpt_err,omitempty"`
+	Batch           int64         `json:"batch"`
+	CommitAge       time.Duration `json:"commit_age,omitempty"` // -1: no commit yet
+	// Waiting is the records the brokers hold beyond the checkpoint's offsets (-1: unknown).
+	Waiting int64 `json:"waiting"`
+	// Oldest is the age of the oldest of them, from its own timestamp; OldestKnown says
+	// whether it could be read; OldestAt names its partition.
+	Oldest      time.Duration `json:"oldest,omitempty"`
+	OldestKnown bool          `json:"oldest_known,omitempty"`
+	OldestAt    string        `json:"oldest_at,omitempty"`
+	// The documented group: its records waiting (-1: unknown) and the evaluator's verdict.
+	Group         string `json:"group"`
+	GroupWaiting  int64  `json:"group_waiting"`
+	GroupStatus   string `json:"group_status,omitempty"`
+	GroupStatusN  int    `json:"group_status_n"`
+	GroupEvidence string `json:"group_evidence,omitempty"`
+	// Holds says, for each symptom judged this round, whether it holds; a symptom absent
+	// could not be judged (its numbers were unknown).
+	Holds map[Signal]bool `json:"holds"`
+	// Active are the signals active after this round (the hysteresis's verdict).
+	Active []Signal `json:"active,omitempty"`
+	// Partitions are per-partition numbers, kept only with http.metrics_partitions.
+	Partitions []PartitionProgress `json:"partitions,omitempty"`
+
+	StaleAfter time.Duration `json:"stale_after,omitempty"`
+	MaxLag     time.Duration `json:"max_lag,omitempty"`
+}
+
+// PartitionProgress is one partition's numbers in an observation.
+type PartitionProgress struct {
+	Topic        string        `json:"t"`
+	Partition    int32         `json:"p"`
+	Waiting      int64         `json:"w"`  // beyond the checkpoint; -1 unknown
+	GroupWaiting int64         `json:"gw"` // beyond the documented group's commit; -1 unknown
+	Oldest       time.Duration `json:"o,omitempty"`
+	OldestKnown  bool          `json:"ok,omitempty"`
+}
+
+// SignalRun is a symptom's hysteresis: consecutive rounds it held, or was clear.
+type SignalRun struct {
+	Held    int       `json:"held"`
+	Cleared int       `json:"cleared"`
+	Active  bool      `json:"active"`
+	Since   time.Time `json:"since,omitempty"` // when it became active
+}
+
+// DetectState is what detection keeps of a pipeline between rounds.
+type DetectState struct {
+	Runs map[Signal]*SignalRun `json:"runs"`
+	// Incident is the incident the current (or last) episode is posted in; Own says
+	// streamwatch opened it (rather than joined an alert's).
+	Incident string `json:"incident,omitempty"`
+	Own      bool   `json:"own,omitempty"`
+	// Suppressed: a person resolved the incident while the symptom held; nothing more is
+	// posted until the symptom recovers.
+	Suppressed bool `json:"suppressed,omitempty"`
+	// Noticed: with detect.open_incident off, the channel was told of the episode.
+	Noticed bool `json:"noticed,omitempty"`
+}
+
+// Active lists the active symptoms, in order.
+func (s DetectState) Active() []Signal {
+	var out []Signal
+	for _, sym := range Signals {
+		if r := s.Runs[sym]; r != nil && r.Active {
+			out = append(out, sym)
+		}
+	}
+	return out
+}
+
+// Change is what a round changed about a pipeline's symptoms.
+type Change int
+
+// The changes.
+const (
+	Unchanged Change = iota // nothing active before or after
+	Began                   // a symptom became active, none was
+	Grew                    // active before, and another symptom became active
+	Persists                // active before and after, nothing new
+	Recovered               // active before, none now
+)
+
+// Step applies one observation to the hysteresis: a symptom becomes active once it held
+// holdRounds rounds in a row, and recovers once it was clear clearRounds rounds in a row; a
+// round that could not judge it counts for neither. It returns the new state, the change and
+// the symptoms that became active.
+func Step(prev DetectState, obs Observation) (DetectState, Change, []Signal) {
+	next := prev
+	next.Runs = make(map[Signal]*SignalRun, len(Signals))
+	before := prev.Active()
+	var fresh []Signal
+	for _, sym := range Signals {
+		r := SignalRun{}
+		if p := prev.Runs[sym]; p != nil {
+			r = *p
+		}
+		if holds, known := obs.Holds[sym]; known {
+			if holds {
+				r.Held, r.Cleared = r.Held+1, 0
+				if !r.Active && r.Held >= holdRounds {
+					r.Active, r.Since = true, obs.At
+					fresh = append(fresh, sym)
+				}
+			} else {
+				r.Held, r.Cleared = 0, r.Cleared+1
+				if r.Active && r.Cleared >= clearRounds {
+					r.Active, r.Since = false, time.Time{}
+				}
+			}
+		}
+		next.Runs[sym] = &r
+	}
+	after := next.Active()
+	switch {
+	case len(before) == 0 && len(after) == 0:
+		return next, Unchanged, nil
+	case len(before) == 0:
+		return next, Began, fresh
+	case len(after) == 0:
+		return next, Recovered, nil
+	case len(fresh) > 0:
+		return next, Grew, fresh
+	}
+	return next, Persists, nil
+}
+
+// describe names a symptom for people.
+func (s Signal) describe(obs Observation) string {
+	switch s {
+	case SignalStale:
+		return "checkpoint stale"
+	case SignalStalled:
+		status := obs.GroupStatus
+		if status == "" {
+			status = "stalled"
+		}
+		return "group " + status
+	case SignalLag:
+		return "lag over " + human.Age(obs.MaxLag)
+	}
+	return string(s)
+}
+
+// symptomList writes symptoms for people: "checkpoint stale, lag over 15m".
+func symptomList(syms []Signal, obs Observation) string {
+	parts := make([]string, len(syms))
+	for i, s := range syms {
+		parts[i] = s.describe(obs)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Headline is a detection incident's title: the pipeline and its main symptom with its
+// numbers ("sms-replies: no checkpoint commit for 6m12s while 1,240 records wait").
+func Headline(pipeline string, active []Signal, obs Observation) string {
+	switch {
+	case slices.Contains(active, SignalStale):
+		return fmt.Sprintf("%s: no checkpoint commit for %s while %s wait", pipeline, human.Age(obs.CommitAge), records(obs.Waiting))
+	case slices.Contains(active, SignalLag):
+		return fmt.Sprintf("%s: Spark %s behind (%s wait)", pipeline, human.Age(obs.Oldest), records(obs.Waiting))
+	case slices.Contains(active, SignalStalled):
+		return fmt.Sprintf("%s: consumer group %s %s", pipeline, obs.Group, obs.GroupStatus)
+	}
+	return pipeline + ": " + symptomList(active, obs)
+}
+
+// Numbers is the line of numbers a detection incident's root shows and edits every round: the
+// records waiting beyond the checkpoint and the oldest one's age, the last checkpoint commit's
+// age, and the documented group's verdict.
+func Numbers(obs Observation) string {
+	var parts []string
+	if obs.CheckpointKnown {
+		if obs.Waiting >= 0 {
+			s := records(obs.Waiting) + " wait beyond the checkpoint"
+			if obs.OldestKnown && obs.Waiting > 0 {
+				s += fmt.Sprintf(", the oldest %s old (%s)", human.Age(obs.Oldest), obs.OldestAt)
+			}
+			parts = append(parts, s)
+		}
+		if obs.Batch >= 0 {
+			parts = append(parts, fmt.Sprintf("last checkpoint commit %s ago (batch %d)", human.Age(obs.CommitAge), obs.Batch))
+		} else {
+			parts = append(parts, "the checkpoint has no commit")
+		}
+	} else if obs.CheckpointErr != "" {
+		parts = append(parts, "checkpoint unreadable: "+obs.CheckpointErr)
+	}
+	if obs.GroupStatus != "" {
+		s := fmt.Sprintf("group %s %s", obs.Group, obs.GroupStatus)
+		if obs.GroupEvidence != "" {
+			s += " (" + obs.GroupEvidence + ")"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// DetectedLine is the root's symptom line: the active symptoms, then the numbers.
+func DetectedLine(active []Signal, obs Observation) string {
+	return symptomList(active, obs) + ": " + Numbers(obs)
+}
+
+func records(n int64) string {
+	if n < 0 {
+		return "an unknown number of records"
+	}
+	if n == 1 {
+		return "1 record"
+	}
+	return human.Digits(n) + " records"
+}

@@ -461,6 +461,19 @@ func (d *Detector) act(ctx context.Context, p *config.Pipeline, st *DetectState,
 	if st.Suppressed || st.Noticed || st.Incident == "" {
 		return nil
 	}
+	// Symptoms still active that no longer hold are clearing: their numbers are no headline.
+	var holding []Signal
+	for _, sym := range active {
+		if obs.Holds[sym] {
+			holding = append(holding, sym)
+		}
+	}
+	if len(holding) == 0 {
+		line = fmt.Sprintf("%s, clearing (recovers after %d clear rounds): %s", symptomList(active, obs), clearRounds, Numbers(obs))
+	} else {
+		line = DetectedLine(holding, obs)
+	}
+	active = holding
 	if change == Grew {
 		log.Warn("detection: another symptom", "symptoms", fresh)
 		if _, err := d.Store.Note(ctx, st.Incident, "detected", "streamwatch",
@@ -519,7 +532,7 @@ func (d *Detector) begin(ctx context.Context, p *config.Pipeline, st *DetectStat
 func (d *Detector) update(ctx context.Context, p *config.Pipeline, st *DetectState, active []Signal, obs Observation, line string) error {
 	for range 3 {
 		title := ""
-		if st.Own {
+		if st.Own && len(active) > 0 {
 			title = Headline(p.Name, active, obs)
 		}
 		u, err := d.Store.UpdateDetected(ctx, st.Incident, line, title)

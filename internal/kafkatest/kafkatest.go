@@ -5,10 +5,12 @@ package kafkatest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -108,4 +110,24 @@ func (c *Cluster) GroupState(ctx context.Context, group string) (string, error) 
 		return "", err
 	}
 	return d[group].State, nil
+}
+
+// Committed returns group's committed offsets on topic (partition → next offset to read);
+// empty for a group that does not exist.
+func (c *Cluster) Committed(ctx context.Context, group, topic string) (map[int32]int64, error) {
+	res, err := c.admin.FetchOffsets(ctx, group)
+	if errors.Is(err, kerr.GroupIDNotFound) {
+		return map[int32]int64{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := res.Error(); err != nil {
+		return nil, err
+	}
+	out := map[int32]int64{}
+	for p, o := range res[topic] {
+		out[p] = o.At
+	}
+	return out, nil
 }

@@ -40,6 +40,7 @@ type Store struct {
 	FloodQuietFor time.Duration
 
 	commit committer
+	sil    silenceCache
 }
 
 // New returns a Store over rdb with every key under the hash tag {prefix}.

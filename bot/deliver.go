@@ -117,7 +117,7 @@ func (d *deliverer) pass(ctx context.Context) error {
 // pendingRecheck is the longest the deliverer goes without reading its pending entries.
 const pendingRecheck = 5 * time.Second
 
-// maintain ends floods whose time is up, moves due coalesced updates into the outbox,
+// maintain ends floods and silences whose time is up, moves due coalesced updates into the outbox,
 // auto-resolves, claims the entries of a stalled replica, sweeps a slice of old closed
 // incidents and updates the gauges.
 func (d *deliverer) maintain(ctx context.Context) error {
@@ -127,6 +127,12 @@ func (d *deliverer) maintain(ctx context.Context) error {
 		return err
 	} else if len(chans) > 0 {
 		b.log.Info("alert flood over: new alerts open their own incidents again", "channels", chans)
+	}
+	// Silences whose time is up end before the pump, so that what waited for them goes out now.
+	if ids, err := st.ExpireSilences(ctx); err != nil {
+		return err
+	} else if len(ids) > 0 {
+		b.log.Info("silences ended", "silences", ids)
 	}
 	if _, err := st.Pump(ctx); err != nil {
 		return err

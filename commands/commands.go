@@ -38,6 +38,9 @@ type Reply struct {
 	Public   bool // visible to the channel; otherwise only to the person who asked
 	Usage    bool // the input was not understood; Text says how to use the command
 	Actions  []Action
+	// File, when set, is shared in Slack as a file (a postmortem draft) before the reply is
+	// shown; the bot words the reply as a failure when it cannot share it.
+	File *File
 }
 
 // Action is a button on a reply. Clicking it runs Command as the person who clicked.
@@ -91,6 +94,8 @@ type Handler struct {
 	Audit    func(ctx context.Context, e state.AuditEntry)
 	Now      func() time.Time
 	commands []*Command
+	// silences, when set (RegisterSilences), add the silences in force to `status`.
+	silences Silences
 }
 
 // New returns a Handler with the built-in grammar.

@@ -78,6 +78,10 @@ func (h *Handler) RegisterHealth(hs Health) {
 			if len(bad) > 0 {
 				text = "Needs a look: " + strings.Join(bad, ", ")
 			}
-			return Reply{Text: text, Sections: []Section{{Lines: d.Lines(), Pre: true}}}, nil
+			r := Reply{Text: text, Sections: []Section{{Lines: d.Lines(), Pre: true}}}
+			if s := h.silencesSection(ctx); s != nil {
+				r.Sections = append(r.Sections, *s)
+			}
+			return r, nil
 		}})
 }

@@ -110,6 +110,8 @@ type Incident struct {
 	EscalatedTo []string
 	// Silence is the silence in force on the incident; nil when none is.
 	Silence *IncidentSilence
+	// Events counts the timeline's events after "opened", those it dropped included.
+	Events int64
 	// Links are the links of the alert that opened the incident (or the first alert that
 	// brought any), by kind: generator, dashboard, panel, silence, runbook; as sent.
 	Links map[string]string
@@ -203,7 +205,7 @@ func parseIncident(h map[string]string, alerts map[string]string) *Incident {
 	if mf := h["merged_from"]; mf != "" {
 		inc.MergedFrom = strings.Split(mf, ",")
 	}
-	inc.AckAt, inc.SeverityBy = fromMS(n("ack_at")), h["severity_by"]
+	inc.AckAt, inc.SeverityBy, inc.Events = fromMS(n("ack_at")), h["severity_by"], n("events")
 	inc.Owner, inc.OwnerName, inc.OwnerBy = h["owner"], h["owner_name"], h["owner_by"]
 	inc.EscalatedAt = fromMS(n("escalated_at"))
 	if to := h["escalated_to"]; to != "" {

@@ -214,6 +214,10 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 	handler.RegisterIncidentDiagnose(func(ctx context.Context, incident, pipeline string) {
 		enrich(ctx, diag, store, log, incident, pipeline, true)
 	})
+	// The incident lifecycle (issue 17): severity and owner, silences, the postmortem draft.
+	handler.RegisterLifecycle(store)
+	handler.RegisterSilences(store)
+	handler.RegisterPostmortem(store)
 	claimAfter := 30 * time.Second
 	if v := getenv("STREAMWATCH_OUTBOX_CLAIM_AFTER"); v != "" {
 		if claimAfter, err = time.ParseDuration(v); err != nil || claimAfter <= 0 {
@@ -279,6 +283,19 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 	sched.Add(bot.Job{Name: "watch", Schedule: cron.Every(watchEvery), Run: func(ctx context.Context, _ time.Time, _ int) error {
 		return watch.tick(ctx, log)
 	}})
+	// Escalation (issue 17): once per tick across replicas; the state marks each incident
+	// escalated in the same step, so that a restart or a second replica never calls twice.
+	if e := cfg.Slack.Escalation; e.Enabled() {
+		esc := state.Escalation{After: e.After, Mention: e.Mention, Severities: e.Levels()}
+		sched.Add(bot.Job{Name: "escalate", Schedule: cron.Every(min(max(e.After/4, time.Second), 30*time.Second)),
+			Run: func(ctx context.Context, _ time.Time, _ int) error {
+				ids, err := store.Escalate(ctx, esc)
+				if len(ids) > 0 {
+					log.Info("escalated unacknowledged incidents", "incidents", ids, "mention", e.Mention)
+				}
+				return err
+			}})
+	}
 	go sched.Run(botCtx)
 	httpDone := make(chan error, 2)
 	go func() { httpDone <- srv.Serve(ln) }()

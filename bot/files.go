@@ -24,7 +24,7 @@ func (b *Bot) shareFile(ctx context.Context, r commands.Reply) commands.Reply {
 	_, err := b.opt.API.UploadFileContext(ctx, slack.UploadFileParameters{
 		Content: content, FileSize: len(content), Filename: clip(plain(oneLine(f.Name)), 200),
 		Title: clip(plain(oneLine(f.Title)), 250), Channel: f.Channel, ThreadTimestamp: f.ThreadTS,
-		InitialComment: clip(mrkdwn(f.Comment), 1000),
+		InitialComment: fileComment(*f),
 	})
 	if err != nil {
 		b.opt.Metrics.SlackErrors.WithLabelValues("files.upload", slackCode(err)).Inc()
@@ -33,3 +33,6 @@ func (b *Bot) shareFile(ctx context.Context, r commands.Reply) commands.Reply {
 	}
 	return r
 }
+
+// fileComment is the mrkdwn message that introduces a shared file.
+func fileComment(f commands.File) string { return clip(mrkdwn(f.Comment), 1000) }

@@ -50,8 +50,17 @@ func owner(inc *state.Incident) string {
 // lifecycleNotes are the root's notes about silence, escalation and severity.
 func lifecycleNotes(inc *state.Incident) []string {
 	var notes []string
+	if n := len(inc.Alerts); n > 1 && inc.Flood == nil {
+		firing := 0
+		for _, a := range inc.Alerts {
+			if a.Status != "resolved" {
+				firing++
+			}
+		}
+		notes = append(notes, fmt.Sprintf("%d alerts, %d firing", n, firing))
+	}
 	if s := inc.Silence; s != nil && inc.Status != state.StatusResolved {
-		n := fmt.Sprintf("🔕 Silenced until %s by %s (%s)", stamp(s.Until), clip(mrkdwn(oneLine(s.By)), 100), mrkdwn(oneLine(s.ID)))
+		n := fmt.Sprintf("🔕 Silenced until %s by %s (%s)", stamp(s.Until), clip(mrkdwn(oneLine(s.By)), 100), clip(mrkdwn(oneLine(s.ID)), 40))
 		if s.Reason != "" {
 			n += ": " + clip(mrkdwn(oneLine(s.Reason)), 300)
 		}
@@ -98,7 +107,7 @@ func lifecycleText(d state.Delivery) (string, bool) {
 	}
 	switch d.Event {
 	case "silenced":
-		s := fmt.Sprintf("🔕 Silenced until %s by %s (%s)", stamp(d.Since), by, mrkdwn(oneLine(part(0))))
+		s := fmt.Sprintf("🔕 Silenced until %s by %s (%s)", stamp(d.Since), by, clip(mrkdwn(oneLine(part(0))), 40))
 		if r := part(1); r != "" {
 			s += ": " + clip(mrkdwn(oneLine(r)), 500)
 		}
@@ -108,9 +117,10 @@ func lifecycleText(d state.Delivery) (string, bool) {
 		if r := part(2); r != "" {
 			set += ": " + clip(mrkdwn(oneLine(r)), 300)
 		}
-		head := "🔔 The silence " + mrkdwn(oneLine(part(0))) + " (" + set + ") has ended"
+		sid := clip(mrkdwn(oneLine(part(0))), 40)
+		head := "🔔 The silence " + sid + " (" + set + ") has ended"
 		if d.Event == "silence_ended" {
-			head = "🔔 " + by + " ended the silence " + mrkdwn(oneLine(part(0))) + " (" + set + ")"
+			head = "🔔 " + by + " ended the silence " + sid + " (" + set + ")"
 		}
 		return fmt.Sprintf("%s: %d occurrence%s arrived meanwhile. Updates are posted again.", head, d.Count, plural(d.Count)), true
 	case "escalated":
@@ -120,7 +130,7 @@ func lifecycleText(d state.Delivery) (string, bool) {
 				who = append(who, m)
 			}
 		}
-		s := fmt.Sprintf("📣 %s is still unacknowledged after %s.", mrkdwn(oneLine(d.Incident)), mrkdwn(oneLine(part(1))))
+		s := fmt.Sprintf("📣 %s is still unacknowledged after %s.", clip(mrkdwn(oneLine(d.Incident)), 40), clip(mrkdwn(oneLine(part(1))), 40))
 		if len(who) > 0 {
 			s = strings.Join(who, " ") + " " + s
 		}
@@ -167,7 +177,7 @@ func newsText(d state.Delivery) string {
 		lines = append(lines, "• "+label+": "+clip(mrkdwn(oneLine(detail)), 300))
 	}
 	if more := d.Distinct - int64(len(lines)); more > 0 {
-		lines = append(lines, fmt.Sprintf("… and %d more (`incident show %s` lists every alert)", more, mrkdwn(oneLine(d.Incident))))
+		lines = append(lines, fmt.Sprintf("… and %d more (%s lists every alert)", more, codeSpan("incident show "+d.Incident, 60)))
 	}
 	return strings.Join(lines, "\n")
 }

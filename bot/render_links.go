@@ -1,10 +1,6 @@
 package bot
 
 import (
-	"net/url"
-	"strings"
-	"unicode/utf8"
-
 	"github.com/slack-go/slack"
 	"github.com/streamwatch/streamwatch/integrations/alerts"
 )
@@ -23,9 +19,6 @@ var linkKinds = []struct{ kind, label string }{
 	{"silence", "Silence in Grafana"},
 }
 
-// maxLinkURL is Slack's limit on a button's url.
-const maxLinkURL = 3000
-
 // linkMap turns an alert's links into what state keeps: kind → URL, as sent.
 func linkMap(l alerts.Links) map[string]string {
 	m := map[string]string{}
@@ -38,27 +31,8 @@ func linkMap(l alerts.Links) map[string]string {
 	return m
 }
 
-// safeURL returns u when it is an http or https URL with a host, no credentials, no control
-// characters or spaces and within Slack's length; otherwise "".
-func safeURL(u string) string {
-	u = strings.TrimSpace(u)
-	if u == "" || len(u) > maxLinkURL || !utf8.ValidString(u) || strings.ContainsFunc(u, func(r rune) bool {
-		return r <= ' ' || r == 0x7f || badControl(r) || r == '<' || r == '>' || r == '"'
-	}) {
-		return ""
-	}
-	p, err := url.Parse(u)
-	if err != nil || p.Host == "" || p.User != nil || p.Opaque != "" {
-		return ""
-	}
-	if s := strings.ToLower(p.Scheme); s != "http" && s != "https" {
-		return ""
-	}
-	if out := p.String(); len(out) <= maxLinkURL {
-		return out
-	}
-	return ""
-}
+// safeURL is the link as the root shows it: alerts.SafeURL, "" for anything else.
+func safeURL(u string) string { return alerts.SafeURL(u) }
 
 // linkButtons are the root's link buttons, one per kind with a safe URL.
 func linkButtons(links map[string]string) []slack.BlockElement {

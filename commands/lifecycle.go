@@ -196,12 +196,12 @@ func alertContextLines(c state.AlertContext) []string {
 	return out
 }
 
-// webLinks keeps the http and https links.
+// webLinks keeps the links alerts.SafeURL keeps.
 func webLinks(links map[string]string) map[string]string {
 	out := map[string]string{}
 	for k, u := range links {
-		if l := strings.ToLower(u); strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://") {
-			out[k] = u
+		if safe := alerts.SafeURL(u); safe != "" {
+			out[k] = safe
 		}
 	}
 	return out

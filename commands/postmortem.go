@@ -259,6 +259,11 @@ func PostmortemDraft(inc *state.Incident, tl []state.Event, dropped int64, conte
 		}
 	}
 	for _, e := range audit {
+		// What people did to the incident is in its timeline already, with their names; the
+		// audit adds the pipeline's remediations and what was refused or failed.
+		if e.Incident == inc.ID && e.Outcome == "done" {
+			continue
+		}
 		via := e.Via
 		if e.Channel != "" {
 			via += " in " + e.Channel
@@ -303,7 +308,9 @@ func followUps(inc *state.Incident, diagnoses, tl []state.Event, now time.Time) 
 	}
 	if len(diagnoses) > 0 {
 		first, _, _ := strings.Cut(plainText(diagnoses[len(diagnoses)-1].Detail), "\n")
-		out = append(out, "Confirm the probable causes of the last diagnosis and fix what remains: "+md(clipRunes(first, 300)))
+		if strings.Contains(first, "probable cause") {
+			out = append(out, "Confirm the probable causes of the last diagnosis and fix what remains: "+md(clipRunes(first, 300)))
+		}
 	}
 	if slices.ContainsFunc(tl, func(e state.Event) bool { return e.Event == "remediation" }) {
 		out = append(out, "Check that the remediations held (the pipeline's backups and its `watch` report).")
@@ -328,8 +335,11 @@ func md(s string) string {
 	return mdReplacer.Replace(oneLine(s))
 }
 
-// mdCode is s for an inline code span (no backticks inside).
-func mdCode(s string) string { return strings.ReplaceAll(oneLine(s), "`", "'") }
+// mdCode is s for an inline code span: no backtick can end it, and no angle bracket shows
+// where a renderer might not keep the span.
+func mdCode(s string) string {
+	return strings.NewReplacer("`", "'", "<", "‹", ">", "›").Replace(oneLine(s))
+}
 
 // mdURL is an http(s) URL for an autolink: no spaces, no angle brackets.
 func mdURL(u string) string {
@@ -352,7 +362,7 @@ func oneLine(s string) string {
 // <, > and &), keeping its lines.
 func plainText(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
-	s = strings.ReplaceAll(s, "\u200b", "")
+	s = strings.NewReplacer("\u200b", "", "```", "").Replace(s)
 	return strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&").Replace(s)
 }
 

@@ -127,6 +127,25 @@ func TestReSendsAreNotNews(t *testing.T) {
 	}
 }
 
+// TestOpeningGroupIsNoNews: the alerts of the webhook that opens an incident are its opening
+// (the root), not news; their labels are kept all the same.
+func TestOpeningGroupIsNoNews(t *testing.T) {
+	ctx := context.Background()
+	s, c, _, _ := newStore(t)
+	a := labelled("k", "fp-a", "lag on p0", map[string]string{"alertname": "Lag", "partition": "0"})
+	b := labelled("k", "fp-b", "lag on p1", map[string]string{"alertname": "Lag", "partition": "1"})
+	if out := record(t, s, a, b); out[0].Result != state.ResultOpened || out[1].Result != state.ResultDuplicate {
+		t.Fatalf("the opening group: %+v", out)
+	}
+	drain(t, s)
+	if ds := pumped(t, s, c); len(newsOf(ds)) != 0 {
+		t.Fatalf("news of the opening group: %+v", ds)
+	}
+	if cs, _ := s.AlertContexts(ctx, "INC-1"); cs["fp-b"].Labels["partition"] != "1" {
+		t.Fatalf("contexts %+v", cs)
+	}
+}
+
 // TestAcknowledgedIncidentStaysQuiet: after ack, 100 identical duplicates make root updates
 // only (flushes without news).
 func TestAcknowledgedIncidentStaysQuiet(t *testing.T) {
@@ -154,6 +173,7 @@ func TestIncidentSilenceHoldsUpdatesUntilItEnds(t *testing.T) {
 	s.Retention = time.Hour
 	record(t, s, labelled("k", "fp-a", "a", map[string]string{"alertname": "A"}))
 	drain(t, s)
+	c.Add(time.Second)
 	sid, err := s.SilenceIncident(ctx, "INC-1", c.Now().Add(time.Minute), state.Maker{Name: "alice", ID: "U0ALICE"}, "known: deploy")
 	if err != nil {
 		t.Fatal(err)

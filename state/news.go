@@ -32,7 +32,7 @@ const MaxTimelineEvents = 10000
 // News kinds, as the pump hands them to the deliverer (Delivery.Detail, one per line:
 // kind, "\x1f", the alert's one-line detail).
 const (
-	NewsJoined      = "joined"       // a new alert joined the incident
+	NewsJoined      = "joined"       // a new alert joined the incident (after the webhook that opened it)
 	NewsLabels      = "labels"       // a known alert's labels changed
 	NewsAnnotations = "annotations"  // a known alert's title, summary or annotations changed
 	NewsAgain       = "again"        // a resolved alert fires again
@@ -72,22 +72,26 @@ local function schedule(id)
   if due < now then due = now end
   redis.call("ZADD", P .. ":due", "NX", due, id)
 end
--- news_of says what a firing alert joining open incident id brings: "joined", "again",
--- "labels", "annotations", or false for an identical re-send.
+-- news_of says what a firing alert joining open incident id brings ("joined", "again",
+-- "labels", "annotations", or false for an identical re-send), and whether its context (labels,
+-- annotations) is new or changed.
 local function news_of(id, fp, digest)
-  if not makes_news(id) then return false end
+  local f = redis.call("HMGET", ik(id), "flood", "quiet", "first_seen")
+  if f[1] == "1" then return false, false end
   local a = ik(id, "alerts")
   local prev = redis.call("HGET", a, fp)
-  if not prev then
-    -- Beyond a full list an alert cannot be told new from seen: it is counted, not announced.
-    if redis.call("HLEN", a) >= max_alerts then return false end
-    return "joined"
-  end
-  if string.find(prev, '"resolved"', 1, true) then return "again" end
-  local d = string.match(prev, '"d":"(%x*)"')
-  if not d or d == "" or d == digest then return false end
-  if string.sub(d, 1, 8) ~= string.sub(digest, 1, 8) then return "labels" end
-  return "annotations"
+  -- Beyond a full list an alert cannot be told new from seen: it is counted, not announced.
+  if not prev and redis.call("HLEN", a) >= max_alerts then return false, false end
+  local d = prev and string.match(prev, '"d":"(%x*)"')
+  local changed = not prev or (d and d ~= "" and d ~= digest)
+  -- A quiet incident (a failing probe) reports changes itself; the alerts of the webhook that
+  -- opened an incident are its opening, which the root shows.
+  if f[2] == "1" or f[3] == now_s then return false, changed end
+  if not prev then return "joined", true end
+  if string.find(prev, '"resolved"', 1, true) then return "again", changed end
+  if not changed then return false, false end
+  if string.sub(d, 1, 8) ~= string.sub(digest, 1, 8) then return "labels", true end
+  return "annotations", true
 end
 -- alert_news records news of an alert in the timeline and for the next update; an incident
 -- opened by an alert without links takes the first links an alert brings.

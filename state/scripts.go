@@ -269,17 +269,17 @@ for o = 8, #ARGV, ` + strconv.Itoa(recordArgs) + ` do
   elseif silence ~= "" and silenced(silence, key, fp, title) then
     id, outcome, previous = "", "silenced", silence
   else
-    local news = false
+    local news, keep = false, false
     if id then
-      news = news_of(id, fp, digest)
+      news, keep = news_of(id, fp, digest)
       duplicate(id, tonumber(sev), detail)
       if news then alert_news(id, news, fp, source, detail, links) end
     else
       id, outcome, previous = new_key(key, h, title, tonumber(sev), ARGV[o + 6], channel, source, detail, ARGV[o + 10], links)
-      news = outcome == "opened" and "opened"
+      keep = outcome == "opened"
     end
     list_alert(id, fp, alert_json("firing", digest))
-    if news and news ~= "again" then keep_context(id, fp, context) end
+    if keep then keep_context(id, fp, context) end
   end
   out[#out + 1] = id
   out[#out + 1] = outcome

@@ -546,3 +546,26 @@ func TestLinksOfEverySender(t *testing.T) {
 		t.Errorf("generic links %+v, want %+v", got[0].Links, want)
 	}
 }
+
+func TestSafeURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://grafana.example/d/db?orgId=1&viewPanel=4": "https://grafana.example/d/db?orgId=1&viewPanel=4",
+		" http://prometheus:9090/graph?g0.expr=up ":        "http://prometheus:9090/graph?g0.expr=up",
+		"HTTPS://wiki.example/run%20book":                  "https://wiki.example/run%20book",
+		"http://[::1]:3000/x":                              "http://[::1]:3000/x",
+		"javascript:alert(1)":                              "",
+		"https://user:pw@grafana.example/":                 "",
+		"ftp://files.example/x":                            "",
+		"https://grafana.example/<script>":                 "",
+		"https://<#C0PIPE>/":                               "",
+		"http://%3C/":                                      "",
+		"https://a b/":                                     "",
+		"//grafana.example/x":                              "",
+		"https://grafana.example/x\u2028y":                 "",
+		"https://host:port/":                               "",
+	} {
+		if got := SafeURL(in); got != want {
+			t.Errorf("SafeURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

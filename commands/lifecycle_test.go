@@ -44,7 +44,9 @@ func (m *memLifecycle) GetSilence(_ context.Context, id string) (*state.Silence,
 	}
 	return nil, &state.SilenceError{ID: id, Reason: "notfound"}
 }
-func (m *memLifecycle) ActiveSilences(context.Context) ([]*state.Silence, error) { return m.active, nil }
+func (m *memLifecycle) ActiveSilences(context.Context) ([]*state.Silence, error) {
+	return m.active, nil
+}
 
 // TestLifecycleCommands: severity, owner and silences, their grammar and who may use them.
 func TestLifecycleCommands(t *testing.T) {

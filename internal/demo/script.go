@@ -557,7 +557,7 @@ func alertmanagerPayload(now time.Time) string {
 				"description": "replies topic has new messages but no datastore writes",
 				"runbook_url": "https://wiki.example/runbooks/sms-replies"},
 			"generatorURL": "http://prometheus:9090/graph?g0.expr=sms_replies_written_total",
-			"startsAt": now.UTC().Add(-5 * time.Minute).Format(time.RFC3339Nano), "endsAt": "0001-01-01T00:00:00Z",
+			"startsAt":     now.UTC().Add(-5 * time.Minute).Format(time.RFC3339Nano), "endsAt": "0001-01-01T00:00:00Z",
 		}},
 	})
 	return string(b)

@@ -21,6 +21,9 @@ var linkKinds = []struct{ kind, label string }{
 
 // linkMap turns an alert's links into what state keeps: kind → URL, as sent.
 func linkMap(l alerts.Links) map[string]string {
+	if l == (alerts.Links{}) {
+		return nil
+	}
 	m := map[string]string{}
 	for kind, u := range map[string]string{"generator": l.Generator, "dashboard": l.Dashboard, "panel": l.Panel,
 		"silence": l.Silence, "runbook": l.Runbook} {

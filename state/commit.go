@@ -147,7 +147,7 @@ func (s *Store) recordBatch(ctx context.Context, as []AlertRecord) ([]Outcome, e
 			status = "resolved"
 		}
 		per[i] = []any{a.Key, keyHash(a.Key), a.Fingerprint, status, a.Title, a.Severity, a.Pipeline, a.Channel,
-			a.Source, a.Detail, labelList(a.Labels), alertDigest(a), alertContext(a), linksJSON(a.Links)}
+			a.Source, a.Detail, labelList(a.Labels), alertDigest(a), linksJSON(a.Links)}
 	}
 	for attempt := 0; ; attempt++ {
 		version, active, err := s.labelSilences(ctx, attempt > 0)
@@ -172,18 +172,27 @@ func (s *Store) recordBatch(ctx context.Context, as []AlertRecord) ([]Outcome, e
 			}
 			return nil, wrap("record alert", errors.New("the silences keep changing; try again"))
 		}
-		if len(res) != 3*len(as) {
+		if len(res) != 4*len(as) {
 			return nil, wrap("record alert", fmt.Errorf("unexpected script answer of %d values for %d alerts", len(res), len(as)))
 		}
 		out := make([]Outcome, len(as))
+		var keep []any
 		for i := range out {
-			out[i] = Outcome{Incident: res[3*i], Result: res[3*i+1], Previous: res[3*i+2]}
+			out[i] = Outcome{Incident: res[4*i], Result: res[4*i+1], Previous: res[4*i+2]}
+			if res[4*i+3] == "1" {
+				keep = append(keep, out[i].Incident, as[i].Fingerprint, alertContext(as[i]))
+			}
 			switch out[i].Result {
 			case "flood_opened":
 				out[i].Result, out[i].FloodOpened = ResultFlooded, true
 			case ResultSilenced:
 				out[i].Silence, out[i].Previous = out[i].Previous, ""
 			}
+		}
+		if len(keep) > 0 {
+			// The alerts are recorded: a context that cannot be kept now only leaves incident
+			// show without their labels, which is no reason to make the sender retry.
+			_ = keepContextScript.Run(ctx, s.rdb, []string{s.base}, keep...).Err()
 		}
 		return out, nil
 	}

@@ -2,7 +2,7 @@ package state
 
 import (
 	"context"
-	"crypto/sha1"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -73,25 +73,26 @@ local function schedule(id)
   redis.call("ZADD", P .. ":due", "NX", due, id)
 end
 -- news_of says what a firing alert joining open incident id brings ("joined", "again",
--- "labels", "annotations", or false for an identical re-send), and whether its context (labels,
--- annotations) is new or changed.
-local function news_of(id, fp, digest)
-  local f = redis.call("HMGET", ik(id), "flood", "quiet", "first_seen")
-  if f[1] == "1" then return false, false end
+-- "labels", "annotations", or false for an identical re-send), whether its context (labels,
+-- annotations) is new or changed, and whether the incident lists it already. flood, quiet and
+-- first_seen are the incident's (duplicate() read them).
+local function news_of(id, fp, digest, flood, quiet, first_seen)
+  if flood == "1" then return false, false, false end
   local a = ik(id, "alerts")
   local prev = redis.call("HGET", a, fp)
   -- Beyond a full list an alert cannot be told new from seen: it is counted, not announced.
-  if not prev and redis.call("HLEN", a) >= max_alerts then return false, false end
-  local d = prev and string.match(prev, '"d":"(%x*)"')
-  local changed = not prev or (d and d ~= "" and d ~= digest)
+  if not prev and redis.call("HLEN", a) >= max_alerts then return false, false, false end
+  local known = prev ~= false and prev ~= nil
+  local d = known and string.match(prev, '"d":"(%x*)"')
+  local changed = not known or (d and d ~= "" and d ~= digest) or false
   -- A quiet incident (a failing probe) reports changes itself; the alerts of the webhook that
   -- opened an incident are its opening, which the root shows.
-  if f[2] == "1" or f[3] == now_s then return false, changed end
-  if not prev then return "joined", true end
-  if string.find(prev, '"resolved"', 1, true) then return "again", changed end
-  if not changed then return false, false end
-  if string.sub(d, 1, 8) ~= string.sub(digest, 1, 8) then return "labels", true end
-  return "annotations", true
+  if quiet == "1" or first_seen == now_s then return false, changed, known end
+  if not known then return "joined", true, false end
+  if string.find(prev, '"resolved"', 1, true) then return "again", changed, true end
+  if not changed then return false, false, true end
+  if string.sub(d, 1, 8) ~= string.sub(digest, 1, 8) then return "labels", true, true end
+  return "annotations", true, true
 end
 -- alert_news records news of an alert in the timeline and for the next update; an incident
 -- opened by an alert without links takes the first links an alert brings.
@@ -106,16 +107,25 @@ local function alert_news(id, kind, fp, source, detail, links)
   add_news(id, kind, detail)
   if links ~= "" then redis.call("HSETNX", ik(id), "links", links) end
 end
--- keep_context stores an alert's labels, annotations and links for incident show, within the
--- incident's alert list's bound.
-local function keep_context(id, fp, context)
-  if context == "" then return end
-  local c = ik(id, "context")
-  if redis.call("HLEN", c) < max_alerts or redis.call("HEXISTS", c, fp) == 1 then
-    redis.call("HSET", c, fp, context)
+`
+
+// keepContextScript stores the contexts (labels, annotations, links) of the alerts the record
+// script found new or changed, within the incident's alert list's bound, with the incident's
+// TTL; an incident that is gone is left alone. ARGV: id, fingerprint, context (JSON) per alert.
+var keepContextScript = redis.NewScript(luaCommon + `
+for i = 1, #ARGV, 3 do
+  local id, fp, c = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+  if c ~= "" and redis.call("EXISTS", ik(id)) == 1 then
+    local k = ik(id, "context")
+    if redis.call("HLEN", k) < max_alerts or redis.call("HEXISTS", k, fp) == 1 then
+      redis.call("HSET", k, fp, c)
+      local ttl = redis.call("PTTL", ik(id))
+      if ttl > 0 then redis.call("PEXPIRE", k, ttl) end
+    end
   end
 end
-`
+return 1
+`)
 
 // Bounds of what an alert's context keeps (incident show's labels and annotations).
 const (
@@ -133,24 +143,47 @@ type AlertContext struct {
 }
 
 // alertDigest is the hex digest recordScript compares to tell an identical re-send from a
-// changed alert: 8 digits of the labels, then 8 of the title and the annotations.
+// changed alert: 8 digits of the labels, then 8 of the title and the annotations. It is
+// FNV-1a (64 bits, folded to 32 for each half), computed here without allocating: it runs for
+// every alert of a storm, and it only has to tell one alert's versions apart.
 func alertDigest(a AlertRecord) string {
-	return mapDigest(a.Labels, "") + mapDigest(a.Annotations, a.Title)
+	var b [8]byte
+	binary.BigEndian.PutUint32(b[:4], mapDigest(a.Labels, ""))
+	binary.BigEndian.PutUint32(b[4:], mapDigest(a.Annotations, a.Title))
+	return hex.EncodeToString(b[:])
 }
 
-func mapDigest(m map[string]string, head string) string {
-	h := sha1.New()
-	h.Write([]byte(head))
-	names := make([]string, 0, len(m))
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// fnvField hashes s after its length (a varint), so that no two different sequences of
+// fields hash the same bytes.
+func fnvField(h uint64, s string) uint64 {
+	n := uint64(len(s))
+	for ; n >= 0x80; n >>= 7 {
+		h = (h ^ (n&0x7f | 0x80)) * fnvPrime
+	}
+	h = (h ^ n) * fnvPrime
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * fnvPrime
+	}
+	return h
+}
+
+func mapDigest(m map[string]string, head string) uint32 {
+	h := fnvField(fnvOffset, head)
+	var small [16]string // labels and annotations are few: no allocation
+	names := small[:0]
 	for k := range m {
 		names = append(names, k)
 	}
 	slices.Sort(names)
 	for _, k := range names {
-		// Length-prefixed: no two different maps hash the same bytes.
-		h.Write([]byte("\x00" + strconv.Itoa(len(k)) + ":" + k + strconv.Itoa(len(m[k])) + ":" + m[k]))
+		h = fnvField(fnvField(h, k), m[k])
 	}
-	return hex.EncodeToString(h.Sum(nil))[:8]
+	return uint32(h ^ h>>32)
 }
 
 // alertContext encodes a's context for recordScript, within maxContextBytes: values are cut,

@@ -125,11 +125,12 @@ end
 // flood quiet_for ms, quiet_for as text, the silences' version the caller matched against,
 // then recordArgs values per alert: key, sha1(key), fingerprint, status, title, severity,
 // pipeline, channel, source, detail, labels (name=value, separated by "\31"), digest (hex:
-// labels, then title and annotations), context (JSON, for incident show), links (JSON, for the
-// root), silence id (a label silence that matches it, or ""). Returns id, outcome, previous per
-// alert; outcomes are opened, duplicate, resolved, ignored, flooded (joined a flood as a new
-// key), flood_opened (opened the flood) and silenced (previous is then the silence). When the
-// silences changed since the caller read them, it returns {"stale"} and records nothing.
+// labels, then title and annotations), links (JSON, for the root), silence id (a label silence
+// that matches it, or ""). Returns id, outcome, previous, keep per alert; outcomes are opened,
+// duplicate, resolved, ignored, flooded (joined a flood as a new key), flood_opened (opened the
+// flood) and silenced (previous is then the silence); keep is "1" when the alert is new to its
+// incident or changed, and its context (labels, annotations) is to be kept. When the silences
+// changed since the caller read them, it returns {"stale"} and records nothing.
 var recordScript = redis.NewScript(luaCommon + `
 local now_s = ARGV[1]
 local now, window, ar = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -196,9 +197,11 @@ local function open(key, h, title, sev, pipeline, channel, source, links)
   return id, previous
 end
 
+-- duplicate counts an occurrence of open incident id; it returns what news_of needs to know of
+-- the incident (one read serves both).
 local function duplicate(id, sev, detail)
   local v = redis.call("HMGET", ik(id), "severity", "count", "pending", "all_resolved", "last_flush",
-    "severity_by", "silenced_until")
+    "severity_by", "silenced_until", "flood", "quiet", "first_seen")
   local pending = tonumber(v[3] or "0") or 0
   local set = {"last_seen", now_s, "last_detail", detail, "count", (tonumber(v[2] or "0") or 0) + 1,
     "pending", pending + 1}
@@ -226,6 +229,7 @@ local function duplicate(id, sev, detail)
     end
   end
   redis.call("HSET", ik(id), unpack(set))
+  return v[8], v[9], v[10]
 end
 ` + luaFlood + `
 -- new_key records a firing alert whose key has no open incident: it opens the key's own
@@ -251,11 +255,11 @@ local function new_key(key, h, title, sev, pipeline, channel, source, detail, la
   return id, "opened", previous
 end
 
-local out = {}
+local out, keeps, kept = {}, {}, 0
 for o = 8, #ARGV, ` + strconv.Itoa(recordArgs) + ` do
   local key, h, fp, status, title = ARGV[o], ARGV[o + 1], ARGV[o + 2], ARGV[o + 3], ARGV[o + 4]
   local sev, channel, source, detail = ARGV[o + 5], ARGV[o + 7], ARGV[o + 8], ARGV[o + 9]
-  local digest, context, links, silence = ARGV[o + 11], ARGV[o + 12], ARGV[o + 13], ARGV[o + 14]
+  local digest, links, silence = ARGV[o + 11], ARGV[o + 12], ARGV[o + 13]
   local id = redis.call("GET", P .. ":dedup:" .. h)
   local outcome, previous = "duplicate", ""
   if status == "resolved" then
@@ -269,27 +273,41 @@ for o = 8, #ARGV, ` + strconv.Itoa(recordArgs) + ` do
   elseif silence ~= "" and silenced(silence, key, fp, title) then
     id, outcome, previous = "", "silenced", silence
   else
-    local news, keep = false, false
+    local news, keep, known = false, false, false
     if id then
-      news, keep = news_of(id, fp, digest)
-      duplicate(id, tonumber(sev), detail)
+      news, keep, known = news_of(id, fp, digest, duplicate(id, tonumber(sev), detail))
       if news then alert_news(id, news, fp, source, detail, links) end
     else
       id, outcome, previous = new_key(key, h, title, tonumber(sev), ARGV[o + 6], channel, source, detail, ARGV[o + 10], links)
       keep = outcome == "opened"
     end
-    list_alert(id, fp, alert_json("firing", digest))
-    if keep then keep_context(id, fp, context) end
+    if known then
+      redis.call("HSET", ik(id, "alerts"), fp, alert_json("firing", digest))
+    else
+      list_alert(id, fp, alert_json("firing", digest))
+    end
+    if keep then kept = kept + 1 end
+    keeps[#keeps + 1] = keep and "1" or ""
   end
   out[#out + 1] = id
   out[#out + 1] = outcome
   out[#out + 1] = previous
+  out[#out + 1] = ""
+end
+-- Which alerts' contexts the caller is to keep (keepContextScript): few, so only those few are
+-- encoded and sent.
+if kept > 0 then
+  local k = 0
+  for i = 4, #out, 4 do
+    k = k + 1
+    out[i] = keeps[k] or ""
+  end
 end
 return out
 `)
 
 // recordArgs is how many ARGV values recordScript takes per alert.
-const recordArgs = 15
+const recordArgs = 14
 
 // pumpScript moves due coalesced updates into the outbox, each with a snapshot of what it
 // reports, so a retried delivery posts the same text: a flood's newest keys, or an incident's

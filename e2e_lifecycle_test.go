@@ -144,6 +144,18 @@ func TestE2EIncidentSilence(t *testing.T) {
 	if show := command(t, s, "C0DEFAULT", "incident show INC-1"); !strings.Contains(show, "silence_expired") {
 		t.Fatalf("the timeline does not show the silence's end: %s", show)
 	}
+	// The root's buttons: Silence 1h, then End silence.
+	click(t, s, "U0CAROL", "C0DEFAULT", root.TS, "incident_silence")
+	waitFor(t, s, "the button's silence", func(s *slackfake.Server) bool {
+		th := threadTexts(s, "C0DEFAULT", root.TS)
+		return len(th) == 4 && strings.Contains(th[3], "by u0carol (SIL-2): Silence 1h button") &&
+			strings.Contains(string(mustMessage(s, "C0DEFAULT", root.TS).Blocks), `"action_id":"incident_unsilence"`)
+	})
+	click(t, s, "U0CAROL", "C0DEFAULT", root.TS, "incident_unsilence")
+	waitFor(t, s, "the button's end of the silence", func(s *slackfake.Server) bool {
+		th := threadTexts(s, "C0DEFAULT", root.TS)
+		return len(th) == 5 && strings.Contains(th[4], "u0carol ended the silence SIL-2")
+	})
 	var audited bool
 	for _, e := range auditEntries(t, in.prefix) {
 		audited = audited || (e.Action == "silence incident" && e.Outcome == "done" && e.Incident == "INC-1" && e.Actor == "U0BOB")
@@ -459,5 +471,33 @@ func TestE2EPostmortemHasTheWholeTimeline(t *testing.T) {
 	}
 	if m, _ := s.Message("C0PIPE", files[0].MessageTS); len(m.Files) != 1 || m.ThreadTS != root.TS {
 		t.Fatalf("the file is not shared in INC-1's thread: %+v", m)
+	}
+}
+
+// TestE2ELabelSilenceHoldsAcrossReplicasAndRestarts: a silence made through one replica
+// silences alerts that reach another, and a replica started afterwards.
+func TestE2ELabelSilenceHoldsAcrossReplicasAndRestarts(t *testing.T) {
+	s := newSlack(t, slackfake.Options{})
+	su := setup{redisURL: testredis.URL(t), prefix: testredis.Prefix(), slack: s}
+	a, b := start(t, su), start(t, su)
+	// Both replicas have read the (empty) silences.
+	a.ok("/webhooks/alertmanager", amGroup("Warmup", amAlert{"x", "warm"}))
+	b.ok("/webhooks/alertmanager", amGroup("Warmup", amAlert{"x", "warm"}))
+	if r := askIn(t, s, "U0ALICE", "C0DEFAULT", "silence alertname=NoisyCheck for 1h"); !strings.Contains(r.Text, "SIL-1") {
+		t.Fatalf("silence: %q", r.Text)
+	}
+	for _, in := range []*instance{a, b} {
+		if body := in.ok("/webhooks/alertmanager", amGroup("NoisyCheck", amAlert{"db1", "noisy"})); !strings.Contains(body, `"result":"silenced"`) {
+			t.Fatalf("a replica did not hold the silence: %s", body)
+		}
+	}
+	a.stop()
+	b.stop()
+	c := start(t, su)
+	if body := c.ok("/webhooks/alertmanager", amGroup("NoisyCheck", amAlert{"db2", "noisy"})); !strings.Contains(body, `"result":"silenced"`) {
+		t.Fatalf("after a restart: %s", body)
+	}
+	if list := command(t, s, "C0DEFAULT", "silences"); !strings.Contains(list, "silenced 3 alerts") {
+		t.Fatalf("silences:\n%s", list)
 	}
 }

@@ -6,7 +6,8 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 ARG VERSION=dev
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/streamwatch .
+# The release build, as on a developer's machine (the Makefile's build target).
+RUN make build VERSION=${VERSION} BIN=/out/streamwatch
 
 # distroless/static carries CA certificates and a non-root user (65532), nothing else.
 FROM gcr.io/distroless/static-debian12:nonroot

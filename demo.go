@@ -1,3 +1,5 @@
+//go:build !nodemo
+
 package main
 
 import (
@@ -6,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 
 	"github.com/streamwatch/streamwatch/config"
@@ -16,12 +19,13 @@ import (
 var demoStdin io.Reader = os.Stdin
 
 // runDemo is `streamwatch demo`: the real bot (serve) on embedded stand-ins, playing the seed
-// incident; see internal/demo.
+// incident; see internal/demo. The release build (-tags nodemo, demo_off.go) leaves it out, and
+// with it the stand-ins.
 func runDemo(ctx context.Context, args []string, _ func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	script := fs.Bool("script", false, "play the incident and exit, without a prompt")
-	listen := fs.String("listen", "", "the webhook server's address (default: a free port on 127.0.0.1)")
+	listen := fs.String("listen", "", "the webhook server's address (default: a port on 127.0.0.1 the kernel picks)")
 	if err := fs.Parse(args); err != nil {
 		return &exitError{code: 2, err: err}
 	}
@@ -29,12 +33,12 @@ func runDemo(ctx context.Context, args []string, _ func(string) string, stdout, 
 		return &exitError{code: 2, err: fmt.Errorf("demo takes no arguments, got %q", fs.Args())}
 	}
 	return demo.Run(ctx, demo.Options{
-		Serve: func(ctx context.Context, path string, getenv func(string) string, logs io.Writer) error {
+		Serve: func(ctx context.Context, path string, ln net.Listener, getenv func(string) string, logs io.Writer) error {
 			cfg, err := config.Load(path)
 			if err != nil {
 				return fmt.Errorf("load the generated configuration: %w", err)
 			}
-			return serve(ctx, cfg, getenv, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+			return serve(ctx, cfg, getenv, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), ln)
 		},
 		Stdout: stdout, Stderr: stderr, Stdin: demoStdin, Script: *script, Listen: *listen,
 	})

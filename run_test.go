@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/streamwatch/streamwatch/integrations/spark/sparktest"
 )
 
 func runCapture(t *testing.T, env map[string]string, args ...string) (string, string, error) {
@@ -123,5 +126,27 @@ func TestServeRefusesBadEnvironment(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestProbeCommandLine: `streamwatch probe --config FILE PIPELINE` exits 0 on OK and 1 on
+// FAILED, printing every step.
+func TestProbeCommandLine(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cp")
+	spec := sparktest.Spec{Start: time.Now().Add(-5 * time.Minute), LatestBatch: 2, LatestCommit: 2,
+		Topics: []sparktest.Topic{{Name: "client.replies.sms", Partitions: 2, RecordsPerBatch: 5}}}
+	if err := sparktest.WriteCheckpoint(dir, spec); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(t.TempDir(), "c.yaml")
+	os.WriteFile(cfg, []byte("slack: {default_channel: C1}\npipelines:\n  - name: p\n    checkpoint: {location: "+dir+"}\n"), 0o600)
+	out, _, err := runCapture(t, nil, "probe", "p", "--config", cfg)
+	if err != nil || !strings.Contains(out, "OK") || !strings.Contains(out, "write") {
+		t.Fatalf("healthy probe: %v\n%s", err, out)
+	}
+	os.RemoveAll(dir)
+	out, _, err = runCapture(t, nil, "probe", "--config", cfg, "p")
+	if err == nil || exitCode(err) != 1 || !strings.Contains(out, "NOT_FOUND") {
+		t.Fatalf("missing checkpoint: %v (exit %d)\n%s", err, exitCode(err), out)
 	}
 }

@@ -6,12 +6,14 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/slack-go/slack"
 	"github.com/streamwatch/streamwatch/commands"
 	"github.com/streamwatch/streamwatch/integrations/alerts"
+	"github.com/streamwatch/streamwatch/metrics"
 	"github.com/streamwatch/streamwatch/state"
 )
 
@@ -35,14 +37,16 @@ type Options struct {
 	Poll time.Duration
 	// AllowedChannels, when not empty, are the only channels where commands are answered.
 	AllowedChannels []string
-	// Enrich, when set, is called (in its own goroutine) when an alert opens an incident for
-	// a known pipeline. ("Diagnose again" is the command `incident diagnose`.)
-	Enrich func(ctx context.Context, incident, pipeline string, again bool)
+	// Opened, when set, is told of every incident an alert of a known pipeline opens (the
+	// app queues its automatic diagnosis). It must not block: the webhook waits for it.
+	Opened func(incident, pipeline string)
 	// Metrics receives the bot's measurements; nil makes a fresh set.
-	Metrics *Metrics
+	Metrics *metrics.Metrics
 	// HTTPClient makes response_url posts; the Slack API client has its own.
 	HTTPClient *http.Client
-	Now        func() time.Time
+	// DeliveryTimeout bounds one outbox delivery: its Slack calls and bookkeeping (10s).
+	DeliveryTimeout time.Duration
+	Now             func() time.Time
 }
 
 // Bot ties Slack, the webhooks and the state together.
@@ -52,6 +56,8 @@ type Bot struct {
 	connected atomic.Bool
 	authBad   atomic.Bool
 	draining  atomic.Bool
+	// requests are the commands, mentions and clicks being answered; Run waits for them.
+	requests sync.WaitGroup
 }
 
 // New returns a Bot; Run starts it.
@@ -65,6 +71,9 @@ func New(opt Options) *Bot {
 	if opt.ClaimAfter <= 0 {
 		opt.ClaimAfter = 30 * time.Second
 	}
+	if opt.DeliveryTimeout <= 0 {
+		opt.DeliveryTimeout = 10 * time.Second
+	}
 	if opt.Poll <= 0 {
 		opt.Poll = 200 * time.Millisecond
 	}
@@ -75,7 +84,7 @@ func New(opt Options) *Bot {
 		opt.Now = time.Now
 	}
 	if opt.Metrics == nil {
-		opt.Metrics = NewMetrics()
+		opt.Metrics = metrics.New()
 	}
 	if opt.HTTPClient == nil {
 		opt.HTTPClient = &http.Client{Timeout: 15 * time.Second}
@@ -89,17 +98,13 @@ func (b *Bot) Connected() bool { return b.connected.Load() }
 // Drain makes /readyz answer 503 and webhooks refuse new alerts with 503, ahead of shutdown.
 func (b *Bot) Drain() { b.draining.Store(true) }
 
-// Run runs the socket-mode loop and the outbox deliverer until ctx ends.
+// Run runs the socket-mode loop and the outbox deliverer until ctx ends, and returns once
+// they and every request they started have stopped.
 func (b *Bot) Run(ctx context.Context) error {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		b.runDelivery(ctx)
-	}()
+	var wg sync.WaitGroup
+	wg.Go(func() { b.newDeliverer().run(ctx) })
 	b.runSocket(ctx)
-	<-done
+	wg.Wait()
+	b.requests.Wait()
 	return nil
 }
-
-// RunDelivery runs only the outbox deliverer (a replica may run without a socket).
-func (b *Bot) RunDelivery(ctx context.Context) { b.runDelivery(ctx) }

@@ -4,18 +4,87 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/slack-go/slack"
+	"github.com/streamwatch/streamwatch/metrics"
 	"github.com/streamwatch/streamwatch/state"
 )
 
-// deliverer holds one replica's retry bookkeeping for the outbox.
+// Outbox is what the deliverer reads and records (state.Store): the entries, the incidents
+// they belong to, and the housekeeping that moves due entries into it.
+type Outbox interface {
+	EnsureOutbox(ctx context.Context) error
+	ReadOutbox(ctx context.Context, consumer string, pending bool, count int64, block time.Duration) ([]state.Delivery, error)
+	ClaimStale(ctx context.Context, consumer string, minIdle time.Duration) ([]state.Delivery, error)
+	Get(ctx context.Context, id string) (*state.Incident, error)
+	Complete(ctx context.Context, d state.Delivery, rootTS, channel string) error
+	Drop(ctx context.Context, d state.Delivery) error
+	EndFloods(ctx context.Context) ([]string, error)
+	ExpireSilences(ctx context.Context) ([]string, error)
+	Pump(ctx context.Context) (int, error)
+	AutoResolveDue(ctx context.Context) ([]string, error)
+	Sweep(ctx context.Context) (bool, error)
+	Stats(ctx context.Context) (state.Stats, error)
+}
+
+// Messages are the Slack calls the deliverer makes (slackMessages over slack-go's client).
+// Errors are slack-go's: *slack.RateLimitedError, slack.StatusCodeError, slack.SlackErrorResponse.
+type Messages interface {
+	// Post posts m into channel, in the thread of m.ThreadTS when set, and returns its ts.
+	Post(ctx context.Context, channel string, m Message) (string, error)
+	// Update replaces the message ts of channel with m.
+	Update(ctx context.Context, channel, ts string, m Message) error
+}
+
+// Message is a message's text (the notification, or all of it) and its blocks.
+type Message struct {
+	Text     string
+	Blocks   []slack.Block
+	ThreadTS string
+}
+
+// slackMessages is Messages over slack-go's Web API client; posts never unfurl links.
+type slackMessages struct{ api *slack.Client }
+
+func (s slackMessages) Post(ctx context.Context, channel string, m Message) (string, error) {
+	opts := []slack.MsgOption{slack.MsgOptionText(m.Text, false), slack.MsgOptionDisableLinkUnfurl()}
+	if len(m.Blocks) > 0 {
+		opts = append(opts, slack.MsgOptionBlocks(m.Blocks...))
+	}
+	if m.ThreadTS != "" {
+		opts = append(opts, slack.MsgOptionTS(m.ThreadTS))
+	}
+	_, ts, err := s.api.PostMessageContext(ctx, channel, opts...)
+	return ts, err
+}
+
+func (s slackMessages) Update(ctx context.Context, channel, ts string, m Message) error {
+	_, _, _, err := s.api.UpdateMessageContext(ctx, channel, ts, slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...))
+	return err
+}
+
+// deliverer delivers the outbox to Slack for one replica, and holds its retry bookkeeping.
 type deliverer struct {
-	b         *Bot
+	out     Outbox
+	slack   Messages
+	metrics *metrics.Metrics
+	log     *slog.Logger
+	replica string
+	// poll is how often due coalesced updates and retries are looked for; claimAfter how long
+	// an entry may sit with a replica before another claims it; timeout bounds one delivery.
+	poll, claimAfter, timeout time.Duration
+	// wait is how long a pass waits for new entries when it has nothing to do (poll; less
+	// than zero: not at all).
+	wait    time.Duration
+	now     func() time.Time
+	authBad *atomic.Bool // Slack refused the tokens (for /readyz)
+
 	retryAt   map[string]time.Time // stream id → not before
 	attempts  map[string]int
 	replied   map[string]bool      // stream id → thread reply posted, root update still to do
@@ -33,15 +102,20 @@ type deliverer struct {
 	flooded map[string]bool
 }
 
-// runDelivery delivers the outbox until ctx ends. Entries of one incident go out in sequence
-// order, across replicas; a failed entry is retried with backoff (or Slack's Retry-After) and
-// holds back the later entries of its incident; entries of a replica that died are claimed.
-func (b *Bot) runDelivery(ctx context.Context) {
-	d := &deliverer{b: b, retryAt: map[string]time.Time{}, attempts: map[string]int{},
-		replied: map[string]bool{}, posted: map[string]string{}, paused: map[string]time.Time{},
-		flooded: map[string]bool{}}
+// newDeliverer returns the deliverer of the bot's outbox.
+func (b *Bot) newDeliverer() *deliverer {
+	return &deliverer{out: b.opt.Store, slack: slackMessages{b.opt.API}, metrics: b.opt.Metrics, log: b.log, replica: b.opt.Replica,
+		poll: b.opt.Poll, claimAfter: b.opt.ClaimAfter, timeout: b.opt.DeliveryTimeout, wait: b.opt.Poll, now: b.opt.Now, authBad: &b.authBad,
+		retryAt: map[string]time.Time{}, attempts: map[string]int{}, replied: map[string]bool{}, posted: map[string]string{},
+		paused: map[string]time.Time{}, flooded: map[string]bool{}}
+}
+
+// run delivers the outbox until ctx ends. Entries of one incident go out in sequence order,
+// across replicas; a failed entry is retried with backoff (or Slack's Retry-After) and holds
+// back the later entries of its incident; entries of a replica that died are claimed.
+func (d *deliverer) run(ctx context.Context) {
 	for ctx.Err() == nil {
-		if err := b.opt.Store.EnsureOutbox(ctx); err == nil {
+		if err := d.out.EnsureOutbox(ctx); err == nil {
 			break
 		}
 		if !sleep(ctx, time.Second) {
@@ -51,7 +125,7 @@ func (b *Bot) runDelivery(ctx context.Context) {
 	for ctx.Err() == nil {
 		if err := d.pass(ctx); err != nil && ctx.Err() == nil {
 			d.pendingAt = time.Time{} // the pass stopped half way: look at everything again
-			b.log.Warn("outbox pass", "err", err)
+			d.log.Warn("outbox pass", "err", err)
 			sleep(ctx, time.Second)
 		}
 	}
@@ -69,12 +143,10 @@ func sleep(ctx context.Context, d time.Duration) bool {
 }
 
 func (d *deliverer) pass(ctx context.Context) error {
-	b := d.b
-	st := b.opt.Store
-	now := time.Now()
-	// Housekeeping runs at most twice a Poll, not once per pass: during a storm of new
+	now := d.now()
+	// Housekeeping runs at most twice a poll, not once per pass: during a storm of new
 	// incidents a pass starts for every few entries.
-	if now.Sub(d.lastMaintain) >= b.opt.Poll/2 {
+	if now.Sub(d.lastMaintain) >= d.poll/2 {
 		d.lastMaintain = now
 		if err := d.maintain(ctx); err != nil {
 			return err
@@ -87,7 +159,7 @@ func (d *deliverer) pass(ctx context.Context) error {
 	if !now.Before(d.pendingAt) {
 		next = now.Add(pendingRecheck)
 		var err error
-		if pending, err = st.ReadOutbox(ctx, b.opt.Replica, true, 200, 0); err != nil {
+		if pending, err = d.out.ReadOutbox(ctx, d.replica, true, 200, 0); err != nil {
 			return err
 		}
 		n, err := d.deliverAll(ctx, pending, blocked, &next)
@@ -96,7 +168,7 @@ func (d *deliverer) pass(ctx context.Context) error {
 		}
 		delivered += n
 	}
-	fresh, err := st.ReadOutbox(ctx, b.opt.Replica, false, 200, b.opt.Poll)
+	fresh, err := d.out.ReadOutbox(ctx, d.replica, false, 200, d.wait)
 	if err != nil {
 		return err
 	}
@@ -109,7 +181,7 @@ func (d *deliverer) pass(ctx context.Context) error {
 	if delivered == 0 && len(pending)+len(fresh) > 0 {
 		// Only waiting entries (backoff, a channel Slack paused): do not spin on every new
 		// entry; let them gather and read them in one go.
-		sleep(ctx, min(time.Until(next), b.opt.Poll))
+		sleep(ctx, min(next.Sub(d.now()), d.wait))
 	}
 	return nil
 }
@@ -121,18 +193,17 @@ const pendingRecheck = 5 * time.Second
 // auto-resolves, claims the entries of a stalled replica, sweeps a slice of old closed
 // incidents and updates the gauges.
 func (d *deliverer) maintain(ctx context.Context) error {
-	b := d.b
-	st := b.opt.Store
+	st := d.out
 	if chans, err := st.EndFloods(ctx); err != nil {
 		return err
 	} else if len(chans) > 0 {
-		b.log.Info("alert flood over: new alerts open their own incidents again", "channels", chans)
+		d.log.Info("alert flood over: new alerts open their own incidents again", "channels", chans)
 	}
 	// Silences whose time is up end before the pump, so that what waited for them goes out now.
 	if ids, err := st.ExpireSilences(ctx); err != nil {
 		return err
 	} else if len(ids) > 0 {
-		b.log.Info("silences ended", "silences", ids)
+		d.log.Info("silences ended", "silences", ids)
 	}
 	if _, err := st.Pump(ctx); err != nil {
 		return err
@@ -140,21 +211,21 @@ func (d *deliverer) maintain(ctx context.Context) error {
 	if ids, err := st.AutoResolveDue(ctx); err != nil {
 		return err
 	} else if len(ids) > 0 {
-		b.log.Info("auto-resolved", "incidents", ids)
+		d.log.Info("auto-resolved", "incidents", ids)
 	}
-	if time.Since(d.lastClaim) > b.opt.ClaimAfter/2 {
-		d.lastClaim = time.Now()
-		claimed, err := st.ClaimStale(ctx, b.opt.Replica, b.opt.ClaimAfter)
+	if d.now().Sub(d.lastClaim) > d.claimAfter/2 {
+		d.lastClaim = d.now()
+		claimed, err := st.ClaimStale(ctx, d.replica, d.claimAfter)
 		if err != nil {
 			return err
 		}
 		if len(claimed) > 0 {
-			b.log.Info("claimed outbox entries of a stalled replica", "entries", len(claimed))
+			d.log.Info("claimed outbox entries of a stalled replica", "entries", len(claimed))
 			d.pendingAt = time.Time{}
 		}
 	}
-	if !d.swept && time.Since(d.lastSweep) > sweepEvery {
-		d.lastSweep = time.Now()
+	if !d.swept && d.now().Sub(d.lastSweep) > sweepEvery {
+		d.lastSweep = d.now()
 		done, err := st.Sweep(ctx)
 		if err != nil {
 			return err
@@ -173,12 +244,12 @@ const sweepEvery = 5 * time.Second
 
 // gauges publishes the state's gauges.
 func (d *deliverer) gauges(stats state.Stats) {
-	m := d.b.opt.Metrics
+	m := d.metrics
 	m.OutboxDepth.Set(float64(stats.OutboxDepth))
 	m.IncidentsOpen.Set(float64(stats.OpenIncidents))
 	age := 0.0
 	if !stats.OutboxOldest.IsZero() {
-		age = max(time.Since(stats.OutboxOldest).Seconds(), 0)
+		age = max(d.now().Sub(stats.OutboxOldest).Seconds(), 0)
 	}
 	m.OutboxOldest.Set(age)
 	now := map[string]bool{}
@@ -201,7 +272,7 @@ func (d *deliverer) gauges(stats state.Stats) {
 // delivery failed" per entry. blocked holds incidents whose earlier entry waits, with the time
 // it waits for; next is lowered to the earliest time a waiting entry may go.
 func (d *deliverer) deliverAll(ctx context.Context, list []state.Delivery, blocked map[string]time.Time, next *time.Time) (int, error) {
-	now := time.Now()
+	now := d.now()
 	delivered := 0
 	wait := func(e state.Delivery, until time.Time) {
 		if e.Kind != state.KindNotice {
@@ -224,7 +295,7 @@ func (d *deliverer) deliverAll(ctx context.Context, list []state.Delivery, block
 			continue
 		}
 		// One slow Slack call must not hold every other incident's messages for long.
-		callCtx, cancel := context.WithTimeout(ctx, deliveryTimeout)
+		callCtx, cancel := context.WithTimeout(ctx, d.timeout)
 		err := d.deliver(callCtx, e)
 		cancel()
 		if errors.Is(err, state.ErrUnavailable) {
@@ -238,15 +309,17 @@ func (d *deliverer) deliverAll(ctx context.Context, list []state.Delivery, block
 				delay = rl.RetryAfter
 			}
 			if !errors.Is(err, errWaiting) && !errors.Is(err, errPaused) {
-				d.b.log.Warn("slack delivery failed; will retry", "incident", e.Incident, "kind", e.Kind,
+				d.log.Warn("slack delivery failed; will retry", "incident", e.Incident, "kind", e.Kind,
 					"attempt", d.attempts[e.StreamID], "retry_in", delay, "err", err)
 			}
-			d.retryAt[e.StreamID] = time.Now().Add(delay)
+			d.retryAt[e.StreamID] = d.now().Add(delay)
 			wait(e, d.retryAt[e.StreamID])
 			continue
 		}
 		delivered++
-		d.b.opt.Metrics.DeliveryLatency.Observe(streamAge(e.StreamID, time.Now()).Seconds())
+		if q := e.Queued(); !q.IsZero() {
+			d.metrics.DeliveryLatency.Observe(d.now().Sub(q).Seconds())
+		}
 		delete(d.retryAt, e.StreamID)
 		delete(d.attempts, e.StreamID)
 		delete(d.replied, e.StreamID)
@@ -254,9 +327,6 @@ func (d *deliverer) deliverAll(ctx context.Context, list []state.Delivery, block
 	}
 	return delivered, nil
 }
-
-// deliveryTimeout bounds one delivery (its Slack calls and bookkeeping).
-const deliveryTimeout = 10 * time.Second
 
 // errWaiting means an entry must wait for an earlier one of its incident.
 var errWaiting = errors.New("waiting for an earlier delivery of the incident")
@@ -269,8 +339,7 @@ func backoff(attempt int) time.Duration {
 // deliver posts one entry. A nil error means it is done (delivered, or dropped for good with
 // a log line); an error means retry later.
 func (d *deliverer) deliver(ctx context.Context, e state.Delivery) error {
-	b := d.b
-	st := b.opt.Store
+	st := d.out
 	// The entry names its channel: a paused channel's entries wait without a read of Redis,
 	// which during a storm of new incidents is most of them.
 	if err := d.pausedErr(e.Channel); err != nil {
@@ -278,8 +347,7 @@ func (d *deliverer) deliver(ctx context.Context, e state.Delivery) error {
 	}
 	if e.Kind == state.KindNotice {
 		if _, done := d.posted[e.StreamID]; !done {
-			if _, _, err := b.opt.API.PostMessageContext(ctx, e.Channel, slack.MsgOptionText(clip(escape(valid(e.Detail)), maxThreadText), false),
-				slack.MsgOptionDisableLinkUnfurl()); err != nil {
+			if _, err := d.slack.Post(ctx, e.Channel, Message{Text: noticeText(e.Detail)}); err != nil {
 				return d.slackErr(ctx, e, e.Channel, "chat.postMessage", err)
 			}
 			d.slackOK()
@@ -290,7 +358,7 @@ func (d *deliverer) deliver(ctx context.Context, e state.Delivery) error {
 	inc, err := st.Get(ctx, e.Incident)
 	if errors.Is(err, state.ErrNotFound) {
 		// Closed long ago and expired (alerts.incident_retention) before Slack took this.
-		b.log.Warn("outbox entry of an incident that no longer exists; dropped", "incident", e.Incident, "kind", e.Kind)
+		d.log.Warn("outbox entry of an incident that no longer exists; dropped", "incident", e.Incident, "kind", e.Kind)
 		return st.Complete(ctx, e, "", "")
 	}
 	if err != nil {
@@ -311,8 +379,7 @@ func (d *deliverer) deliver(ctx context.Context, e state.Delivery) error {
 		// A root Slack took is never posted again, even when recording its ts failed.
 		ts, done := d.posted[e.StreamID]
 		if !done {
-			_, ts, err = b.opt.API.PostMessageContext(ctx, inc.Channel, slack.MsgOptionText(rootText(inc), false),
-				slack.MsgOptionBlocks(rootBlocks(inc)...), slack.MsgOptionDisableLinkUnfurl())
+			ts, err = d.slack.Post(ctx, inc.Channel, Message{Text: rootText(inc), Blocks: rootBlocks(inc)})
 			if err != nil {
 				return d.slackErr(ctx, e, inc.Channel, "chat.postMessage", err)
 			}
@@ -322,28 +389,26 @@ func (d *deliverer) deliver(ctx context.Context, e state.Delivery) error {
 		return st.Complete(ctx, e, ts, inc.Channel)
 	case state.KindFlush, state.KindEvent:
 		if prog.RootTS == "" {
-			b.log.Error("incident has no root message; thread update dropped", "incident", e.Incident, "kind", e.Kind)
+			d.log.Error("incident has no root message; thread update dropped", "incident", e.Incident, "kind", e.Kind)
 			return st.Complete(ctx, e, "", "")
 		}
 		// A quiet incident's repeats only edit the root (a probe failing all night says so
 		// once); its other events still reply.
 		quietRepeat := e.Kind == state.KindFlush && inc.Quiet
 		if text := threadText(e); text != "" && !quietRepeat && !d.replied[e.StreamID] {
-			if _, _, err := b.opt.API.PostMessageContext(ctx, prog.Channel, slack.MsgOptionText(text, false),
-				slack.MsgOptionTS(prog.RootTS), slack.MsgOptionDisableLinkUnfurl()); err != nil {
+			if _, err := d.slack.Post(ctx, prog.Channel, Message{Text: text, ThreadTS: prog.RootTS}); err != nil {
 				return d.slackErr(ctx, e, prog.Channel, "chat.postMessage", err)
 			}
 			d.slackOK()
 			d.replied[e.StreamID] = true
 		}
-		if _, _, _, err := b.opt.API.UpdateMessageContext(ctx, prog.Channel, prog.RootTS,
-			slack.MsgOptionText(rootText(inc), false), slack.MsgOptionBlocks(rootBlocks(inc)...)); err != nil {
+		if err := d.slack.Update(ctx, prog.Channel, prog.RootTS, Message{Text: rootText(inc), Blocks: rootBlocks(inc)}); err != nil {
 			return d.slackErr(ctx, e, prog.Channel, "chat.update", err)
 		}
 		d.slackOK()
 		return st.Complete(ctx, e, "", "")
 	}
-	b.log.Error("unknown outbox entry dropped", "kind", e.Kind, "incident", e.Incident)
+	d.log.Error("unknown outbox entry dropped", "kind", e.Kind, "incident", e.Incident)
 	return st.Complete(ctx, e, "", "")
 }
 
@@ -352,34 +417,34 @@ var errPaused = errors.New("slack paused the channel")
 
 // pausedErr is a rate-limit error while Slack has paused channel (HTTP 429), else nil.
 func (d *deliverer) pausedErr(channel string) error {
-	if until, ok := d.paused[channel]; ok && channel != "" && time.Now().Before(until) {
-		return fmt.Errorf("%w: %w", errPaused, &slack.RateLimitedError{RetryAfter: time.Until(until)})
+	if until, ok := d.paused[channel]; ok && channel != "" && d.now().Before(until) {
+		return fmt.Errorf("%w: %w", errPaused, &slack.RateLimitedError{RetryAfter: until.Sub(d.now())})
 	}
 	return nil
 }
 
 // slackOK records that Slack accepted the tokens again.
-func (d *deliverer) slackOK() { d.b.authBad.Store(false) }
+func (d *deliverer) slackOK() { d.authBad.Store(false) }
 
 // slackErr decides whether a Slack error is worth retrying; errors no retry can fix drop the
 // entry with an error log so that the incident's later messages are not held back forever.
 func (d *deliverer) slackErr(ctx context.Context, e state.Delivery, channel, method string, err error) error {
-	d.b.opt.Metrics.SlackErrors.WithLabelValues(method, slackCode(err)).Inc()
+	d.metrics.SlackErrors.WithLabelValues(method, slackCode(err)).Inc()
 	var rl *slack.RateLimitedError
 	if errors.As(err, &rl) {
-		d.paused[channel] = time.Now().Add(rl.RetryAfter)
+		d.paused[channel] = d.now().Add(rl.RetryAfter)
 		return err
 	}
 	if permanent(err) {
-		d.b.log.Error("slack rejected a delivery; dropped", "method", method, "incident", e.Incident,
+		d.log.Error("slack rejected a delivery; dropped", "method", method, "incident", e.Incident,
 			"kind", e.Kind, "channel", channel, "err", err)
 		if e.Kind == state.KindNotice {
-			return d.b.opt.Store.Drop(ctx, e)
+			return d.out.Drop(ctx, e)
 		}
-		return d.b.opt.Store.Complete(ctx, e, "", "")
+		return d.out.Complete(ctx, e, "", "")
 	}
 	if isInvalidAuth(err) {
-		d.b.authBad.Store(true)
+		d.authBad.Store(true)
 	}
 	return err
 }

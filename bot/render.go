@@ -184,8 +184,11 @@ func threadBody(d state.Delivery) string {
 			return s
 		case "merged_into":
 			return "Merged into " + mrkdwn(oneLine(d.Detail)) + by + ": its alerts and later duplicates go to " + mrkdwn(oneLine(d.Detail)) + "'s thread."
-		case "note": // rendered and made inert by its producer (ReplyText)
-			return d.Detail
+		case "note": // a reply (the diagnosis), as data
+			if r, ok := commands.DecodeReply(d.Detail); ok {
+				return replyText(r)
+			}
+			return d.Detail // queued by a version that rendered notes before queueing them
 		case "remediation", "probe":
 			return mrkdwn(d.Detail)
 		case "merged_from":
@@ -196,6 +199,15 @@ func threadBody(d state.Delivery) string {
 		return mrkdwn(oneLine(d.Event)) + by
 	}
 	return ""
+}
+
+// noticeText renders a notice: a reply (the health digest), or a sentence (a probe's notice),
+// made inert like every other text.
+func noticeText(detail string) string {
+	if r, ok := commands.DecodeReply(detail); ok {
+		return replyText(r)
+	}
+	return or(clip(mrkdwn(detail), maxThreadText), "(empty notice)")
 }
 
 // Block Kit's limits, which replyBlocks keeps to.
@@ -302,8 +314,9 @@ func sectionTexts(s commands.Section) []string {
 
 // safeLines are a section's lines made inert for where they go: a code block or mrkdwn.
 func safeLines(s commands.Section) []string {
-	lines := make([]string, len(s.Lines))
-	for i, l := range s.Lines {
+	text := s.Text()
+	lines := make([]string, len(text))
+	for i, l := range text {
 		if s.Pre {
 			lines[i] = pre(l)
 		} else {
@@ -313,9 +326,9 @@ func safeLines(s commands.Section) []string {
 	return lines
 }
 
-// ReplyText renders a reply as one mrkdwn message (for thread notes, which carry no blocks),
+// replyText renders a reply as one mrkdwn message (thread notes and notices carry no blocks),
 // cut to a size Slack accepts: whole sections while they fit, a code block always closed.
-func ReplyText(r commands.Reply) string {
+func replyText(r commands.Reply) string {
 	var b strings.Builder
 	b.WriteString(clip(mrkdwn(r.Text), 1000))
 	for _, s := range r.Sections {

@@ -156,7 +156,8 @@ func everyMessage(content string) []message {
 		{Title: content, Lines: []string{content, content, content}, Pre: true},
 		{Lines: []string{content, "- evidence: " + content}},
 	}}
-	out = append(out, message{"thread note", threadText(state.Delivery{Kind: state.KindEvent, Event: "note", Detail: ReplyText(verdict)}), nil, nil})
+	out = append(out, message{"thread note", threadText(state.Delivery{Kind: state.KindEvent, Event: "note", Detail: commands.EncodeReply(verdict)}), nil, nil})
+	out = append(out, message{"notice", noticeText(content), nil, nil}, message{"reply notice", noticeText(commands.EncodeReply(verdict)), nil, nil})
 	h := commands.New("/streamwatch", incidents{inc})
 	h.RegisterSilences(silences{[]*state.Silence{
 		{ID: content, Kind: state.SilenceLabels, Matchers: content, By: content, Reason: content, Hits: 3,

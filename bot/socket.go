@@ -4,6 +4,7 @@ import (
 	"context"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/slack-go/slack"
@@ -16,7 +17,9 @@ import (
 // refresh requests by itself; this loop restarts it, with backoff, when it gives up.
 func (b *Bot) runSocket(ctx context.Context) {
 	sm := socketmode.New(b.opt.API, socketmode.OptionLog(slogAdapter{b.log}))
-	go b.consume(ctx, sm)
+	var consumer sync.WaitGroup
+	consumer.Go(func() { b.consume(ctx, sm) })
+	defer consumer.Wait()
 	backoff := time.Second
 	for ctx.Err() == nil {
 		err := sm.RunContext(ctx)
@@ -85,7 +88,7 @@ func (b *Bot) handleEvent(ctx context.Context, sm *socketmode.Client, ev socketm
 			b.log.Info("redelivered envelope ignored", "envelope", ev.Request.EnvelopeID, "retry_attempt", ev.Request.RetryAttempt)
 			return
 		}
-		go b.handleRequest(ctx, ev)
+		b.requests.Go(func() { b.handleRequest(ctx, ev) })
 	}
 }
 
@@ -176,12 +179,11 @@ func (b *Bot) run(ctx context.Context, req commands.Request) commands.Reply {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	start := time.Now()
-	name := "unknown"
-	if c, _, err := b.opt.Commands.Parse(req.Text); err == nil {
-		name = c.Path
+	reply, name := b.opt.Commands.Dispatch(ctx, req)
+	if name == "" {
+		name = "unknown"
 	}
-	defer func() { b.opt.Metrics.CommandSeconds.WithLabelValues(name).Observe(time.Since(start).Seconds()) }()
-	reply := b.opt.Commands.Handle(ctx, req)
+	b.opt.Metrics.CommandSeconds.WithLabelValues(name).Observe(time.Since(start).Seconds())
 	b.log.Info("command", "user", req.UserID, "channel", req.ChannelID, "command", firstWords(req.Text, 2),
 		"usage", reply.Usage, "took", time.Since(start))
 	return reply

@@ -122,8 +122,8 @@ func (b *Bot) webhook(source string, decode func([]byte) ([]alerts.Alert, error)
 			switch out.Result {
 			case state.ResultOpened:
 				m.IncidentsOpened.Inc()
-				if b.opt.Enrich != nil && a.Pipeline != "" {
-					go b.opt.Enrich(context.WithoutCancel(r.Context()), out.Incident, a.Pipeline, false)
+				if b.opt.Opened != nil && a.Pipeline != "" {
+					b.opt.Opened(out.Incident, a.Pipeline)
 				}
 			case state.ResultFlooded:
 				if out.FloodOpened {

@@ -69,7 +69,7 @@ func benchHandler(b *testing.B) (http.Handler, []byte) {
 	st := state.New(rdb, prefix)
 	router := alerts.NewRouter(nil, []string{"alertname", "pipeline"}, nil, "C0DEFAULT")
 	h := bot.New(bot.Options{Store: st, Router: router, WebhookToken: "t"}).Routes()
-	sample, err := os.ReadFile("../testdata/alertmanager-sms.json")
+	sample, err := os.ReadFile("../app/testdata/alertmanager-sms.json")
 	if err != nil {
 		b.Fatal(err)
 	}

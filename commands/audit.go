@@ -78,31 +78,6 @@ func (h *Handler) RegisterAudit(trail AuditTrail) {
 		}})
 }
 
-// IncidentDiagnoser posts a fresh diagnosis of an incident's pipeline into its thread.
-type IncidentDiagnoser func(ctx context.Context, incident, pipeline string)
-
-// RegisterIncidentDiagnose adds `incident diagnose`, which the root message's "Diagnose again"
-// button stands for.
-func (h *Handler) RegisterIncidentDiagnose(d IncidentDiagnoser) {
-	h.Register(&Command{Path: "incident diagnose", Args: "[ID]", Summary: "diagnose the incident's pipeline again; the verdict goes into its thread",
-		Max: 1, Example: "incident diagnose INC-42", Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
-			id, _, err := h.target(ctx, req, args, "incident diagnose")
-			if err != nil {
-				return Reply{}, err
-			}
-			inc, err := h.incident(ctx, req, id)
-			if err != nil {
-				return Reply{}, err
-			}
-			if inc.Pipeline == "" {
-				return Reply{}, fmt.Errorf("%s belongs to no pipeline: there is nothing to diagnose", id)
-			}
-			h.record(ctx, req, state.AuditEntry{Action: "diagnose again", Target: id, Outcome: "done", Incident: id, Pipeline: inc.Pipeline})
-			d(ctx, id, inc.Pipeline)
-			return Reply{Text: fmt.Sprintf("Diagnosed %s again; the verdict is in %s's thread.", inc.Pipeline, id)}, nil
-		}})
-}
-
 // clipRunes cuts s to at most n runes, with an ellipsis.
 func clipRunes(s string, n int) string {
 	r := []rune(s)

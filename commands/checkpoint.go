@@ -27,6 +27,6 @@ func (h *Handler) RegisterCheckpoint(c Checkpoints) {
 				codes = append(codes, string(f.Code))
 			}
 			text := fmt.Sprintf("Checkpoint of %s: %s", args[0], strings.Join(codes, ", "))
-			return Reply{Text: text, Sections: []Section{{Lines: splitLines(spark.RenderText(r)), Pre: true}}}, nil
+			return Reply{Text: text, Sections: []Section{{Lines: checkpointLines(r), Pre: true}}}, nil
 		}})
 }

@@ -4,11 +4,13 @@ package commands
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/streamwatch/streamwatch/state"
 )
@@ -43,6 +45,30 @@ type Reply struct {
 	File *File
 }
 
+// EncodeReply is r as it travels to the bot through the outbox (a note in an incident's
+// thread, a notice): data, which the bot renders when it delivers it.
+func EncodeReply(r Reply) string {
+	b, _ := json.Marshal(encodedReply{Reply: &r})
+	return string(b)
+}
+
+// DecodeReply is EncodeReply's reverse; ok is false for text that is not an encoded reply (a
+// sentence, or a note an older version rendered before queueing it).
+func DecodeReply(s string) (r Reply, ok bool) {
+	if !strings.HasPrefix(s, `{"streamwatch_reply":`) {
+		return Reply{}, false
+	}
+	var e encodedReply
+	if json.Unmarshal([]byte(s), &e) != nil || e.Reply == nil {
+		return Reply{}, false
+	}
+	return *e.Reply, true
+}
+
+type encodedReply struct {
+	Reply *Reply `json:"streamwatch_reply"`
+}
+
 // Action is a button on a reply. Clicking it runs Command as the person who clicked.
 type Action struct {
 	ID      string // stable, e.g. "repair_confirm"
@@ -52,11 +78,68 @@ type Action struct {
 	Confirm string // a confirmation question; "" for none
 }
 
-// Section is one titled part of a reply.
+// Section is one titled part of a reply: lines, then a table, then more lines. A Pre section
+// shows in monospace, its table's columns aligned.
 type Section struct {
 	Title string
 	Lines []string
+	Table *Table
+	After []string
 	Pre   bool
+}
+
+// Text is the section's lines as a monospace block shows them: Lines, the table's rows with
+// their columns aligned, After.
+func (s Section) Text() []string {
+	if s.Table == nil && len(s.After) == 0 {
+		return s.Lines
+	}
+	out := append(append([]string(nil), s.Lines...), s.Table.Lines()...)
+	return append(out, s.After...)
+}
+
+// Table is rows of cells under a header.
+type Table struct {
+	Header []string
+	Rows   [][]string
+	Right  []bool // the columns aligned to the right (numbers)
+}
+
+// Lines lays the table out in fixed-width columns two spaces apart, each as wide as its widest
+// cell, trailing spaces trimmed.
+func (t *Table) Lines() []string {
+	if t == nil {
+		return nil
+	}
+	widths := make([]int, len(t.Header))
+	for i, h := range t.Header {
+		widths[i] = utf8.RuneCountInString(h)
+	}
+	for _, row := range t.Rows {
+		for i, cell := range row {
+			widths[i] = max(widths[i], utf8.RuneCountInString(cell))
+		}
+	}
+	line := func(cells []string) string {
+		var l strings.Builder
+		for i, cell := range cells {
+			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(cell))
+			if i > 0 {
+				l.WriteString("  ")
+			}
+			if i < len(t.Right) && t.Right[i] {
+				l.WriteString(pad + cell)
+			} else {
+				l.WriteString(cell + pad)
+			}
+		}
+		return strings.TrimRight(l.String(), " ")
+	}
+	out := []string{line(t.Header)}
+	for _, row := range t.Rows {
+		out = append(out, line(row))
+	}
+	return out
 }
 
 // Command is one entry of the grammar.
@@ -96,6 +179,9 @@ type Handler struct {
 	commands []*Command
 	// silences, when set (RegisterSilences), add the silences in force to `status`.
 	silences Silences
+
+	diagnoser Diagnoser // RegisterDiagnose's
+	thread    Thread    // RegisterIncidentDiagnose's
 }
 
 // New returns a Handler with the built-in grammar.
@@ -196,7 +282,22 @@ func (e *UsageError) Error() string { return e.Msg }
 // Handle runs one command and always returns a reply: wrong input gets usage, a failure a
 // sentence, never a stack trace.
 func (h *Handler) Handle(ctx context.Context, req Request) Reply {
+	r, _ := h.Dispatch(ctx, req)
+	return r
+}
+
+// Dispatch is Handle that also says which command of the grammar ran ("" when the text does
+// not fit the grammar), for whoever measures commands: the text is parsed once.
+func (h *Handler) Dispatch(ctx context.Context, req Request) (Reply, string) {
 	c, args, err := h.Parse(req.Text)
+	path := ""
+	if err == nil {
+		path = c.Path
+	}
+	return h.run(ctx, req, c, args, err), path
+}
+
+func (h *Handler) run(ctx context.Context, req Request, c *Command, args []string, err error) Reply {
 	if err == nil {
 		var r Reply
 		r, err = c.Run(ctx, req, args)

@@ -2,6 +2,7 @@ package commands_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -126,5 +127,29 @@ func TestIncidentCommandsFindTheirIncident(t *testing.T) {
 		if !strings.Contains(all, want) {
 			t.Fatalf("show lacks %q:\n%s", want, all)
 		}
+	}
+}
+
+// TestDispatchNamesTheCommand: the grammar's path of the command that ran, "" for text that
+// does not fit (a usage answer), parsed once.
+func TestDispatchNamesTheCommand(t *testing.T) {
+	h := commands.New("/streamwatch", nil)
+	for text, want := range map[string]string{"help": "help", "help incident": "help", "frobnicate": "", "help a b": ""} {
+		r, path := h.Dispatch(context.Background(), commands.Request{Text: text})
+		if path != want || (want == "") != r.Usage {
+			t.Errorf("Dispatch(%q) = %q (usage %v), want %q", text, path, r.Usage, want)
+		}
+	}
+}
+
+// TestTableLines: columns as wide as their widest cell, two spaces apart, numbers to the
+// right, no trailing spaces; a section's text is its lines, its table, then the rest.
+func TestTableLines(t *testing.T) {
+	tb := &commands.Table{Header: []string{"PART", "LAG", "MEMBER"}, Right: []bool{true, true, false},
+		Rows: [][]string{{"0", "1,234", "consumer-1"}, {"12", "7", ""}}}
+	s := commands.Section{Lines: []string{"head", ""}, Table: tb, After: []string{"total: 1,241"}}
+	want := []string{"head", "", "PART    LAG  MEMBER", "   0  1,234  consumer-1", "  12      7", "total: 1,241"}
+	if got := s.Text(); !slices.Equal(got, want) {
+		t.Fatalf("text =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -2,19 +2,30 @@ package commands
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/streamwatch/streamwatch/integrations/driverlog"
-	"github.com/streamwatch/streamwatch/triage"
+	"github.com/streamwatch/streamwatch/pipeline"
+	"github.com/streamwatch/streamwatch/state"
 )
 
-// Diagnoser runs triage and the driver-log scan.
+// Diagnoser runs every check of a pipeline and judges them, and scans its driver logs
+// (pipeline.Diagnoser).
 type Diagnoser interface {
-	Diagnose(ctx context.Context, pipeline string) (triage.Verdict, error)
+	Diagnose(ctx context.Context, pipeline string) (pipeline.Verdict, error)
 	Logs(ctx context.Context, pipeline string) (*driverlog.Report, error)
+}
+
+// Thread posts into incidents' threads a reply as data, which the bot renders when it
+// delivers it, with a summary for the incident's timeline (state.Store).
+type Thread interface {
+	NoteWithSummary(ctx context.Context, id, ev, actor, summary, detail, once string) (bool, error)
 }
 
 // RegisterDiagnose adds `diagnose` and `logs`.
 func (h *Handler) RegisterDiagnose(d Diagnoser) {
+	h.diagnoser = d
 	h.Register(&Command{Path: "diagnose", Args: "PIPELINE", Summary: "every check at once: probable causes ranked, with evidence and next steps",
 		Min: 1, Max: 1, Example: "diagnose sms-replies", Run: func(ctx context.Context, _ Request, args []string) (Reply, error) {
 			v, err := d.Diagnose(ctx, args[0])
@@ -33,11 +44,58 @@ func (h *Handler) RegisterDiagnose(d Diagnoser) {
 			if len(r.Matches) > 0 {
 				text = "Checkpoint trouble in the logs of " + args[0] + ": " + r.Matches[0].Signature.Title
 			}
-			return Reply{Text: text, Sections: []Section{{Lines: r.Lines(), Pre: true}}}, nil
+			return Reply{Text: text, Sections: []Section{{Lines: logLines(*r), Pre: true}}}, nil
 		}})
 }
 
 // VerdictReply renders a triage verdict.
-func VerdictReply(v triage.Verdict) Reply {
-	return Reply{Text: v.Summary(), Sections: []Section{{Lines: v.Lines(), Pre: true}}}
+func VerdictReply(v pipeline.Verdict) Reply {
+	return Reply{Text: verdictSummary(v), Sections: []Section{{Lines: verdictLines(v), Pre: true}}}
+}
+
+// RegisterIncidentDiagnose adds `incident diagnose`, which the root message's "Diagnose again"
+// button stands for; the verdict goes into t.
+func (h *Handler) RegisterIncidentDiagnose(t Thread) {
+	h.thread = t
+	h.Register(&Command{Path: "incident diagnose", Args: "[ID]", Summary: "diagnose the incident's pipeline again; the verdict goes into its thread",
+		Max: 1, Example: "incident diagnose INC-42", Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
+			id, _, err := h.target(ctx, req, args, "incident diagnose")
+			if err != nil {
+				return Reply{}, err
+			}
+			inc, err := h.incident(ctx, req, id)
+			if err != nil {
+				return Reply{}, err
+			}
+			if inc.Pipeline == "" {
+				return Reply{}, fmt.Errorf("%s belongs to no pipeline: there is nothing to diagnose", id)
+			}
+			err = h.PostDiagnosis(ctx, id, inc.Pipeline, true)
+			h.record(ctx, req, state.AuditEntry{Action: "diagnose again", Target: id, Outcome: outcomeOf(err), Incident: id, Pipeline: inc.Pipeline})
+			if err != nil {
+				return Reply{}, err
+			}
+			return Reply{Text: fmt.Sprintf("Diagnosed %s again; the verdict is in %s's thread.", inc.Pipeline, id)}, nil
+		}})
+}
+
+// PostDiagnosis diagnoses the pipeline and posts the verdict into the incident's thread: when
+// an alert or a failing probe opens an incident, once per incident; again whenever again is
+// set (`incident diagnose`).
+func (h *Handler) PostDiagnosis(ctx context.Context, incident, pipeline string, again bool) error {
+	if h.diagnoser == nil || h.thread == nil {
+		return errors.New("no diagnosis is set up")
+	}
+	v, err := h.diagnoser.Diagnose(ctx, pipeline)
+	if err != nil {
+		return err
+	}
+	r := VerdictReply(v)
+	r.Text = "Automatic diagnosis — " + r.Text
+	once := "diagnosis"
+	if again {
+		once = ""
+	}
+	_, err = h.thread.NoteWithSummary(ctx, incident, "note", "streamwatch", r.Text, EncodeReply(r), once)
+	return err
 }

@@ -8,15 +8,14 @@ import (
 	"time"
 
 	"github.com/streamwatch/streamwatch/commands"
-	"github.com/streamwatch/streamwatch/health"
 	"github.com/streamwatch/streamwatch/integrations/driverlog"
 	"github.com/streamwatch/streamwatch/integrations/kafka"
 	"github.com/streamwatch/streamwatch/integrations/probe"
 	"github.com/streamwatch/streamwatch/integrations/remediate"
 	"github.com/streamwatch/streamwatch/integrations/spark"
 	"github.com/streamwatch/streamwatch/internal/testredis"
+	"github.com/streamwatch/streamwatch/pipeline"
 	"github.com/streamwatch/streamwatch/state"
-	"github.com/streamwatch/streamwatch/triage"
 )
 
 // The integrations behind the non-incident commands answer at once, without a network: the
@@ -30,7 +29,7 @@ func (stubs) Probe(_ context.Context, p string) (probe.Result, error) {
 	return probe.Result{Pipeline: p, Status: probe.StatusOK}, nil
 }
 func (stubs) History(context.Context, string, int64) ([]state.ProbeRecord, error) { return nil, nil }
-func (stubs) Digest(context.Context) (health.Digest, error)                       { return health.Digest{}, nil }
+func (stubs) Digest(context.Context) (pipeline.Digest, error)                     { return pipeline.Digest{}, nil }
 func (stubs) PipelineLag(context.Context, string) (*kafka.LagReport, error)       { return nil, errStub }
 func (stubs) GroupLag(context.Context, string, string, ...string) (*kafka.LagReport, error) {
 	return nil, errStub
@@ -55,8 +54,8 @@ func (stubs) Confirm(context.Context, commands.Confirmation) (*commands.Outcome,
 
 type diagnoser struct{}
 
-func (diagnoser) Diagnose(context.Context, string) (triage.Verdict, error) {
-	return triage.Verdict{}, errStub
+func (diagnoser) Diagnose(context.Context, string) (pipeline.Verdict, error) {
+	return pipeline.Verdict{}, errStub
 }
 func (diagnoser) Logs(context.Context, string) (*driverlog.Report, error) { return nil, errStub }
 
@@ -93,7 +92,7 @@ func fullHandler(tb testing.TB) *commands.Handler {
 	h.RegisterWatch(stubs{})
 	h.RegisterRemediation(stubs{}, st)
 	h.RegisterAudit(st)
-	h.RegisterIncidentDiagnose(func(context.Context, string, string) {})
+	h.RegisterIncidentDiagnose(st)
 	r := h.Handle(ctx, commands.Request{ChannelID: "C1", ThreadTS: "1700000000.000100", Text: "incident show"})
 	if r.Text != "INC-2: t b" {
 		tb.Fatalf("the fixture's thread is not INC-2's: %+v", r)

@@ -48,7 +48,7 @@ func (h *Handler) RegisterKafka(l Lag) {
 				return Reply{}, err
 			}
 			return Reply{Text: fmt.Sprintf("%d group(s) on %s", len(r.Groups), rest[0]),
-				Sections: []Section{{Lines: splitLines(kafka.FormatGroups(r, 0)), Pre: true}}}, nil
+				Sections: []Section{groupsSection(r, maxRows)}}, nil
 		}})
 }
 
@@ -64,7 +64,7 @@ func lagReply(r *kafka.LagReport, err error) Reply {
 	if errors.Is(err, kafka.ErrUnknownGroup) {
 		text = fmt.Sprintf("Group %s has no commits and no members on %s.", r.Group.Name, strings.Join(r.Topics, ", "))
 	}
-	return Reply{Text: text, Sections: []Section{{Lines: splitLines(kafka.FormatLag(r, 0)), Pre: true}}}
+	return Reply{Text: text, Sections: []Section{lagSection(r, maxRows)}}
 }
 
 // clusterFlag takes "--cluster NAME" (or --cluster=NAME) out of args.
@@ -88,8 +88,4 @@ func clusterFlag(args []string) (string, []string, error) {
 		}
 	}
 	return cluster, rest, nil
-}
-
-func splitLines(s string) []string {
-	return strings.Split(strings.TrimRight(s, "\n"), "\n")
 }

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/streamwatch/streamwatch/health"
 	"github.com/streamwatch/streamwatch/integrations/probe"
+	"github.com/streamwatch/streamwatch/pipeline"
 	"github.com/streamwatch/streamwatch/state"
 )
 
@@ -16,7 +16,7 @@ type Health interface {
 	Names() []string
 	Probe(ctx context.Context, pipeline string) (probe.Result, error)
 	History(ctx context.Context, pipeline string, n int64) ([]state.ProbeRecord, error)
-	Digest(ctx context.Context) (health.Digest, error)
+	Digest(ctx context.Context) (pipeline.Digest, error)
 }
 
 // RegisterHealth adds `probe`, `probe history` and `status`.
@@ -33,7 +33,7 @@ func (h *Handler) RegisterHealth(hs Health) {
 				if err != nil && res.Status == "" {
 					return Reply{}, err
 				}
-				r.Sections = append(r.Sections, Section{Title: fmt.Sprintf("%s: %s", n, res.Status), Lines: res.Lines(), Pre: true})
+				r.Sections = append(r.Sections, Section{Title: fmt.Sprintf("%s: %s", n, res.Status), Lines: ProbeLines(res), Pre: true})
 				if r.Text != "" {
 					r.Text += "; "
 				}
@@ -78,7 +78,7 @@ func (h *Handler) RegisterHealth(hs Health) {
 			if len(bad) > 0 {
 				text = "Needs a look: " + strings.Join(bad, ", ")
 			}
-			r := Reply{Text: text, Sections: []Section{{Lines: d.Lines(), Pre: true}}}
+			r := Reply{Text: text, Sections: []Section{{Lines: digestLines(d), Pre: true}}}
 			if s := h.silencesSection(ctx); s != nil {
 				r.Sections = append(r.Sections, *s)
 			}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/streamwatch/streamwatch/integrations/remediate"
+	"github.com/streamwatch/streamwatch/pipeline"
 	"github.com/streamwatch/streamwatch/state"
 )
 
@@ -26,51 +27,20 @@ type Remediation interface {
 	Confirm(ctx context.Context, c Confirmation) (*Outcome, error)
 }
 
-// Kind is a repair or a restore.
-type Kind string
+// The repair policy's words (pipeline.Repairs), as the remediation commands use them.
+type (
+	Kind         = pipeline.Kind
+	Proposal     = pipeline.Proposal
+	Confirmation = pipeline.Confirmation
+	Outcome      = pipeline.Outcome
+	RefusalError = pipeline.RefusalError
+)
 
 // The kinds of plans.
 const (
-	KindRepair  Kind = "repair"
-	KindRestore Kind = "restore"
+	KindRepair  = pipeline.KindRepair
+	KindRestore = pipeline.KindRestore
 )
-
-// Proposal is a dry run as shown to the person who asked.
-type Proposal struct {
-	ID       string // "" when there is nothing to do
-	Pipeline string
-	Files    int
-	Digest   string
-	Expires  time.Time
-	Lines    []string // the plan in sentences
-	Warnings []string // what would make a confirmation refused now (the query looks alive)
-	Backup   string   // restore: the backup the files come from
-}
-
-// Confirmation is a click on a dry run's button, or the command it stands for.
-type Confirmation struct {
-	Kind     Kind
-	Pipeline string
-	Plan     string
-	Actor    string
-	Force    string // the reason given with --force; "" without
-}
-
-// Outcome is what a confirmation did.
-type Outcome struct {
-	Text   string   // one sentence for the reply and the thread
-	Files  []string // the files moved or put back
-	Forced []string // the evidence --force overrode
-}
-
-// RefusalError is a remediation refused by a safety rule; Reason says which, Details show
-// the evidence (files that changed, writes that make the query look alive).
-type RefusalError struct {
-	Reason  string
-	Details []string
-}
-
-func (e *RefusalError) Error() string { return e.Reason }
 
 // Notes posts into incident threads.
 type Notes interface {
@@ -108,7 +78,7 @@ func (h *Handler) RegisterRemediation(r Remediation, notes Notes) {
 			now := h.Now()
 			lines := []string{fmt.Sprintf("%-28s %-10s %7s %10s  %-11s %s", "BACKUP", "AGE", "FILES", "SIZE", "QUARANTINE", "STATE")}
 			for _, b := range list {
-				lines = append(lines, fmt.Sprintf("%-28s %-10s %7d %10s  %-11s %s", b.Dir, age(now.Sub(b.Created)), b.Files, bytesText(b.Bytes),
+				lines = append(lines, fmt.Sprintf("%-28s %-10s %7d %10s  %-11s %s", b.Dir, ago(now.Sub(b.Created)), b.Files, bytesText(b.Bytes),
 					fmt.Sprint(b.Quarantined), b.State))
 			}
 			return Reply{Text: fmt.Sprintf("%d backup%s of %s, newest first", len(list), plural(len(list)), args[0]),
@@ -216,19 +186,26 @@ func (h *Handler) remediation(ctx context.Context, r Remediation, notes Notes, r
 }
 
 func (h *Handler) proposalReply(kind Kind, p *Proposal) Reply {
+	var plan []string
+	switch {
+	case p.Repair != nil:
+		plan = planLines(p.Repair)
+	case p.Restore != nil:
+		plan = restoreLines(p.Restore)
+	}
 	if p.ID == "" {
 		what := "nothing in the checkpoint of " + p.Pipeline + " needs quarantining."
 		if kind == KindRestore {
 			what = "nothing to put back into the checkpoint of " + p.Pipeline + "."
 		}
-		return Reply{Text: "Dry run: " + what, Sections: []Section{{Lines: p.Lines, Pre: true}}}
+		return Reply{Text: "Dry run: " + what, Sections: []Section{{Lines: plan, Pre: true}}}
 	}
 	until := p.Expires.UTC().Format("15:04:05Z")
 	bound := []string{
 		fmt.Sprintf("Plan %s, digest %.12s: the path, size, modification time (or S3 ETag) and SHA-256 of every file above.", p.ID, p.Digest),
 		"Confirming re-reads them and refuses, moving nothing, when any differs; so does a plan older than " + until + ".",
 	}
-	reply := Reply{Sections: []Section{{Lines: p.Lines, Pre: true}, {Title: "Bound to what you see", Lines: bound}}}
+	reply := Reply{Sections: []Section{{Lines: plan, Pre: true}, {Title: "Bound to what you see", Lines: bound}}}
 	confirm := fmt.Sprintf("checkpoint %s %s --confirm %s", kind, p.Pipeline, p.ID)
 	switch kind {
 	case KindRepair:
@@ -248,8 +225,11 @@ func (h *Handler) proposalReply(kind Kind, p *Proposal) Reply {
 	return reply
 }
 
-// outcomeOf names an error for the audit: refused by a rule, or failed.
+// outcomeOf names an error for the audit: refused by a rule, or failed; nil is done.
 func outcomeOf(err error) string {
+	if err == nil {
+		return "done"
+	}
 	var re *RefusalError
 	var na *ErrNotAllowed
 	if errors.As(err, &re) || errors.As(err, &na) || errors.Is(err, remediate.ErrStalePlan) || errors.Is(err, remediate.ErrChanged) {
@@ -283,18 +263,6 @@ func (h *Handler) note(ctx context.Context, notes Notes, req Request, pipeline, 
 	if id != "" {
 		_, _ = notes.Note(ctx, id, "remediation", req.Actor(), text, "")
 	}
-}
-
-func age(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
-	}
-	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }
 
 func bytesText(n int64) string {

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/streamwatch/streamwatch/internal/wait"
 	"github.com/streamwatch/streamwatch/state"
 )
 
@@ -68,7 +68,7 @@ func TestConcurrentCallsShareOneRun(t *testing.T) {
 			_, err := s.RecordAlert(ctx, alert("hot", "h"))
 			first <- err
 		}()
-		waitUntil(t, "a run to start", func() bool { return runs.Load() == n+1 })
+		wait.For(t, 10*time.Second, "a run to start", func() bool { return runs.Load() == n+1 })
 	}
 
 	const callers = 20
@@ -95,7 +95,7 @@ func TestConcurrentCallsShareOneRun(t *testing.T) {
 			}
 		}()
 	}
-	waitUntil(t, "every caller to queue", func() bool { return s.Queued() == callers })
+	wait.For(t, 10*time.Second, "every caller to queue", func() bool { return s.Queued() == callers })
 	quit()
 	if err := <-gaveUp; !errors.Is(err, context.Canceled) {
 		t.Fatalf("the caller who gave up got %v", err)
@@ -124,17 +124,5 @@ func TestConcurrentCallsShareOneRun(t *testing.T) {
 	inc, _ := s.Get(ctx, "INC-1")
 	if len(opened) != callers-1 || inc.Count != 3+callers {
 		t.Fatalf("%d incidents opened, INC-1 counts %d; want %d and %d", len(opened), inc.Count, callers-1, 3+callers)
-	}
-}
-
-// waitUntil waits for cond, yielding in between; it fails the test after 10 s.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		runtime.Gosched()
 	}
 }

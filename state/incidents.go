@@ -376,8 +376,14 @@ func (s *Store) Merge(ctx context.Context, from, into, actor string) error {
 // after the incident's earlier messages. With once set, only the first note with that once
 // value is posted for the incident; Note then reports false.
 func (s *Store) Note(ctx context.Context, id, ev, actor, detail, once string) (bool, error) {
+	return s.NoteWithSummary(ctx, id, ev, actor, "", detail, once)
+}
+
+// NoteWithSummary is Note for a detail that is data (a reply the bot renders): the incident's
+// timeline keeps summary instead of the detail's first 200 bytes.
+func (s *Store) NoteWithSummary(ctx context.Context, id, ev, actor, summary, detail, once string) (bool, error) {
 	id = NormalizeID(id)
-	res, err := noteScript.Run(ctx, s.rdb, []string{s.base}, id, ev, actor, detail, ms(s.now()), once).StringSlice()
+	res, err := noteScript.Run(ctx, s.rdb, []string{s.base}, id, ev, actor, detail, ms(s.now()), once, summary).StringSlice()
 	if err != nil {
 		return false, wrap("note on "+id, err)
 	}

@@ -192,3 +192,13 @@ func (s *Store) NextDue(ctx context.Context) (time.Time, error) {
 	}
 	return fromMS(int64(z[0].Score)), nil
 }
+
+// Queued is when d entered the outbox: the time part of its stream id ("<ms>-<seq>").
+func (d Delivery) Queued() time.Time {
+	ms, _, ok := strings.Cut(d.StreamID, "-")
+	n, err := strconv.ParseInt(ms, 10, 64)
+	if !ok || err != nil {
+		return time.Time{}
+	}
+	return time.UnixMilli(n)
+}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/streamwatch/streamwatch/internal/wait"
 	"github.com/streamwatch/streamwatch/state"
 )
 
@@ -99,22 +100,17 @@ func TestClosedIncidentsExpire(t *testing.T) {
 		}
 		return false
 	}
-	deadline := time.Now().Add(15 * time.Second)
 	var left []string
-	for {
+	if err := wait.Until(context.Background(), 15*time.Second, "the keys of closed incidents expiring", func() bool {
 		left = left[:0]
 		for _, k := range keysOf(t, rdb, prefix) {
 			if closed(k) {
 				left = append(left, k)
 			}
 		}
-		if len(left) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("keys of closed incidents still there after the retention: %v", left)
-		}
-		time.Sleep(100 * time.Millisecond)
+		return len(left) == 0
+	}); err != nil {
+		t.Fatalf("keys of closed incidents still there after the retention: %v", left)
 	}
 	after := keysOf(t, rdb, prefix)
 	for _, want := range []string{"inc:INC-3", "inc:INC-3:alerts", "inc:INC-3:timeline"} {
@@ -260,21 +256,18 @@ func TestAuditKeepsTwiceTheRetention(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	var log []state.AuditEntry
+	// Each new entry trims the old ones: the first ones go once older than twice the retention.
+	if err := wait.Until(ctx, 10*time.Second, "the oldest audit entries trimmed", func() bool {
 		if err := s.Audit(ctx, state.AuditEntry{Actor: "U1", Action: "resolve", Target: "INC-9"}); err != nil {
 			t.Fatal(err)
 		}
-		log, _ := s.AuditLog(ctx, 100)
-		if log[0].Target != "INC-0" {
-			if time.Since(log[0].At) > 2*time.Second {
-				t.Fatalf("kept an entry of %v ago", time.Since(log[0].At))
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("audit entries older than twice the retention are kept: %d entries", len(log))
-		}
-		time.Sleep(100 * time.Millisecond)
+		log, _ = s.AuditLog(ctx, 100)
+		return log[0].Target != "INC-0"
+	}); err != nil {
+		t.Fatalf("audit entries older than twice the retention are kept: %d entries", len(log))
+	}
+	if time.Since(log[0].At) > 2*time.Second {
+		t.Fatalf("kept an entry of %v ago", time.Since(log[0].At))
 	}
 }

@@ -428,15 +428,17 @@ return {"ok"}
 `)
 
 // noteScript posts a note into an incident's thread (in sequence with its other messages).
-// With a non-empty once flag, only the first note carrying that flag is posted.
-// ARGV: id, event, actor, detail, now, once. Returns {result}.
+// With a non-empty once flag, only the first note carrying that flag is posted. The timeline
+// keeps the summary, or the detail's beginning when there is none.
+// ARGV: id, event, actor, detail, now, once, summary. Returns {result}.
 var noteScript = redis.NewScript(luaCommon + `
-local id, ev, actor, detail, now, once = ARGV[1], ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5]), ARGV[6]
+local id, ev, actor, detail, now, once, summary = ARGV[1], ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5]), ARGV[6], ARGV[7]
 if redis.call("EXISTS", ik(id)) == 0 then return {"notfound"} end
 if once ~= "" then
   if redis.call("HSETNX", ik(id), "once:" .. once, now) == 0 then return {"skipped"} end
 end
-event(id, now, ev, actor, string.sub(detail, 1, 1000))
+if summary == "" then summary = detail end
+event(id, now, ev, actor, string.sub(summary, 1, 1000))
 enqueue(id, "event", ev, actor, detail, 0, 0)
 return {"ok"}
 `)

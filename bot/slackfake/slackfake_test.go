@@ -9,13 +9,13 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 	"github.com/slack-go/slack/socketmode"
+	"github.com/streamwatch/streamwatch/internal/testclock"
 )
 
 const (
@@ -23,26 +23,6 @@ const (
 	appToken = "xapp-test"
 	channel  = "C0ALERTS"
 )
-
-// clock is a settable Options.Clock.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *clock { return &clock{now: time.Unix(1732970000, 0)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 func start(t *testing.T, opts Options) *Server {
 	t.Helper()
@@ -295,7 +275,7 @@ func TestMentionsEphemeralsUserGroups(t *testing.T) {
 }
 
 func TestRateLimit(t *testing.T) {
-	clk := newClock()
+	clk := testclock.New(time.Unix(1732970000, 0))
 	s := start(t, Options{Clock: clk.Now, ChannelRateLimit: 1, ChannelBurst: 2})
 	ctx := timeout(t)
 	c := api(s)
@@ -316,7 +296,7 @@ func TestRateLimit(t *testing.T) {
 	if err := post("C0OTHER"); err != nil {
 		t.Fatalf("another channel is limited too: %v", err)
 	}
-	clk.Advance(time.Second)
+	clk.Add(time.Second)
 	if err := post(channel); err != nil {
 		t.Fatalf("after Retry-After: %v", err)
 	}
@@ -525,13 +505,13 @@ func TestSocketMode(t *testing.T) {
 }
 
 func TestResponseURLExpires(t *testing.T) {
-	clk := newClock()
+	clk := testclock.New(time.Unix(1732970000, 0))
 	s := start(t, Options{Clock: clk.Now})
 	ctx := timeout(t)
 	c := connect(t, s)
 	c.next(ctx, t, socketmode.EventTypeHello)
 	env := must(s.SendSlashCommand(ctx, SlashCommand{ChannelID: channel, UserID: "U1", Text: "help"}))(t)
-	clk.Advance(31 * time.Minute)
+	clk.Add(31 * time.Minute)
 	_, _, err := api(s).PostMessageContext(ctx, "", slack.MsgOptionResponseURL(env.ResponseURL, slack.ResponseTypeEphemeral), slack.MsgOptionText("late", false))
 	var sce slack.StatusCodeError
 	if !errors.As(err, &sce) || sce.Code != 404 {

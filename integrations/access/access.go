@@ -170,8 +170,8 @@ type Dir struct {
 	Immutable     bool        `json:"immutable,omitempty"`
 }
 
-// describe is "owner root:root, mode dr-xr-xr-x (0555), no ACL".
-func (d Dir) describe() string {
+// Describe is "owner root:root, mode dr-xr-xr-x (0555), no ACL".
+func (d Dir) Describe() string {
 	s := fmt.Sprintf("owner %s:%s, mode %v (%04o)", d.Owner, d.Group, d.Mode, d.Mode.Perm())
 	if d.ACL != nil {
 		s += ", ACL " + d.ACL.String()
@@ -332,7 +332,7 @@ func judge(r *Report, ancestors []Dir, dirs []DirJudgment) {
 		if ok, why := Allowed(a, r.User, PermExec); !ok {
 			a := a
 			r.Blocked = &a
-			r.Reason = fmt.Sprintf("%s may not reach %s: it may not search %s (%s): %s", r.User, r.Location, a.Path, a.describe(), why)
+			r.Reason = fmt.Sprintf("%s may not reach %s: it may not search %s (%s): %s", r.User, r.Location, a.Path, a.Describe(), why)
 			for i := range r.Dirs {
 				r.Dirs[i].Why = "unreachable: " + a.Path + " cannot be searched"
 			}
@@ -354,7 +354,7 @@ func judge(r *Report, ancestors []Dir, dirs []DirJudgment) {
 		if d.Name != "" && len(denied) > 0 {
 			name = d.Name
 		}
-		reason := " (" + d.Dir.describe() + "): " + why
+		reason := " (" + d.Dir.Describe() + "): " + why
 		if k, seen := byReason[reason]; seen {
 			denied[k] = strings.Replace(denied[k], reason, ", "+name+reason, 1)
 			continue
@@ -380,42 +380,6 @@ func dirNames(ds []DirJudgment) []string {
 		}
 	}
 	return out
-}
-
-// Lines renders the report for a reply: one line when the user may write; else the verdict
-// and a line per directory it may not write.
-func (r *Report) Lines() []string {
-	if r == nil {
-		return nil
-	}
-	if r.Err != "" {
-		return []string{"access of " + r.User.String() + ": not judged: " + r.Err}
-	}
-	if r.Writable {
-		return []string{"✓ access (judged without writing): " + r.Reason}
-	}
-	lines := []string{fmt.Sprintf("✗ access (judged without writing): %s %s", r.User, verdictWord(false))}
-	if r.Blocked != nil {
-		return append(lines, "  "+r.Reason)
-	}
-	for _, d := range r.Dirs {
-		if d.Writable {
-			continue
-		}
-		l := fmt.Sprintf("  ✗ %s: %s", d.Dir.Path, d.Dir.describe())
-		if d.Why != "" {
-			l += ": " + d.Why
-		}
-		lines = append(lines, l)
-	}
-	return lines
-}
-
-func verdictWord(ok bool) string {
-	if ok {
-		return "may create files"
-	}
-	return "may not create files"
 }
 
 // ErrUnsupported is returned where the platform has no uids and mode bits to judge.

@@ -126,7 +126,7 @@ func TestJudgmentMatchesKernel(t *testing.T) {
 	if t.Failed() {
 		for _, d := range dirs {
 			r := judged[d]
-			t.Logf("%s\n  %s", d, strings.Join(r.Lines(), "\n  "))
+			t.Logf("%s\n  %+v", d, r)
 		}
 	}
 

@@ -1,7 +1,7 @@
 // Package driverlog scans Spark driver and executor log files for checkpoint
 // trouble: failed checkpoint writes, permission errors, state rebuilt from a
 // stale checkpoint, two runs on one checkpoint and the other failures listed
-// in §9 of shared/docs/spark-checkpoint-format.md.
+// in §9 of docs/spark-checkpoint-format.md.
 //
 // Scan reads only the tail of each file (Options.MaxBytes), line by line with
 // a bounded line length, and folds the lines into log records: a record is a

@@ -49,7 +49,7 @@ func anyOf(alternatives ...string) *regexp.Regexp {
 }
 
 // Signatures is the table Scan matches, most severe first. The strings come
-// from §9 of shared/docs/spark-checkpoint-format.md (Spark 3.0 to 4.1) and,
+// from §9 of docs/spark-checkpoint-format.md (Spark 3.0 to 4.1) and,
 // for permissions and full disks, from the JDK, Hadoop and the AWS SDKs.
 var Signatures = []Signature{
 	{

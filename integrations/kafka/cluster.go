@@ -64,6 +64,15 @@ func (cs *Clusters) Cluster(name string) (*Cluster, error) {
 	return c, nil
 }
 
+// Offsets fetches a group's offsets on topics in the named cluster (Cluster.Offsets).
+func (cs *Clusters) Offsets(ctx context.Context, cluster, group string, topics ...string) (*Offsets, error) {
+	c, err := cs.Cluster(cluster)
+	if err != nil {
+		return nil, err
+	}
+	return c.Offsets(ctx, group, topics...)
+}
+
 // Close closes every client that was connected.
 func (cs *Clusters) Close() error {
 	var errs []error

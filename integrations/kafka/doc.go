@@ -16,8 +16,8 @@
 //     way but without ZooKeeper: OK, WARNING, STALLED, STOPPED, REWOUND,
 //     NO_COMMITS, each with one line of evidence.
 //   - Monitor.PipelineLag, Monitor.GroupLag and Monitor.TopicGroups build
-//     the structured reports, including the wrong-group check; FormatLag and
-//     FormatGroups render them as plain-text tables.
+//     the structured reports, including the wrong-group check (commands
+//     lays them out for people).
 //
 // The package imports neither Slack, Redis nor the config package.
 package kafka

@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/streamwatch/streamwatch/internal/human"
 )
 
 // Status is the evaluator's verdict on a partition or a group.
@@ -204,7 +205,7 @@ func summarize(parts []PartitionStatus) (Status, string, map[Status]int) {
 		if len(parts) == 0 {
 			return StatusUnknown, "no samples", counts
 		}
-		return StatusUnknown, fmt.Sprintf("nothing known about %s", plural(len(parts), "partition")), counts
+		return StatusUnknown, fmt.Sprintf("nothing known about %s", human.Count(len(parts), "partition")), counts
 	}
 	w := parts[worst]
 	n := len(parts) - counts[StatusUnknown]
@@ -217,14 +218,14 @@ func summarize(parts []PartitionStatus) (Status, string, map[Status]int) {
 				lag += p.Lag
 			}
 		}
-		ev = fmt.Sprintf("%s OK, lag %s; most behind %s", plural(n, "partition"), groupDigits(lag), w.Evidence)
+		ev = fmt.Sprintf("%s OK, lag %s; most behind %s", human.Count(n, "partition"), human.Digits(lag), w.Evidence)
 	case counts[w.Status] == n:
-		ev = fmt.Sprintf("all %s %s; worst %s", plural(n, "partition"), w.Status, w.Evidence)
+		ev = fmt.Sprintf("all %s %s; worst %s", human.Count(n, "partition"), w.Status, w.Evidence)
 	default:
-		ev = fmt.Sprintf("%d of %s %s; worst %s", counts[w.Status], plural(n, "partition"), w.Status, w.Evidence)
+		ev = fmt.Sprintf("%d of %s %s; worst %s", counts[w.Status], human.Count(n, "partition"), w.Status, w.Evidence)
 	}
 	if u := counts[StatusUnknown]; u > 0 {
-		ev += fmt.Sprintf("; %s unknown", plural(u, "partition"))
+		ev += fmt.Sprintf("; %s unknown", human.Count(u, "partition"))
 	}
 	return w.Status, ev, counts
 }
@@ -459,7 +460,7 @@ func (st *partState) verdict(src sampleSource, opts EvalOptions, buf *[]byte) Pa
 	b = append(b, ": "...)
 	defer func() { *buf = b }()
 	num := func(prefix string, n int64) { b = strconv.AppendInt(append(b, prefix...), n, 10) }
-	age := func(prefix string, d time.Duration) { b = appendAge(append(b, prefix...), d) }
+	age := func(prefix string, d time.Duration) { b = human.AppendAge(append(b, prefix...), d) }
 	allowed := max(opts.AllowedLag, 0)
 
 	switch {
@@ -495,7 +496,7 @@ func (st *partState) verdict(src sampleSource, opts EvalOptions, buf *[]byte) Pa
 		if st.waitStart == st.first {
 			b = append(b, "≥"...) // it may have waited before the first sample
 		}
-		b = appendAge(b, waited)
+		b = human.AppendAge(b, waited)
 		num(", committed unchanged at ", last.Committed)
 		num(", log end ", last.LogEnd)
 		if grew := last.LogEnd - start.LogEnd; grew > 0 {
@@ -560,76 +561,4 @@ func (st *partState) verdict(src sampleSource, opts EvalOptions, buf *[]byte) Pa
 	num(", lag ", ps.Lag)
 	ps.Evidence = string(b)
 	return ps
-}
-
-// formatAge renders a duration the way people say it: 45s, 7m, 1h5m, 2d3h.
-func formatAge(d time.Duration) string { return string(appendAge(nil, d)) }
-
-func appendAge(b []byte, d time.Duration) []byte {
-	if d < 0 {
-		d = 0
-	}
-	unit := func(n int64, u byte) { b = append(strconv.AppendInt(b, n, 10), u) }
-	switch {
-	case d < time.Minute:
-		unit(int64(d/time.Second), 's')
-	case d < time.Hour:
-		m := int64(d / time.Minute)
-		unit(m, 'm')
-		if s := int64(d%time.Minute) / int64(time.Second); s != 0 && m < 10 {
-			unit(s, 's')
-		}
-	case d < 48*time.Hour:
-		unit(int64(d/time.Hour), 'h')
-		if m := int64(d%time.Hour) / int64(time.Minute); m != 0 {
-			unit(m, 'm')
-		}
-	default:
-		unit(int64(d/(24*time.Hour)), 'd')
-		if h := int64(d%(24*time.Hour)) / int64(time.Hour); h != 0 {
-			unit(h, 'h')
-		}
-	}
-	return b
-}
-
-func plural(n int, noun string) string {
-	return groupDigits(int64(n)) + " " + pluralNoun(n, noun)
-}
-
-func pluralNoun(n int, noun string) string {
-	if n == 1 {
-		return noun
-	}
-	return noun + "s"
-}
-
-// groupDigits writes n with thousands separators: 12,345.
-func groupDigits(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	if neg {
-		s = s[1:]
-	}
-	if len(s) <= 3 {
-		if neg {
-			return "-" + s
-		}
-		return s
-	}
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	lead := len(s) % 3
-	if lead > 0 {
-		b.WriteString(s[:lead])
-	}
-	for i := lead; i < len(s); i += 3 {
-		if b.Len() > 0 && !(neg && b.Len() == 1) {
-			b.WriteByte(',')
-		}
-		b.WriteString(s[i : i+3])
-	}
-	return b.String()
 }

@@ -279,21 +279,8 @@ func TestEvaluateOrderOfPartitions(t *testing.T) {
 	}
 }
 
-func TestFormatAge(t *testing.T) {
+func TestParseStatus(t *testing.T) {
 	t.Parallel()
-	for d, want := range map[time.Duration]string{
-		45 * time.Second: "45s", 7 * time.Minute: "7m", 7*time.Minute + 30*time.Second: "7m30s", 16*time.Minute + 55*time.Second: "16m",
-		65 * time.Minute: "1h5m", 2 * time.Hour: "2h", 51 * time.Hour: "2d3h", 72 * time.Hour: "3d", -time.Second: "0s",
-	} {
-		if got := formatAge(d); got != want {
-			t.Errorf("formatAge(%v) = %q, want %q", d, got, want)
-		}
-	}
-	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -1234: "-1,234"} {
-		if got := groupDigits(n); got != want {
-			t.Errorf("groupDigits(%d) = %q, want %q", n, got, want)
-		}
-	}
 	if s, ok := ParseStatus("STALLED"); !ok || s != StatusStalled || !strings.EqualFold(s.String(), "stalled") {
 		t.Errorf("ParseStatus round trip failed")
 	}

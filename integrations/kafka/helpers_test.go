@@ -197,19 +197,6 @@ func (lg *liveGroup) stop() {
 	_ = lg.cg.Close()
 }
 
-// eventually polls cond until it holds or the timeout passes: waiting on a
-// condition, not for a fixed time.
-func eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // requestCounter counts the requests each broker receives, by API key.
 type requestCounter struct {
 	mu     sync.Mutex
@@ -256,22 +243,4 @@ func (rc *requestCounter) total(key kmsg.Key) int {
 		n += v
 	}
 	return n
-}
-
-// clock is a settable time source.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock(t time.Time) *clock { return &clock{t: t} }
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
 }

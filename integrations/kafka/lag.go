@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/streamwatch/streamwatch/internal/human"
 )
 
 // DefaultTimedPartitions is how many of the most-lagging partitions get the
@@ -457,7 +459,7 @@ func documentedIdle(r *LagReport, movements func() []*CommitMovement) (bool, str
 	case !known:
 		return true, "empty", fmt.Sprintf("%s, no member on %s, no stored samples to show commits moving", state, topics)
 	case advanced == 0:
-		return true, "empty", fmt.Sprintf("%s, no member on %s, commits unchanged over %s", state, topics, formatAge(span))
+		return true, "empty", fmt.Sprintf("%s, no member on %s, commits unchanged over %s", state, topics, human.Age(span))
 	}
 	return false, "", ""
 }
@@ -501,7 +503,7 @@ func (m *Monitor) checkMismatch(ctx context.Context, c *Cluster, r *LagReport, s
 	mm.Evidence = fmt.Sprintf("documented group %s is %s (%s) while %s consumes %s: %s", r.Group.Name, reason, detail,
 		g.Group.Name, g.Topic, describeActivity(g))
 	if len(mm.Active) > 1 {
-		mm.Evidence += fmt.Sprintf("; %s more", plural(len(mm.Active)-1, "active group"))
+		mm.Evidence += fmt.Sprintf("; %s more", human.Count(len(mm.Active)-1, "active group"))
 	}
 	r.Mismatch = mm
 }
@@ -509,13 +511,13 @@ func (m *Monitor) checkMismatch(ctx context.Context, c *Cluster, r *LagReport, s
 func describeActivity(g TopicGroup) string {
 	var parts []string
 	if g.Members > 0 {
-		parts = append(parts, plural(g.Members, "member"))
+		parts = append(parts, human.Count(g.Members, "member"))
 	}
 	if g.Movement != nil && g.Movement.Advanced > 0 {
-		parts = append(parts, fmt.Sprintf("commits +%s in %s", groupDigits(g.Movement.Advanced), formatAge(g.Movement.Span)))
+		parts = append(parts, fmt.Sprintf("commits +%s in %s", human.Digits(g.Movement.Advanced), human.Age(g.Movement.Span)))
 	}
 	if g.LagKnown {
-		parts = append(parts, "lag "+groupDigits(g.Lag))
+		parts = append(parts, "lag "+human.Digits(g.Lag))
 	} else {
 		parts = append(parts, "lag unknown (no commits)")
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+	gometrics "github.com/rcrowley/go-metrics"
 	"github.com/xdg-go/scram"
 )
 
@@ -214,3 +215,8 @@ func (s SASLOptions) apply(cfg *sarama.Config, getenv func(string) string) error
 	}
 	return nil
 }
+
+// sarama measures every broker connection with go-metrics meters, which a process-wide
+// goroutine ticks and keeps forever: every reconnection to a broker would add meters that are
+// never freed, and the goroutine outlives every client. streamwatch reads none of them.
+func init() { gometrics.UseNilMetrics = true }

@@ -3,7 +3,6 @@ package kafka
 import (
 	"context"
 	"errors"
-	"strings"
 	"testing"
 	"time"
 
@@ -110,48 +109,12 @@ func TestLagRequestsBatched(t *testing.T) {
 	}
 }
 
-func TestFormatLag(t *testing.T) {
+func TestUnavailableBrokerIsRetryable(t *testing.T) {
 	t.Parallel()
-	r := &LagReport{
-		Cluster: "main", Pipeline: "sms-replies", Topics: []string{"client.replies.sms"}, GroupExists: true,
-		Group: GroupInfo{Name: "sms-replies-prod", State: "Stable", Members: []Member{
-			{ClientID: "consumer-1", Host: "10.0.0.5", Assigned: map[string][]int32{"client.replies.sms": {0, 1, 2, 3}}}}},
-		Status:   StatusStalled,
-		Evidence: "1 of 4 partitions STALLED; worst p3: committed 1840 unchanged for 7m, log end 2310 (+470), held by a live member",
-		Partitions: []PartitionLag{
-			{Topic: "client.replies.sms", Partition: 0, LogEnd: 1000, Committed: 1000, Lag: 0, Member: "consumer-1", Status: StatusOK},
-			{Topic: "client.replies.sms", Partition: 1, LogEnd: 2000, Committed: 1990, Lag: 10, Age: 30 * time.Second, AgeSource: AgeEstimated, Member: "consumer-1", Status: StatusOK},
-			{Topic: "client.replies.sms", Partition: 2, LogEnd: UnknownOffset, Committed: 5, Lag: -1, Member: "consumer-1", Status: StatusUnknown},
-			{Topic: "client.replies.sms", Partition: 3, LogEnd: 2310, Committed: 1840, Lag: 470, Age: 7*time.Minute + 12*time.Second, AgeSource: AgeRecord, Member: "consumer-1", Status: StatusStalled},
-		},
-		Unavailable: []Unavailable{{What: "log end offsets", Partitions: []TopicPartition{{"client.replies.sms", 2}},
-			Err: &BrokerError{Cluster: "main", Broker: Broker{ID: 2, Addr: "10.0.0.9:9092"}, Op: "ListOffsets", Waited: 1500 * time.Millisecond, Err: context.DeadlineExceeded}}},
-		History: 42, StallAfter: 5 * time.Minute,
-	}
-	r.Totals = totals(r.Partitions)
-	want := `sms-replies: group sms-replies-prod on client.replies.sms (cluster main): STALLED
-1 of 4 partitions STALLED; worst p3: committed 1840 unchanged for 7m, log end 2310 (+470), held by a live member
-state Stable, 1 member: consumer-1 (10.0.0.5) p0-3
-
-PART  LOG END  COMMITTED  LAG    AGE  STATUS   MEMBER
-   3    2,310      1,840  470  7m12s  STALLED  consumer-1
-   2        ?          5    -      -  UNKNOWN  consumer-1
-… 2 more partitions: lag 10, 2 OK
-total: 4 partitions, lag 480, 1 unknown; oldest unconsumed 7m12s (client.replies.sms p3)
-unknown log end offsets of client.replies.sms p2: cluster main: broker 2 (10.0.0.9:9092): ListOffsets: no answer within 1.5s
-history: 42 stored samples; stall_after 5m
-`
-	if got := FormatLag(r, 2); got != want {
-		t.Errorf("FormatLag =\n%s\nwant\n%s", got, want)
-	}
+	r := &LagReport{Unavailable: []Unavailable{{What: "log end offsets", Partitions: []TopicPartition{{"client.replies.sms", 2}},
+		Err: &BrokerError{Cluster: "main", Broker: Broker{ID: 2, Addr: "10.0.0.9:9092"}, Op: "ListOffsets", Waited: 1500 * time.Millisecond, Err: context.DeadlineExceeded}}}}
 	var be *BrokerError
 	if !errors.As(r.Unavailable[0].Err, &be) || !errors.Is(be, ErrUnreachable) || !Retryable(be) {
 		t.Errorf("a broker that did not answer is unreachable and retryable")
-	}
-	if !strings.Contains(FormatGroups(&GroupsReport{Cluster: "main", Topic: "t"}, 0), "no group has commits on the topic") {
-		t.Errorf("empty groups report")
-	}
-	if got := partitionRanges([]int32{0, 1, 2, 5, 7, 8}); got != "0-2,5,7-8" {
-		t.Errorf("partitionRanges = %q", got)
 	}
 }

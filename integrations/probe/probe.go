@@ -39,6 +39,7 @@ import (
 	"github.com/streamwatch/streamwatch/integrations/access"
 	"github.com/streamwatch/streamwatch/integrations/spark"
 	"github.com/streamwatch/streamwatch/integrations/storage"
+	"github.com/streamwatch/streamwatch/internal/human"
 )
 
 // DefaultDir is where the write test writes when Options.Path is empty, relative to the
@@ -506,7 +507,7 @@ func (p *prober) readOffsets() (string, *failure) {
 	detail := fmt.Sprintf("%s: %d source(s)", name, len(seq.Sources))
 	if seq.HasMetadata && seq.Metadata.TimestampMs > 0 {
 		planned := time.UnixMilli(seq.Metadata.TimestampMs).UTC()
-		detail += fmt.Sprintf(", planned %s (%s ago)", planned.Format(time.RFC3339), human(p.res.Started.Sub(planned)))
+		detail += fmt.Sprintf(", planned %s (%s ago)", planned.Format(time.RFC3339), human.Took(p.res.Started.Sub(planned)))
 	}
 	return detail, nil
 }
@@ -530,7 +531,7 @@ func (p *prober) readCommits() (string, *failure) {
 	p.commitRead = true
 	p.res.NewestCommit = e.ModTime
 	p.res.CommitAge = p.res.Started.Sub(e.ModTime)
-	return fmt.Sprintf("%s: committed %s (%s ago)", name, e.ModTime.UTC().Format(time.RFC3339), human(p.res.CommitAge)), nil
+	return fmt.Sprintf("%s: committed %s (%s ago)", name, e.ModTime.UTC().Format(time.RFC3339), human.Took(p.res.CommitAge)), nil
 }
 
 // sparkDirs are the checkpoint's own directories, which the write test must never touch.
@@ -671,20 +672,20 @@ func (p *prober) verdict() {
 		switch {
 		case p.commitRead && r.CommitAge > p.opt.StaleAfter:
 			problems = append(problems, fmt.Sprintf("the checkpoint is stale: the newest commit, commits/%d, is %s old (stale after %s)",
-				p.latestCommit, human(r.CommitAge), human(p.opt.StaleAfter)))
+				p.latestCommit, human.Took(r.CommitAge), human.Took(p.opt.StaleAfter)))
 		case !p.commitRead:
-			problems = append(problems, fmt.Sprintf("the checkpoint is stale: no batch has been committed yet (stale after %s)", human(p.opt.StaleAfter)))
+			problems = append(problems, fmt.Sprintf("the checkpoint is stale: no batch has been committed yet (stale after %s)", human.Took(p.opt.StaleAfter)))
 		}
 	}
 	if p.opt.SlowAfter > 0 {
 		var slow []string
 		for _, s := range r.Steps {
 			if !s.Skipped && s.Took > p.opt.SlowAfter {
-				slow = append(slow, fmt.Sprintf("%s took %s", s.Name, human(s.Took)))
+				slow = append(slow, fmt.Sprintf("%s took %s", s.Name, human.Took(s.Took)))
 			}
 		}
 		if len(slow) > 0 {
-			problems = append(problems, fmt.Sprintf("the storage is slow: %s (slow after %s)", strings.Join(slow, ", "), human(p.opt.SlowAfter)))
+			problems = append(problems, fmt.Sprintf("the storage is slow: %s (slow after %s)", strings.Join(slow, ", "), human.Took(p.opt.SlowAfter)))
 		}
 	}
 	if len(problems) > 0 {
@@ -698,7 +699,7 @@ func (p *prober) verdict() {
 	}
 	r.Reason = fmt.Sprintf("the checkpoint at %s is %s", p.ckpt.show(""), what)
 	if p.commitRead {
-		r.Reason += fmt.Sprintf("; the newest commit is %s old", human(r.CommitAge))
+		r.Reason += fmt.Sprintf("; the newest commit is %s old", human.Took(r.CommitAge))
 	}
 }
 

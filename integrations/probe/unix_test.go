@@ -103,14 +103,8 @@ func TestWriteRefusedByPermissions(t *testing.T) {
 	if entries, err := os.ReadDir(ckpt); err != nil || len(entries) != 4 {
 		t.Errorf("the checkpoint changed: %d entries, %v", len(entries), err)
 	}
-	lines := strings.Join(r.Lines(), "\n")
-	for _, want := range []string{"✗ write ", "- read back ", line, "FAILED PERMISSION_DENIED: permission denied writing "} {
-		if !strings.Contains(lines, want) {
-			t.Errorf("rendering lacks %q:\n%s", want, lines)
-		}
-	}
 	if t.Failed() {
-		t.Logf("result:\n%s", lines)
+		t.Logf("result: %+v", r)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/streamwatch/streamwatch/integrations/spark"
 	"github.com/streamwatch/streamwatch/integrations/storage"
+	"github.com/streamwatch/streamwatch/internal/human"
 )
 
 // TempFileMinAge is the age from which a temp file or an orphan checksum is left over from an
@@ -57,48 +58,6 @@ type PlanFile struct {
 	SHA256 string
 	Kind   Kind
 	Reason string // "offsets/7 is empty: Spark cannot parse it on restart"
-}
-
-// Lines renders the plan as sentences, for a message asking a person to confirm it.
-func (p *Plan) Lines() []string {
-	var out []string
-	if p.Empty {
-		out = append(out, fmt.Sprintf("Nothing to move aside in %s.", p.Location))
-	} else {
-		var total int64
-		for _, f := range p.Files {
-			total += f.Size
-		}
-		out = append(out, fmt.Sprintf("Move %d %s (%s) out of %s into the backup's %s/:",
-			len(p.Files), plural(len(p.Files), "file", "files"), byteCount(total), p.Location, QuarantineDir))
-		for _, f := range p.Files {
-			out = append(out, fmt.Sprintf("%s [%s]", f.Reason, byteCount(f.Size)))
-		}
-	}
-	for _, n := range p.Notes {
-		out = append(out, "Note: "+n)
-	}
-	return out
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
-func byteCount(n int64) string {
-	switch {
-	case n == 1:
-		return "1 byte"
-	case n < 10<<10:
-		return fmt.Sprintf("%d bytes", n)
-	case n < 10<<20:
-		return fmt.Sprintf("%d KiB", n>>10)
-	default:
-		return fmt.Sprintf("%d MiB", n>>20)
-	}
 }
 
 // PlanRepair looks at the checkpoint in store and plans what to move aside. It reads the
@@ -462,7 +421,7 @@ func (p *planner) leftovers(dir string, entries []storage.Entry, kept int64) err
 	}
 	if len(young) > 0 {
 		p.note("%d temp or checksum %s younger than %s left alone (%s): a write may be in progress; is the query running?",
-			len(young), plural(len(young), "file", "files"), TempFileMinAge, young[0])
+			len(young), human.Noun(len(young), "file"), TempFileMinAge, young[0])
 	}
 	return nil
 }
@@ -497,7 +456,7 @@ func offsetsProblem(name string, data []byte, refName string, refSources int) st
 	}
 	if refSources > 0 && len(seq.Sources) < refSources {
 		return fmt.Sprintf("%s has %d source %s where %s has %d: it was cut short",
-			name, len(seq.Sources), plural(len(seq.Sources), "line", "lines"), refName, refSources)
+			name, len(seq.Sources), human.Noun(len(seq.Sources), "line"), refName, refSources)
 	}
 	return ""
 }

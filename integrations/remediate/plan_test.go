@@ -30,7 +30,7 @@ func TestPlanHealthyCheckpointIsEmpty(t *testing.T) {
 			mod(&s)
 			p := plan(t, open(t, writeCheckpoint(t, s)))
 			if !p.Empty || len(p.Files) != 0 {
-				t.Fatalf("plan of a healthy checkpoint: %s", strings.Join(p.Lines(), "\n"))
+				t.Fatalf("plan of a healthy checkpoint: %+v", p)
 			}
 			if name == "young temp file" && !hasNote(p, "offsets/.9.1f2e.tmp") {
 				t.Errorf("the young temp file is not noted: %q", p.Notes)
@@ -53,7 +53,7 @@ func TestPlanEmptyNewestOffsets(t *testing.T) {
 			want = want[1:]
 		}
 		if got := planPaths(p); !slices.Equal(got, want) {
-			t.Fatalf("checksums %v: plan %q, want %q\n%s", checksums, got, want, strings.Join(p.Lines(), "\n"))
+			t.Fatalf("checksums %v: plan %q, want %q\n%+v", checksums, got, want, p)
 		}
 		f := p.Files[len(p.Files)-1]
 		if f.Size != 0 || f.Kind != remediate.KindCorruptOffsets || !strings.HasPrefix(f.Reason, "offsets/8 is empty: Spark cannot parse it on restart") {
@@ -156,7 +156,7 @@ func TestPlanCorruptTrailingFiles(t *testing.T) {
 			tc.spec(&s)
 			p := plan(t, open(t, writeCheckpoint(t, s)))
 			if got := planPaths(p); !slices.Equal(got, tc.want) {
-				t.Fatalf("plan %q, want %q\n%s", got, tc.want, strings.Join(p.Lines(), "\n"))
+				t.Fatalf("plan %q, want %q\n%+v", got, tc.want, p)
 			}
 			for i, k := range tc.kinds {
 				if p.Files[i].Kind != k {
@@ -235,7 +235,7 @@ func TestPlanNeverTouchesCommittedHistory(t *testing.T) {
 			tc.spec(&s)
 			p := plan(t, open(t, writeCheckpoint(t, s)))
 			if !p.Empty {
-				t.Fatalf("plan touches committed history or state: %s", strings.Join(p.Lines(), "\n"))
+				t.Fatalf("plan touches committed history or state: %+v", p)
 			}
 			if tc.note != "" && !hasNote(p, tc.note) {
 				t.Errorf("no note with %q: %q", tc.note, p.Notes)
@@ -244,23 +244,18 @@ func TestPlanNeverTouchesCommittedHistory(t *testing.T) {
 	}
 }
 
-func TestPlanLines(t *testing.T) {
+func TestPlanOfAnEmptyFile(t *testing.T) {
 	t.Parallel()
 	s := spec()
 	s.Files["offsets/8"] = ""
 	p := plan(t, open(t, writeCheckpoint(t, s)))
-	lines := p.Lines()
-	if !strings.HasPrefix(lines[0], "Move 2 files (") || !strings.Contains(lines[0], "quarantine/") {
-		t.Errorf("first line %q", lines[0])
-	}
-	if !slices.ContainsFunc(lines, func(l string) bool {
-		return strings.HasPrefix(l, "offsets/8 is empty: Spark cannot parse it on restart")
+	if len(p.Files) != 2 || p.Empty || !slices.ContainsFunc(p.Files, func(f remediate.PlanFile) bool {
+		return f.Path == "offsets/8" && strings.HasPrefix(f.Reason, "offsets/8 is empty: Spark cannot parse it on restart")
 	}) {
-		t.Errorf("lines %q", lines)
+		t.Errorf("plan %+v, want offsets/8 and one more, offsets/8 for being empty", p)
 	}
-	empty := plan(t, open(t, writeCheckpoint(t, spec())))
-	if l := empty.Lines(); !strings.HasPrefix(l[0], "Nothing to move aside") {
-		t.Errorf("lines of an empty plan %q", l)
+	if empty := plan(t, open(t, writeCheckpoint(t, spec()))); !empty.Empty || len(empty.Files) != 0 {
+		t.Errorf("plan of a healthy checkpoint %+v", empty)
 	}
 }
 

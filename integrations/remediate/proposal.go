@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/streamwatch/streamwatch/integrations/storage"
+	"github.com/streamwatch/streamwatch/internal/human"
 )
 
 // FileState is one file as a dry run saw it: what a confirmation must find unchanged.
@@ -78,7 +79,7 @@ func Diff(want, got []FileState) []string {
 		case !ok:
 			out = append(out, w.Path+": no longer looked at")
 		case w.Absent && !g.Absent:
-			out = append(out, fmt.Sprintf("%s: did not exist, now exists (%s, modified %s)", w.Path, byteCount(g.Size), stampOf(g.ModTime)))
+			out = append(out, fmt.Sprintf("%s: did not exist, now exists (%s, modified %s)", w.Path, human.Bytes(g.Size), stampOf(g.ModTime)))
 		case !w.Absent && g.Absent:
 			out = append(out, w.Path+": gone")
 		case w.Absent:

@@ -73,11 +73,11 @@ func TestQuarantineMovesExactlyThePlan(t *testing.T) {
 		t.Errorf("verify after quarantine: %v", err)
 	}
 	if again := plan(t, store); !again.Empty {
-		t.Errorf("plan after quarantine: %q", again.Lines())
+		t.Errorf("plan after quarantine: %+v", again)
 	}
 	r, err := spark.Diagnose(ctx, store, spark.Options{Now: func() time.Time { return sparktest.Spec{}.PlannedAt(9) }})
 	if err != nil || r.Has(spark.CodeCorruptFile) || r.Has(spark.CodeTempFilesLeft) {
-		t.Errorf("diagnosis after quarantine: %v\n%s", err, spark.RenderText(r))
+		t.Errorf("diagnosis after quarantine: %v\n%+v", err, r)
 	}
 
 	// The same damage again: the old backup's quarantine already holds offsets/8.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/streamwatch/streamwatch/integrations/spark"
 	"github.com/streamwatch/streamwatch/integrations/storage"
+	"github.com/streamwatch/streamwatch/internal/human"
 )
 
 // RecordName is <backup>/quarantine.json: the manifest of the quarantine, one entry per file
@@ -107,23 +108,6 @@ func (p *RestorePlan) States() []FileState {
 	return out
 }
 
-// Lines renders the plan for a person.
-func (p *RestorePlan) Lines() []string {
-	var out []string
-	if len(p.Files) == 0 {
-		out = append(out, "Nothing to put back from "+p.Backup+"'s quarantine.")
-	} else {
-		out = append(out, fmt.Sprintf("Put back %d %s from %s/%s/ into %s:", len(p.Files), plural(len(p.Files), "file", "files"), p.Backup, QuarantineDir, p.Location))
-	}
-	for _, f := range p.Files {
-		out = append(out, fmt.Sprintf("%s [%s, SHA-256 %.12s… verified against the %s]", f.Path, byteCount(f.Source.Size), f.Source.SHA256, f.VerifiedBy))
-	}
-	for _, pr := range p.Problems {
-		out = append(out, "Stays: "+pr)
-	}
-	return out
-}
-
 // PlanRestore looks at the quarantine of backup directory dir (<pipeline>/<time>) and plans
 // putting its files back: each quarantined copy must match the quarantine record (or, when the
 // backup has no record of it, the backup's manifest), and nothing may stand at its place in the
@@ -188,7 +172,7 @@ func PlanRestore(ctx context.Context, store, backupRoot storage.Store, dir strin
 		}
 		if !dst.Absent {
 			plan.Problems = append(plan.Problems, fmt.Sprintf("%s exists in the checkpoint again (%s, modified %s): a restore never overwrites it",
-				p, byteCount(dst.Size), stampOf(dst.ModTime)))
+				p, human.Bytes(dst.Size), stampOf(dst.ModTime)))
 			continue
 		}
 		plan.Files = append(plan.Files, RestoreFile{Path: p, Source: src, Target: dst, VerifiedBy: by})

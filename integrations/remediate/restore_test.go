@@ -66,8 +66,8 @@ func TestRestorePutsBackExactlyTheQuarantinedFiles(t *testing.T) {
 		}
 	}
 	again, _ := remediate.PlanRestore(ctx, store, root, b.Dir)
-	if len(again.Files) != 0 || !strings.Contains(strings.Join(again.Lines(), "\n"), "Nothing to put back") {
-		t.Errorf("a second restore plans %q", again.Lines())
+	if len(again.Files) != 0 {
+		t.Errorf("a second restore plans %+v", again)
 	}
 	infos, err := remediate.ListBackups(ctx, root, "sms-replies")
 	if err != nil || len(infos) != 1 || !infos[0].Verified || infos[0].Quarantined != 0 || infos[0].Files != b.Files {

@@ -64,7 +64,7 @@ func TestS3BackupPlanQuarantine(t *testing.T) {
 		}
 	}
 	if again := plan(t, store); !again.Empty {
-		t.Errorf("plan after quarantine: %q", again.Lines())
+		t.Errorf("plan after quarantine: %+v", again)
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/streamwatch/streamwatch/integrations/storage"
+	"github.com/streamwatch/streamwatch/internal/human"
 )
 
 // Store is what the diagnosis needs of a checkpoint location; storage.Store satisfies it.
@@ -664,12 +665,12 @@ func (d *diagnoser) judge() {
 	ev := []string{}
 	switch {
 	case r.Committed != nil:
-		ev = append(ev, fmt.Sprintf("latest commit %s written %s (%s ago)", r.Committed.File, stamp(r.Committed.ModTime), age(d.now.Sub(r.Committed.ModTime))))
+		ev = append(ev, fmt.Sprintf("latest commit %s written %s (%s ago)", r.Committed.File, human.Time(r.Committed.ModTime), human.Elapsed(d.now.Sub(r.Committed.ModTime))))
 	case r.Planned == nil:
 		ev = append(ev, "no batch planned yet (a query that started but never had data)")
 	}
 	if r.InFlight != nil {
-		ev = append(ev, fmt.Sprintf("batch %d in flight for %s", r.InFlight.ID, age(r.InFlight.For)))
+		ev = append(ev, fmt.Sprintf("batch %d in flight for %s", r.InFlight.ID, human.Elapsed(r.InFlight.For)))
 	}
 	if r.PendingKnown {
 		ev = append(ev, fmt.Sprintf("%d records pending on the brokers", r.PendingTotal))
@@ -741,12 +742,12 @@ func (d *diagnoser) judgeBatches() {
 		case d.now.Sub(p.PlannedAt) > d.opts.StaleAfter:
 			r.InFlight.For = d.now.Sub(p.PlannedAt)
 			f.Severity = SeverityCritical
-			f.Summary = fmt.Sprintf("batch %d was planned %s ago and never committed (offsets/%d without commits/%d)", n, age(r.InFlight.For), n, n)
+			f.Summary = fmt.Sprintf("batch %d was planned %s ago and never committed (offsets/%d without commits/%d)", n, human.Elapsed(r.InFlight.For), n, n)
 		default:
 			r.InFlight.For = d.now.Sub(p.PlannedAt)
-			f.Summary = fmt.Sprintf("batch %d is in flight for %s (offsets/%d without commits/%d)", n, age(r.InFlight.For), n, n)
+			f.Summary = fmt.Sprintf("batch %d is in flight for %s (offsets/%d without commits/%d)", n, human.Elapsed(r.InFlight.For), n, n)
 		}
-		f.Evidence = append(f.Evidence, fmt.Sprintf("%s planned %s (%s ago); commits/%d absent", p.File, stamp(p.PlannedAt), age(r.InFlight.For), n))
+		f.Evidence = append(f.Evidence, fmt.Sprintf("%s planned %s (%s ago); commits/%d absent", p.File, human.Time(p.PlannedAt), human.Elapsed(r.InFlight.For), n))
 		switch {
 		case !r.Commits.Present:
 			f.Evidence = append(f.Evidence, "no commits/ directory: no batch of this checkpoint ever committed")
@@ -760,7 +761,7 @@ func (d *diagnoser) judgeBatches() {
 		}
 		f.Evidence = append(f.Evidence, fmt.Sprintf("a batch running now, or a query that died during batch %d; on restart Spark re-runs it with exactly the recorded offsets (at-least-once into the sink)", n))
 		if r.InFlight.For > d.opts.StaleAfter {
-			f.Evidence = append(f.Evidence, fmt.Sprintf("longer than stale_after (%s): a failed or stuck batch if no driver is running", age(d.opts.StaleAfter)))
+			f.Evidence = append(f.Evidence, fmt.Sprintf("longer than stale_after (%s): a failed or stuck batch if no driver is running", human.Elapsed(d.opts.StaleAfter)))
 		}
 		d.add(f)
 	}
@@ -772,12 +773,12 @@ func (d *diagnoser) judgeBatches() {
 		}
 		if since := d.now.Sub(committedAt); !committedAt.IsZero() && since > d.opts.StaleAfter {
 			f := Finding{Code: CodeStale, Severity: SeverityWarning, File: cb.File,
-				Summary: fmt.Sprintf("no commit for %s (stale after %s)", age(since), age(d.opts.StaleAfter)),
+				Summary: fmt.Sprintf("no commit for %s (stale after %s)", human.Elapsed(since), human.Elapsed(d.opts.StaleAfter)),
 				Evidence: []string{
-					fmt.Sprintf("latest commit %s written %s (%s ago)", cb.File, stamp(committedAt), age(since)),
+					fmt.Sprintf("latest commit %s written %s (%s ago)", cb.File, human.Time(committedAt), human.Elapsed(since)),
 				}}
 			if r.CommittedOffsets != nil {
-				f.Evidence = append(f.Evidence, fmt.Sprintf("batch %d was planned %s", cb.ID, stamp(r.CommittedOffsets.PlannedAt)))
+				f.Evidence = append(f.Evidence, fmt.Sprintf("batch %d was planned %s", cb.ID, human.Time(r.CommittedOffsets.PlannedAt)))
 			}
 			switch {
 			case r.PendingKnown && r.PendingTotal > 0:
@@ -907,9 +908,9 @@ func (d *diagnoser) judgeLeftovers() {
 			switch l.Kind {
 			case LeftoverChecksum:
 				target := l.Path[:strings.LastIndexByte(l.Path, '/')+1] + CRCTarget(l.Path[strings.LastIndexByte(l.Path, '/')+1:])
-				lines = append(lines, fmt.Sprintf("%s (%s old) without %s: it makes re-creating %s fail ('Multiple streaming queries are concurrently using ...'); delete it", l.Path, age(l.Age), target, target))
+				lines = append(lines, fmt.Sprintf("%s (%s old) without %s: it makes re-creating %s fail ('Multiple streaming queries are concurrently using ...'); delete it", l.Path, human.Elapsed(l.Age), target, target))
 			default:
-				lines = append(lines, fmt.Sprintf("%s (%d bytes, %s old): an interrupted atomic write (crash or kill)", l.Path, l.Size, age(l.Age)))
+				lines = append(lines, fmt.Sprintf("%s (%d bytes, %s old): an interrupted atomic write (crash or kill)", l.Path, l.Size, human.Elapsed(l.Age)))
 			}
 		}
 		where := area + "/"
@@ -917,7 +918,7 @@ func (d *diagnoser) judgeLeftovers() {
 			where = "the checkpoint root"
 		}
 		d.add(Finding{Code: CodeTempFilesLeft, Severity: SeverityWarning, File: ls[0].Path,
-			Summary:  fmt.Sprintf("%s in %s older than %s", plural(len(ls), "leftover file"), where, age(d.opts.TempFileAge)),
+			Summary:  fmt.Sprintf("%s in %s older than %s", human.Count(len(ls), "leftover file"), where, human.Elapsed(d.opts.TempFileAge)),
 			Evidence: limitLines(lines, 10)})
 	}
 }
@@ -1047,17 +1048,6 @@ func (d *diagnoser) versionHint() {
 		}
 	}
 	r.VersionHint = strings.Join(hints, "; ")
-}
-
-// plural is "1 file", "2 files", "2 batches".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	if strings.HasSuffix(noun, "ch") || strings.HasSuffix(noun, "s") {
-		return fmt.Sprintf("%d %ses", n, noun)
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func limitLines(lines []string, n int) []string {

@@ -109,7 +109,7 @@ func TestFixtureSpark40RocksDBDedup(t *testing.T) {
 	}
 	r = diagnose(t, dir, spark.Options{Now: at(now)})
 	if codes(r) != "OK" {
-		t.Fatalf("findings = %s, want OK\n%s", codes(r), spark.RenderText(r))
+		t.Fatalf("findings = %s, want OK\n%+v", codes(r), r.Findings)
 	}
 	if s := r.State[0]; len(s.Stores) != 5 || s.MinVersion != 4 || s.MaxVersion != 4 || s.Stores[2].NewestKind != spark.StateChangelog {
 		t.Errorf("state = %+v", s)

@@ -118,7 +118,7 @@ func mustFinding(t *testing.T, r *spark.Report, code spark.Code) *spark.Finding 
 	t.Helper()
 	f := r.Finding(code)
 	if f == nil {
-		t.Fatalf("no %s finding; findings: %s\n%s", code, codes(r), spark.RenderText(r))
+		t.Fatalf("no %s finding; findings: %s\n%+v", code, codes(r), r.Findings)
 	}
 	return f
 }

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -24,11 +25,12 @@ import (
 	"time"
 
 	"github.com/streamwatch/streamwatch/bot/slackfake"
+	"github.com/streamwatch/streamwatch/internal/wait"
 )
 
 // ServeFunc runs streamwatch (the serve command) with the configuration file at configPath and
-// the environment getenv until ctx ends, logging to logs.
-type ServeFunc func(ctx context.Context, configPath string, getenv func(string) string, logs io.Writer) error
+// the environment getenv until ctx ends, serving the webhooks on ln and logging to logs.
+type ServeFunc func(ctx context.Context, configPath string, ln net.Listener, getenv func(string) string, logs io.Writer) error
 
 // Options configure a demo.
 type Options struct {
@@ -39,7 +41,7 @@ type Options struct {
 	Stdin io.Reader
 	// Script plays the incident and returns, without a prompt.
 	Script bool
-	// Listen is the webhook server's address; "" picks a free loopback port.
+	// Listen is the webhook server's address; "" a loopback port the kernel picks.
 	Listen string
 	// Within bounds each wait for an expected outcome (30s).
 	Within time.Duration
@@ -84,7 +86,7 @@ func Run(ctx context.Context, opt Options) (err error) {
 	var serveErr error // set before served closes
 	go func() {
 		defer close(served)
-		serveErr = opt.Serve(serveCtx, w.configPath, func(k string) string { return w.env[k] }, logs)
+		serveErr = opt.Serve(serveCtx, w.configPath, w.listener, func(k string) string { return w.env[k] }, logs)
 	}()
 	pipeCtx, stopPipe := context.WithCancel(context.WithoutCancel(ctx))
 	defer func() {
@@ -114,9 +116,6 @@ func Run(ctx context.Context, opt Options) (err error) {
 
 	s := &session{opt: opt, w: w, r: r, base: base, pipeCtx: pipeCtx, echo: true,
 		tr: newTranscript(out, w.slack, people, map[string]string{channelID: pipelineName, defaultChannel: "incidents"})}
-	if err := s.detectGrammar(ctx); err != nil {
-		return fmt.Errorf("demo: %w", err)
-	}
 	if err := s.play(ctx); err != nil {
 		if ctx.Err() != nil {
 			return errors.New("demo: interrupted")
@@ -151,7 +150,7 @@ func waitReady(ctx context.Context, base string, served <-chan struct{}, serveEr
 		last = fmt.Sprintf("%d %s", resp.StatusCode, bytes.TrimSpace(body))
 		return resp.StatusCode == http.StatusOK
 	}
-	if err := waitUntil(ctx, within, "streamwatch becoming ready", ready); err != nil {
+	if err := wait.Until(ctx, within, "streamwatch becoming ready", ready); err != nil {
 		return fmt.Errorf("%w (last /readyz: %s)", err, last)
 	}
 	if exited {
@@ -169,36 +168,11 @@ type session struct {
 	base    string
 	pipeCtx context.Context // the pipeline's processes run until the demo ends
 
-	has    map[string]bool // commands of the grammar the script uses and the build may lack
-	rootTS string          // the incident's root message
-	probed bool            // the write probe failed in step 2
-	echo   bool            // print commands as typed (off at a terminal, which shows them)
+	rootTS string // the incident's root message
+	probed bool   // the write probe failed in step 2
+	echo   bool   // print commands as typed (off at a terminal, which shows them)
 
 	mu sync.Mutex // serializes commands typed at the prompt with the follower's flushes
-}
-
-// Commands the lead is building; the script skips their steps when the grammar lacks them.
-const (
-	cmdBackup = "checkpoint backup"
-	cmdRepair = "checkpoint repair"
-	cmdWatch  = "watch"
-)
-
-// detectGrammar asks the bot for `help` (unprinted) and notes which of the newer commands
-// it knows.
-func (s *session) detectGrammar(ctx context.Context) error {
-	post, err := s.command(ctx, onCall, "help", false)
-	if err != nil {
-		return err
-	}
-	lines, _ := people.renderBlocks(post.Blocks)
-	help := strings.Join(append(lines, post.Text), "\n")
-	s.has = map[string]bool{}
-	for _, c := range []string{cmdBackup, cmdRepair, cmdWatch} {
-		s.has[c] = strings.Contains(help, "/streamwatch "+c+" ")
-	}
-	s.tr.Skip()
-	return nil
 }
 
 // command sends a slash command as user in the pipeline's channel and waits for its reply.

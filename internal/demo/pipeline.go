@@ -13,6 +13,7 @@ import (
 
 	"github.com/streamwatch/streamwatch/integrations/spark/sparktest"
 	"github.com/streamwatch/streamwatch/internal/kafkatest"
+	"github.com/streamwatch/streamwatch/internal/wait"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -130,7 +131,7 @@ func (r *replies) deploy(ctx context.Context, group string) error {
 	r.mu.Lock()
 	r.member = stop
 	r.mu.Unlock()
-	return waitUntil(ctx, 20*time.Second, "consumer group "+group+" becoming Stable", func() bool {
+	return wait.Until(ctx, 20*time.Second, "consumer group "+group+" becoming Stable", func() bool {
 		st, _ := r.kafka.GroupState(ctx, group)
 		return st == "Stable"
 	})

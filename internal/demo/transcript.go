@@ -82,16 +82,6 @@ func (t *transcript) Pending() bool {
 	return false
 }
 
-// Skip marks everything the fake holds now as printed.
-func (t *transcript) Skip() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for _, it := range t.collect() {
-		t.seen[it.key] = it.shown
-	}
-	t.ephemerals = len(t.slack.Ephemerals())
-}
-
 // item is one message of the fake as the transcript shows it.
 type item struct {
 	key, channel, ts, thread string

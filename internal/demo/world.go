@@ -1,7 +1,6 @@
 package demo
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -45,6 +44,7 @@ type world struct {
 	driverLog  string
 	jobConf    string // the deployed job's options (pipelines[].deployed_config)
 	configPath string
+	listener   net.Listener // the webhook server's, opened here and served by streamwatch
 	listen     string
 	token      string // STREAMWATCH_WEBHOOK_TOKEN
 	env        map[string]string
@@ -115,11 +115,12 @@ func startWorld(listen string) (w *world, err error) {
 	}
 
 	if listen == "" {
-		if listen, err = freeLoopbackAddr(); err != nil {
-			return nil, err
-		}
+		listen = "127.0.0.1:0"
 	}
-	w.listen = listen
+	if w.listener, err = net.Listen("tcp", listen); err != nil {
+		return nil, fmt.Errorf("listen for webhooks on %s: %w", listen, err)
+	}
+	w.listen = w.listener.Addr().String()
 	w.env = map[string]string{
 		"SLACK_BOT_TOKEN": botToken, "SLACK_APP_TOKEN": appToken, "SLACK_API_URL": w.slack.APIURL(),
 		"REDIS_URL": "redis://" + w.redis.Addr() + "/0", "STREAMWATCH_WEBHOOK_TOKEN": w.token,
@@ -199,6 +200,9 @@ option.checkpointLocation=file://%s
 // close stops every stand-in and removes the temporary folder (after giving back write
 // access, in case the demo stopped while the checkpoint was read-only).
 func (w *world) close() {
+	if w.listener != nil {
+		_ = w.listener.Close() // streamwatch closed it already, unless it never started
+	}
 	if w.kafka != nil {
 		w.kafka.Close()
 	}
@@ -227,34 +231,4 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-// freeLoopbackAddr finds a free port on 127.0.0.1 for the webhook server.
-func freeLoopbackAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", fmt.Errorf("find a free port: %w", err)
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
-}
-
-// waitUntil polls cond until it holds, ctx ends or within passes; what names the condition
-// in the error.
-func waitUntil(ctx context.Context, within time.Duration, what string, cond func() bool) error {
-	deadline, cancel := context.WithTimeout(ctx, within)
-	defer cancel()
-	t := time.NewTicker(50 * time.Millisecond)
-	defer t.Stop()
-	for !cond() {
-		select {
-		case <-deadline.Done():
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return fmt.Errorf("%s did not happen within %s", what, within)
-		case <-t.C:
-		}
-	}
-	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/streamwatch/streamwatch/internal/wait"
 )
 
 // Cluster is a Redis Cluster of masters without replicas, each a redis-server this package
@@ -65,18 +66,14 @@ func (c *Cluster) waitOK(ctx context.Context) error {
 		rdb := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1})
 		var info string
 		var err error
-		for {
+		werr := wait.Until(ctx, time.Minute, "cluster node "+s.Addr+" ok", func() bool {
 			info, err = rdb.ClusterInfo(ctx).Result()
-			if err == nil && strings.Contains(info, "cluster_state:ok") && strings.Contains(info, want) {
-				break
-			}
-			if ctx.Err() != nil {
-				_ = rdb.Close()
-				return fmt.Errorf("cluster node %s not ok: %v\n%s", s.Addr, err, info)
-			}
-			time.Sleep(20 * time.Millisecond) // polling a condition, bounded by ctx
-		}
+			return err == nil && strings.Contains(info, "cluster_state:ok") && strings.Contains(info, want)
+		})
 		_ = rdb.Close()
+		if werr != nil {
+			return fmt.Errorf("%w: %v\n%s", werr, err, info)
+		}
 	}
 	return nil
 }

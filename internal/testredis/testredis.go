@@ -4,7 +4,6 @@
 package testredis
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/tls"
@@ -25,6 +24,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamwatch/streamwatch/config"
+	"github.com/streamwatch/streamwatch/internal/logbuf"
+	"github.com/streamwatch/streamwatch/internal/wait"
 )
 
 var (
@@ -99,29 +100,51 @@ type Server struct {
 	// certificate: what REDIS_TLS_CA_FILE must name.
 	CAFile string
 	cmd    *exec.Cmd
-	exited chan struct{} // closed when cmd has exited
-	out    *lockedBuffer // cmd's stdout and stderr (configuration errors come before the log file)
+	exited chan struct{}  // closed when cmd has exited
+	out    *logbuf.Buffer // cmd's stdout and stderr (configuration errors come before the log file)
 	dir    string
 	args   []string
 	tls    *tls.Config // how waitReady reaches a TLS server
+	// readyLines counts the log's "Ready to accept connections" lines before the newest
+	// launch (Restart appends to the same log).
+	readyLines int
 }
 
-// Start runs redis-server on a free loopback port and waits until it answers PING. extra are more
-// redis-server arguments, such as "--requirepass", "pw" (the server counts as ready when it
-// answers NOAUTH).
+const readyLine = "Ready to accept connections"
+
+// Start runs redis-server on a loopback port and waits until it is ready. extra are more
+// redis-server arguments, such as "--requirepass", "pw".
 func Start(extra ...string) (*Server, error) {
 	return start(func(s *Server) ([]string, error) {
 		return append([]string{"--port", strconv.Itoa(s.Port)}, extra...), nil
 	})
 }
 
-// start runs redis-server on a free loopback port with the arguments listen returns; listen may
+// start runs redis-server on a loopback port with the arguments listen returns; listen may
 // also set the server's URL and TLS settings.
+//
+// redis-server cannot be given port 0 (it means "no TCP"), so the kernel cannot pick its port
+// the way it picks a Go listener's: start takes a port nothing listens on, and when another
+// process binds it first (redis-server then says "Address already in use" and exits), it
+// starts again on another. A server counts as ready only once its own log says so, so that
+// something else answering on the port is never taken for it.
 func start(listen func(s *Server) ([]string, error)) (*Server, error) {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		return nil, fmt.Errorf("redis-server not found: install Debian's redis-server package (apt-get install redis-server) or set REDIS_URL")
 	}
-	port, err := FreePort()
+	for attempt := 1; ; attempt++ {
+		s, err := startOnce(listen)
+		if err == nil || !errors.Is(err, errPortTaken) || attempt == 10 {
+			return s, err
+		}
+	}
+}
+
+// errPortTaken is a server that found its port taken.
+var errPortTaken = errors.New("port taken")
+
+func startOnce(listen func(s *Server) ([]string, error)) (*Server, error) {
+	port, err := unusedPort()
 	if err != nil {
 		return nil, err
 	}
@@ -143,6 +166,9 @@ func start(listen func(s *Server) ([]string, error)) (*Server, error) {
 		return nil, err
 	}
 	if err := s.waitReady(10 * time.Second); err != nil {
+		if strings.Contains(s.Log(), "Address already in use") {
+			err = fmt.Errorf("%w: %w", errPortTaken, err)
+		}
 		s.Close()
 		return nil, err
 	}
@@ -155,7 +181,8 @@ func (s *Server) launch() error {
 	if err != nil {
 		return err
 	}
-	s.out = &lockedBuffer{}
+	s.readyLines = strings.Count(s.Log(), readyLine)
+	s.out = &logbuf.Buffer{}
 	s.cmd = command(bin, s.args)
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
 	if err := s.cmd.Start(); err != nil {
@@ -223,24 +250,31 @@ func (s *Server) Log() string {
 func (s *Server) waitReady(limit time.Duration) error {
 	c := redis.NewClient(&redis.Options{Addr: s.Addr, TLSConfig: s.tls, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
 	defer c.Close()
-	deadline := time.Now().Add(limit)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-		err := c.Ping(ctx).Err()
-		cancel()
-		if err == nil || answers(err) {
-			return nil
-		}
+	var last error
+	exited := false
+	err := wait.Until(context.Background(), limit, "redis-server on "+s.Addr+" becoming ready", func() bool {
 		select {
 		case <-s.exited:
-			return fmt.Errorf("redis-server on %s exited: %w", s.Addr, errors.New(tail(s.Log(), 5)))
+			exited = true
+			return true
 		default:
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("redis-server on %s not ready: %w\n%s", s.Addr, err, tail(s.Log(), 5))
+		// Its own log, not just an answer on the port: that could come from another process.
+		if strings.Count(s.Log(), readyLine) <= s.readyLines {
+			return false
 		}
-		time.Sleep(20 * time.Millisecond) // polling a condition, bounded by the deadline
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		last = c.Ping(ctx).Err()
+		return last == nil || answers(last)
+	})
+	switch {
+	case exited:
+		return fmt.Errorf("redis-server on %s exited: %w", s.Addr, errors.New(tail(s.Log(), 5)))
+	case err != nil:
+		return fmt.Errorf("%w (last ping: %v)\n%s", err, last, tail(s.Log(), 5))
 	}
+	return nil
 }
 
 // answers is true for the replies of a server that is up but wants credentials (started with
@@ -258,32 +292,15 @@ func command(bin string, args []string) *exec.Cmd {
 	return cmd
 }
 
-// FreePort asks the kernel for a free loopback TCP port.
-func FreePort() (int, error) {
+// unusedPort is a loopback TCP port nothing listens on now, as the kernel picks it; another
+// process may take it before redis-server binds it (start notices). Tests replace it.
+var unusedPort = func() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// lockedBuffer collects a process's output while it runs.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // tail returns the last n non-empty lines of s.

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"net"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -140,6 +141,39 @@ func TestUniversalClientFollowsClusterURL(t *testing.T) {
 		t.Fatalf("UniversalClient for a cluster URL is a %T, want *redis.ClusterClient", rdb)
 	}
 	if err := rdb.Set(context.Background(), "{"+prefix+"}:x", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStartOnATakenPort: when the port start picked is taken before redis-server binds it,
+// start starts it again on another port, and never takes the other process for its server.
+func TestStartOnATakenPort(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	picks := 0
+	pick := unusedPort
+	unusedPort = func() (int, error) {
+		picks++
+		if picks == 1 {
+			return taken.Addr().(*net.TCPAddr).Port, nil
+		}
+		return pick()
+	}
+	defer func() { unusedPort = pick }()
+	s, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if picks != 2 || s.Addr == taken.Addr().String() {
+		t.Fatalf("%d picks, server on %s (the taken port is %s)", picks, s.Addr, taken.Addr())
+	}
+	c := redis.NewClient(&redis.Options{Addr: s.Addr})
+	defer c.Close()
+	if err := c.Ping(context.Background()).Err(); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -220,7 +220,7 @@ func (e *env) build(ctx context.Context) error {
 	e.swloadBin = filepath.Join(e.tmp, "swload")
 	e.benchTestBin = filepath.Join(e.tmp, "bench.test")
 	builds := [][]string{
-		{"build", "-trimpath", "-ldflags", "-s -w -X main.version=" + e.version, "-o", e.streamwatchBin, "."},
+		{"build", "-trimpath", "-tags", "nodemo", "-ldflags", "-s -w -X main.version=" + e.version, "-o", e.streamwatchBin, "."},
 		{"build", "-o", e.swloadBin, "./bench/cmd/swload"},
 		{"test", "-c", "-o", e.benchTestBin, "./bench"},
 	}

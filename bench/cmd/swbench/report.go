@@ -358,7 +358,7 @@ func (e *env) render(m machine, res *results, took time.Duration) string {
 	w("| CPU | %s, %d cores (%d logical CPUs)%s |\n", m.cpu, m.cores, m.logical, virt)
 	w("| memory | %s |\n| OS | %s |\n| Go | %s |\n| redis-server | %s (%s) |\n",
 		m.memory, m.os, m.goVersion, orUnknown(m.redis), redisSetup)
-	w("| streamwatch | %s, built with the release flags (`CGO_ENABLED=0 -trimpath -ldflags '-s -w'`) |\n", e.version)
+	w("| streamwatch | %s, built with the release flags (`CGO_ENABLED=0 -trimpath -tags nodemo -ldflags '-s -w'`) |\n", e.version)
 	w("| load average (1/5/15 min) | %s before, %s after |\n\n", m.loadBefore, m.loadAfter)
 	w("**This machine is shared and was busy with other work while it measured** (see the load average): the\n")
 	w("figures are noisy. Every figure is the median of %d runs with the minimum and maximum beside it;\n", res.reps)

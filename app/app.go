@@ -1,0 +1,253 @@
+// Package app is the whole of streamwatch's serve command: New builds every part from a
+// configuration and the secrets (Redis, Kafka, the pipeline features, the command grammar, the
+// Slack side, the scheduler, the HTTP servers), and Run runs them until its context ends, then
+// stops and waits for every goroutine it started. main parses flags and the environment and
+// calls it; tests build it with their own listeners, clock and timeouts.
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/streamwatch/streamwatch/bot"
+	"github.com/streamwatch/streamwatch/config"
+	"github.com/streamwatch/streamwatch/integrations/kafka"
+	"github.com/streamwatch/streamwatch/pipeline"
+	"github.com/streamwatch/streamwatch/scheduler"
+	"github.com/streamwatch/streamwatch/state"
+)
+
+// Options configure the app. Config and Secrets are required; zero values of the rest get
+// the defaults in parentheses.
+type Options struct {
+	Config  *config.Config
+	Secrets config.Secrets
+	// Getenv reads the variables the configuration names (Kafka SASL passwords, S3
+	// credentials) when they are needed (os.Getenv).
+	Getenv func(string) string
+	Log    *slog.Logger // (discarded)
+	// Version is logged at start.
+	Version string
+
+	// Listener serves http.listen; nil: New listens on Config.HTTP.Listen. The app owns the
+	// listeners it is given: Run, or a failing New, closes them.
+	Listener net.Listener
+	// MetricsListener serves /metrics, /healthz and /readyz apart from the webhooks; nil: New
+	// listens on Config.HTTP.MetricsListen when it is set, else they share Listener.
+	MetricsListener net.Listener
+
+	// Now is the clock of the command replies, the deliverer's webhook signatures, the
+	// scheduler, the probes, the recovery watches and the repair policy (time.Now).
+	Now func() time.Time
+	// Replica names this process as an outbox consumer and a lock owner (host name and a
+	// random suffix).
+	Replica string
+	// ClaimAfter is how long an outbox entry may sit with a replica before another claims it
+	// (30s).
+	ClaimAfter time.Duration
+	// SlackTimeout bounds one Slack Web API call (15s); DeliveryTimeout one outbox delivery,
+	// its Slack calls and bookkeeping (10s).
+	SlackTimeout, DeliveryTimeout time.Duration
+	// HTTP are the HTTP servers' timeouts.
+	HTTP HTTPTimeouts
+	// ShutdownTimeout bounds the wait for in-flight webhooks at shutdown (5s).
+	ShutdownTimeout time.Duration
+}
+
+// HTTPTimeouts are the HTTP servers' timeouts; zero values get the defaults in parentheses.
+type HTTPTimeouts struct {
+	ReadHeader time.Duration // (5s) a slow client cannot hold a connection open with a trickle
+	Read       time.Duration // (30s)
+	Write      time.Duration // (30s)
+	Idle       time.Duration // (2m)
+}
+
+func (o *Options) defaults() {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&o.ClaimAfter, 30*time.Second)
+	def(&o.SlackTimeout, 15*time.Second)
+	def(&o.DeliveryTimeout, 10*time.Second)
+	def(&o.ShutdownTimeout, 5*time.Second)
+	def(&o.HTTP.ReadHeader, 5*time.Second)
+	def(&o.HTTP.Read, 30*time.Second)
+	def(&o.HTTP.Write, 30*time.Second)
+	def(&o.HTTP.Idle, 2*time.Minute)
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Replica == "" {
+		o.Replica = replicaName()
+	}
+}
+
+// App is streamwatch, built and not yet running.
+type App struct {
+	opt   Options
+	log   *slog.Logger
+	rdb   redis.UniversalClient
+	store *state.Store
+	kafka *kafka.Clusters
+	// transport carries the Slack Web API calls and response_url posts; its idle
+	// connections close at shutdown.
+	transport *http.Transport
+	bot       *bot.Bot
+	sched     *scheduler.Scheduler
+	diag      *pipeline.Diagnoser
+	servers   []served
+	// diagnoses runs the automatic diagnoses of opened incidents.
+	diagnoses *background
+}
+
+// served is an HTTP server and the listener it serves.
+type served struct {
+	name string
+	srv  *http.Server
+	ln   net.Listener
+}
+
+// New builds the app. Nothing runs until Run; on error, what New opened is closed.
+func New(opt Options) (a *App, err error) {
+	if opt.Config == nil {
+		return nil, errors.New("app: no configuration")
+	}
+	opt.defaults()
+	a = &App{opt: opt, log: opt.Log}
+	defer func() {
+		if err != nil {
+			a.close()
+		}
+	}()
+	if err := a.build(); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// Addr is the address the webhooks are served on.
+func (a *App) Addr() net.Addr { return a.servers[0].ln.Addr() }
+
+// Run runs the app until ctx ends or an HTTP server fails, then shuts down in order: stop
+// taking webhooks, let in-flight requests finish, stop Slack, the deliverer, the scheduler
+// and the automatic diagnoses, and wait for all of them. An App runs once.
+func (a *App) Run(ctx context.Context) error {
+	defer a.close()
+	cfg := a.opt.Config
+	a.log.Info("streamwatch starting", "version", a.opt.Version, "http", a.Addr().String(),
+		"pipelines", len(cfg.Pipelines), "redis_tls", a.opt.Secrets.Redis.TLSConfig != nil)
+	if len(a.servers) > 1 {
+		a.log.Info("metrics and health on their own address", "metrics_listen", a.servers[1].ln.Addr().String())
+	}
+	pingCtx, cancelPing := context.WithTimeout(ctx, 3*time.Second)
+	if err := a.store.Ping(pingCtx); err != nil {
+		// Not fatal: webhooks answer 503 and /readyz says why until Redis answers.
+		a.log.Warn("redis does not answer yet", "err", err)
+	}
+	cancelPing()
+
+	// The Slack side, the scheduler and the diagnoses outlive ctx until the webhooks are
+	// drained: what a webhook accepted during shutdown still reaches the outbox.
+	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	defer stop()
+	a.diagnoses.start(runCtx)
+	var parts sync.WaitGroup
+	parts.Go(func() { _ = a.bot.Run(runCtx) })
+	parts.Go(func() { a.sched.Run(runCtx) })
+	failed := make(chan error, len(a.servers))
+	var serving sync.WaitGroup
+	for _, s := range a.servers {
+		serving.Go(func() {
+			if err := s.srv.Serve(s.ln); !errors.Is(err, http.ErrServerClosed) {
+				failed <- fmt.Errorf("%s server: %w", s.name, err)
+			}
+		})
+	}
+
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-failed:
+	}
+	a.log.Info("shutting down")
+	a.bot.Drain()
+	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.opt.ShutdownTimeout)
+	for _, s := range a.servers {
+		if err := s.srv.Shutdown(shutCtx); err != nil {
+			a.log.Warn("http shutdown: closing the connections still open", "server", s.name, "err", err)
+			_ = s.srv.Close()
+		}
+	}
+	cancel()
+	serving.Wait()
+	stop()
+	a.waitFor("the Slack side, the deliverer and the scheduler", parts.Wait)
+	a.waitFor("the automatic diagnoses", a.diagnoses.wait)
+	a.waitFor("checks past their deadline", a.diag.Wait)
+	a.log.Info("stopped")
+	return err
+}
+
+// waitFor waits for wait to return, saying in the log what it waits for when that takes long.
+func (a *App) waitFor(what string, wait func()) {
+	done := make(chan struct{})
+	go func() { defer close(done); wait() }()
+	for {
+		t := time.NewTimer(5 * time.Second)
+		select {
+		case <-done:
+			t.Stop()
+			return
+		case <-t.C:
+			a.log.Warn("shutdown still waits", "for", what)
+		}
+	}
+}
+
+// close releases what New opened: listeners nobody served, the Kafka and Redis clients,
+// idle Slack connections.
+func (a *App) close() {
+	for _, ln := range []net.Listener{a.opt.Listener, a.opt.MetricsListener} {
+		if ln != nil {
+			_ = ln.Close()
+		}
+	}
+	for _, s := range a.servers {
+		_ = s.ln.Close()
+	}
+	if a.kafka != nil {
+		_ = a.kafka.Close()
+	}
+	if a.rdb != nil {
+		_ = a.rdb.Close()
+	}
+	if a.transport != nil {
+		a.transport.CloseIdleConnections()
+	}
+}
+
+func replicaName() string {
+	host, _ := os.Hostname()
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return strings.TrimSpace(host) + "-" + hex.EncodeToString(b)
+}

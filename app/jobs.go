@@ -1,0 +1,103 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/robfig/cron/v3"
+	"github.com/streamwatch/streamwatch/commands"
+	"github.com/streamwatch/streamwatch/config"
+	"github.com/streamwatch/streamwatch/integrations/kafka"
+	"github.com/streamwatch/streamwatch/metrics"
+	"github.com/streamwatch/streamwatch/pipeline"
+	"github.com/streamwatch/streamwatch/scheduler"
+	"github.com/streamwatch/streamwatch/state"
+)
+
+// scheduleJobs adds a probe job per pipeline with a probe schedule, the health digest and the
+// recovery watches.
+func scheduleJobs(s *scheduler.Scheduler, cfg *config.Config, probes *pipeline.Probes, watcher *pipeline.Watcher, store *state.Store, m *metrics.Metrics, log *slog.Logger) error {
+	var jobs []string
+	for _, p := range cfg.Pipelines {
+		if !p.Probe.Enabled() || p.Checkpoint.Location == "" {
+			continue
+		}
+		sched, err := config.ParseSchedule(p.Probe.Schedule)
+		if err != nil {
+			return fmt.Errorf("pipelines %s probe.schedule %q: %w", p.Name, p.Probe.Schedule, err)
+		}
+		name := p.Name
+		jobs = append(jobs, "probe:"+name)
+		s.Add(scheduler.Job{Name: "probe:" + name, Schedule: sched, Run: func(ctx context.Context, _ time.Time, _ int) error {
+			res, err := probes.Probe(ctx, name)
+			m.ProbeResults.WithLabelValues(name, string(res.Status)).Inc()
+			log.Info("probe", "pipeline", name, "status", res.Status, "class", res.Class, "took", res.Took)
+			return err
+		}})
+	}
+	if spec := cfg.Health.DigestSchedule; spec != "" && cfg.Slack.HealthChannel != "" {
+		sched, err := config.ParseSchedule(spec)
+		if err != nil {
+			return fmt.Errorf("health.digest_schedule %q: %w", spec, err)
+		}
+		channel := cfg.Slack.HealthChannel
+		s.Add(scheduler.Job{Name: "digest", Schedule: sched, Run: func(ctx context.Context, _ time.Time, missed int) error {
+			d, err := probes.Digest(ctx)
+			if err != nil {
+				return err
+			}
+			d.Missed = int64(missed)
+			for _, j := range jobs {
+				n, err := store.TakeMissed(ctx, j)
+				if err == nil {
+					d.Missed += n
+				}
+			}
+			_, _ = store.TakeMissed(ctx, "digest")
+			return store.EnqueueNotice(ctx, channel, commands.EncodeReply(commands.DigestReply(d)))
+		}})
+	}
+	s.Add(scheduler.Job{Name: "watch", Schedule: cron.Every(pipeline.WatchEvery), Run: func(ctx context.Context, _ time.Time, _ int) error {
+		return watcher.Tick(ctx)
+	}})
+	// Escalation: once per tick across replicas; the state marks each incident escalated in
+	// the same step, so that a restart or a second replica never calls twice.
+	if e := cfg.Slack.Escalation; e.Enabled() {
+		esc := state.Escalation{After: e.After, Mention: e.Mention, Severities: e.Levels()}
+		s.Add(scheduler.Job{Name: "escalate", Schedule: cron.Every(min(max(e.After/4, time.Second), 30*time.Second)),
+			Run: func(ctx context.Context, _ time.Time, _ int) error {
+				ids, err := store.Escalate(ctx, esc)
+				if len(ids) > 0 {
+					log.Info("escalated unacknowledged incidents", "incidents", ids, "mention", e.Mention)
+				}
+				return err
+			}})
+	}
+	return nil
+}
+
+// scheduleSampler samples every pipeline's group once per kafka.sample_interval in the whole
+// deployment, and keeps the lag gauge current.
+func scheduleSampler(s *scheduler.Scheduler, monitor *kafka.Monitor, samples *state.LagSamples, interval time.Duration, m *metrics.Metrics, log *slog.Logger) error {
+	if len(monitor.Pipelines()) == 0 {
+		return nil
+	}
+	sampler, err := kafka.NewSampler(monitor, kafka.SamplerOptions{Interval: interval, Logger: log})
+	if err != nil {
+		return err
+	}
+	s.Add(scheduler.Job{Name: "kafka-sample", Schedule: cron.Every(interval), Run: func(ctx context.Context, _ time.Time, _ int) error {
+		ctx, cancel := context.WithTimeout(ctx, interval)
+		defer cancel()
+		err := sampler.SampleOnce(ctx)
+		for _, p := range monitor.Pipelines() {
+			if lag, lerr := samples.RecentLag(ctx, p.Name); lerr == nil && len(lag) > 0 {
+				m.Lag.WithLabelValues(p.Name).Set(float64(lag[len(lag)-1]))
+			}
+		}
+		return err
+	}})
+	return nil
+}

@@ -1,0 +1,108 @@
+package commands
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/streamwatch/streamwatch/pipeline"
+)
+
+// verdictLines lay a verdict out: the live symptoms with their evidence, the probable causes
+// ranked with their confidence, signals, evidence and next step, what nothing explains, whose
+// access was judged, the newest progress, risks, history and notes.
+func verdictLines(v pipeline.Verdict) []string {
+	var out []string
+	switch {
+	case v.Healthy:
+		out = append(out, v.Pipeline+" is healthy: no live symptom.")
+	case len(v.Symptoms) == 0:
+		out = append(out, "No live symptom among the checks that finished.")
+	}
+	if len(v.Symptoms) > 0 {
+		out = append(out, "Symptoms (live):")
+		for _, s := range v.Symptoms {
+			out = append(out, fmt.Sprintf("- %s [%s]", s.Title, s.ID))
+			for _, e := range s.Evidence {
+				out = append(out, "   "+e)
+			}
+		}
+	}
+	for i, c := range v.Causes {
+		if i == 0 {
+			out = append(out, "Probable causes:")
+		}
+		out = append(out, fmt.Sprintf("%d. %s [%s] — %s (%s)", i+1, c.Title, c.ID, c.Confidence, strings.Join(c.Signals, ", ")))
+		var explains []string
+		for _, id := range c.Explains {
+			explains = append(explains, symptomTitle(v.Symptoms, id))
+		}
+		out = append(out, "   explains: "+strings.Join(explains, "; "))
+		for _, e := range c.Evidence {
+			out = append(out, "   - "+e)
+		}
+		out = append(out, "   next: "+strings.ReplaceAll(c.Next, "PIPELINE", v.Pipeline))
+	}
+	for _, id := range v.Unexplained {
+		out = append(out, fmt.Sprintf("No cause found for %s: look at the driver (`logs %s`), then restart the query once the cause is fixed.",
+			symptomTitle(v.Symptoms, id), v.Pipeline))
+	}
+	if v.Access != "" {
+		out = append(out, "access: "+v.Access)
+	}
+	if !v.Progress.IsZero() {
+		out = append(out, fmt.Sprintf("newest progress: %s at %s", v.ProgressWhat, stamp(v.Progress)))
+	}
+	if len(v.Risks) > 0 {
+		out = append(out, "Risks (no present symptom comes from them):")
+		for _, r := range v.Risks {
+			out = append(out, "- "+r)
+		}
+	}
+	if len(v.History) > 0 {
+		out = append(out, "History (older than the newest progress; not a cause):")
+		for _, h := range v.History {
+			out = append(out, "- "+h)
+		}
+	}
+	for _, n := range v.Notes {
+		out = append(out, "note: "+n)
+	}
+	if len(v.Unfinished) > 0 {
+		out = append(out, "did not finish in time: "+strings.Join(v.Unfinished, ", "))
+	}
+	return out
+}
+
+func symptomTitle(ss []pipeline.Symptom, id string) string {
+	for _, s := range ss {
+		if s.ID == id {
+			return s.Title
+		}
+	}
+	return id
+}
+
+// verdictSummary is the verdict in one line.
+func verdictSummary(v pipeline.Verdict) string {
+	if v.Healthy {
+		if n := len(v.Risks); n > 0 {
+			return fmt.Sprintf("%s: healthy, %d risk%s", v.Pipeline, n, map[bool]string{true: "", false: "s"}[n == 1])
+		}
+		return v.Pipeline + ": healthy"
+	}
+	if len(v.Causes) == 0 {
+		if len(v.Symptoms) == 0 {
+			return v.Pipeline + ": no live symptom among the checks that finished"
+		}
+		var titles []string
+		for _, s := range v.Symptoms {
+			titles = append(titles, s.Title)
+		}
+		return v.Pipeline + ": " + strings.Join(titles, "; ") + "; no probable cause found"
+	}
+	var ids []string
+	for _, c := range v.Causes {
+		ids = append(ids, fmt.Sprintf("%s (%s)", c.ID, c.Confidence))
+	}
+	return v.Pipeline + ": probable cause " + strings.Join(ids, ", ")
+}

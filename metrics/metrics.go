@@ -1,0 +1,100 @@
+// Package metrics holds streamwatch's Prometheus registry: what the webhooks, the deliverer,
+// the commands, the probes and the Kafka sampler measure, served at /metrics.
+package metrics
+
+import (
+	"net/http"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics are streamwatch's Prometheus metrics. Labels are bounded: sources, outcomes, Slack
+// method names, HTTP statuses, command names, pipeline names and channel IDs (of floods), never
+// ids or partitions.
+type Metrics struct {
+	reg             *prometheus.Registry
+	AlertsReceived  *prometheus.CounterVec
+	IncidentsOpened prometheus.Counter
+	Duplicates      prometheus.Counter
+	OutboxDepth     prometheus.Gauge
+	OutboxOldest    prometheus.Gauge
+	IncidentsOpen   prometheus.Gauge
+	Flood           *prometheus.GaugeVec
+	DeliveryLatency prometheus.Histogram
+	SlackCalls      *prometheus.CounterVec
+	SlackErrors     *prometheus.CounterVec
+	CommandSeconds  *prometheus.HistogramVec
+	ProbeResults    *prometheus.CounterVec
+	Lag             *prometheus.GaugeVec
+}
+
+// New registers every family on a registry of its own (several bots in one test
+// process must not collide).
+func New() *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry()}
+	m.AlertsReceived = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "streamwatch_alerts_received_total",
+		Help: "Alerts received by webhook source and outcome: opened, duplicate, flooded (joined a flood incident), resolved, ignored (recorded all of them); rejected, unavailable (not recorded)."}, []string{"source", "outcome"})
+	m.IncidentsOpened = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamwatch_incidents_opened_total", Help: "Incidents opened."})
+	m.Duplicates = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamwatch_duplicates_threaded_total", Help: "Alerts that joined an open incident."})
+	m.OutboxDepth = prometheus.NewGauge(prometheus.GaugeOpts{Name: "streamwatch_outbox_depth", Help: "Slack deliveries waiting in the outbox."})
+	m.OutboxOldest = prometheus.NewGauge(prometheus.GaugeOpts{Name: "streamwatch_outbox_oldest_seconds",
+		Help: "Age of the oldest Slack delivery waiting in the outbox (0 when none waits)."})
+	m.IncidentsOpen = prometheus.NewGauge(prometheus.GaugeOpts{Name: "streamwatch_incidents_open",
+		Help: "Open and acknowledged incidents, flood incidents included."})
+	m.Flood = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "streamwatch_flood_active",
+		Help: "1 while the channel is in a flood (new alerts join its flood incident), else 0."}, []string{"channel"})
+	m.DeliveryLatency = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "streamwatch_outbox_delivery_seconds",
+		Help: "Time from an outbox entry's creation to its delivery to Slack.", Buckets: prometheus.ExponentialBuckets(0.01, 3, 10)})
+	m.SlackCalls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "streamwatch_slack_api_calls_total",
+		Help: "Slack Web API calls by method and HTTP status."}, []string{"method", "status"})
+	m.SlackErrors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "streamwatch_slack_api_errors_total",
+		Help: "Slack Web API errors by method and error."}, []string{"method", "error"})
+	m.CommandSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "streamwatch_command_seconds",
+		Help: "Command latency by command.", Buckets: prometheus.ExponentialBuckets(0.005, 3, 10)}, []string{"command"})
+	m.ProbeResults = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "streamwatch_probe_results_total",
+		Help: "Checkpoint probe results by pipeline and status."}, []string{"pipeline", "status"})
+	m.Lag = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "streamwatch_lag_records",
+		Help: "Total consumer lag in records by pipeline, from the last sample."}, []string{"pipeline"})
+	m.reg.MustRegister(m.AlertsReceived, m.IncidentsOpened, m.Duplicates, m.OutboxDepth, m.OutboxOldest,
+		m.IncidentsOpen, m.Flood, m.DeliveryLatency,
+		m.SlackCalls, m.SlackErrors, m.CommandSeconds, m.ProbeResults, m.Lag,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Handler serves the metrics.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+// Transport counts Slack Web API calls by method and HTTP status around next.
+func (m *Metrics) Transport(next http.RoundTripper) http.RoundTripper {
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	return roundTripper(func(r *http.Request) (*http.Response, error) {
+		method := path.Base(r.URL.Path)
+		switch {
+		case strings.Contains(r.URL.Path, "/upload/"): // a file's bytes, to the URL files.getUploadURLExternal gave
+			method = "file_upload"
+		case !strings.Contains(method, "."): // response_url and other non-API posts
+			method = "response_url"
+		}
+		resp, err := next.RoundTrip(r)
+		status := "error"
+		if err == nil {
+			status = strconv.Itoa(resp.StatusCode)
+		}
+		m.SlackCalls.WithLabelValues(method, status).Inc()
+		return resp, err
+	})
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -1,0 +1,117 @@
+package pipeline
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/streamwatch/streamwatch/integrations/deployconf"
+	"github.com/streamwatch/streamwatch/integrations/driverlog"
+	"github.com/streamwatch/streamwatch/integrations/kafka"
+	"github.com/streamwatch/streamwatch/integrations/probe"
+	"github.com/streamwatch/streamwatch/integrations/spark"
+)
+
+// Checks are the diagnostics of one pipeline; a nil check does not apply to it.
+type Checks struct {
+	Lag        func(ctx context.Context) (*kafka.LagReport, error)
+	Checkpoint func(ctx context.Context) (*spark.Report, error)
+	Probe      func(ctx context.Context) *probe.Result // read-only
+	LastWrite  func(ctx context.Context) *probe.Result // the newest stored probe with a write test
+	Logs       func(ctx context.Context) (*driverlog.Report, error)
+	Drift      func(ctx context.Context) ([]deployconf.Difference, error)
+	// Running, when set, counts the checks' goroutines: Run returns at its deadline, and a
+	// check that ignores its context's end is waited for by whoever waits on Running.
+	Running *sync.WaitGroup
+}
+
+// Run runs every check concurrently under one deadline and judges what finished; the checks
+// still running at the deadline are named in the verdict.
+func (c Checks) Run(ctx context.Context, pipeline string, timeout time.Duration) Verdict {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var mu sync.Mutex
+	in := Inputs{Pipeline: pipeline}
+	pending := map[string]bool{}
+	done := make(chan struct{}, 8)
+	running := c.Running
+	if running == nil {
+		running = &sync.WaitGroup{}
+	}
+	start := func(name string, f func()) {
+		pending[name] = true
+		running.Go(func() {
+			f()
+			mu.Lock()
+			// A check that returns only because the deadline cut it did not finish.
+			if ctx.Err() == nil {
+				delete(pending, name)
+			}
+			mu.Unlock()
+			done <- struct{}{}
+		})
+	}
+	mu.Lock()
+	if c.Lag != nil {
+		start(CheckLag, func() {
+			r, err := c.Lag(ctx)
+			mu.Lock()
+			in.Lag, in.LagErr = r, err
+			mu.Unlock()
+		})
+	}
+	if c.Checkpoint != nil {
+		start(CheckCheckpoint, func() {
+			r, err := c.Checkpoint(ctx)
+			mu.Lock()
+			in.Checkpoint, in.CheckpointErr = r, err
+			mu.Unlock()
+		})
+	}
+	if c.Probe != nil {
+		start(CheckProbe, func() {
+			r := c.Probe(ctx)
+			w := (*probe.Result)(nil)
+			if c.LastWrite != nil {
+				w = c.LastWrite(ctx)
+			}
+			mu.Lock()
+			in.Probe, in.LastWrite = r, w
+			mu.Unlock()
+		})
+	}
+	if c.Logs != nil {
+		start(CheckLogs, func() {
+			r, err := c.Logs(ctx)
+			mu.Lock()
+			in.Logs, in.LogsErr = r, err
+			mu.Unlock()
+		})
+	}
+	if c.Drift != nil {
+		start(CheckDrift, func() {
+			r, err := c.Drift(ctx)
+			mu.Lock()
+			in.Drift, in.DriftErr = r, err
+			mu.Unlock()
+		})
+	}
+	n := len(pending)
+	mu.Unlock()
+	for i := 0; i < n; i++ {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			i = n
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	snapshot := in
+	for _, name := range []string{CheckLag, CheckCheckpoint, CheckProbe, CheckLogs, CheckDrift} {
+		if pending[name] {
+			snapshot.Unfinished = append(snapshot.Unfinished, name)
+		}
+	}
+	return Judge(snapshot)
+}

@@ -1,0 +1,17 @@
+// Package pipeline is what streamwatch does to a streaming pipeline, one file per feature:
+//
+//   - diagnose.go, checks.go, verdict.go: every check of a pipeline at once under one deadline
+//     (Diagnoser, Checks) and the judgment over their results (Judge: live symptoms first,
+//     then the causes that explain them, with confidence, risks and history; docs/diagnosis.md).
+//   - checkpoint.go: the Spark checkpoint read against the brokers' log ends (Checkpoints).
+//   - probes.go, digest.go: checkpoint-access probes and their transitions into incidents and
+//     notices (Probes), and the health digest (Digest).
+//   - watch.go: the recovery watch after a fix (Watcher).
+//   - repair.go: the repair policy: backups, dry runs stored as plans, confirmations refused
+//     unless every rule holds (Repairs).
+//
+// It reads pipelines through the integrations (storage, spark, kafka, probe, driverlog,
+// deployconf, remediate) and records through small interfaces that state.Store satisfies. It
+// returns data, never Slack text: commands turns results into replies. It knows neither Slack
+// nor the command grammar.
+package pipeline

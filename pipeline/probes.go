@@ -1,0 +1,170 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/streamwatch/streamwatch/config"
+	"github.com/streamwatch/streamwatch/integrations/probe"
+	"github.com/streamwatch/streamwatch/state"
+)
+
+// ProbeTarget is what the probes need to know of one pipeline.
+type ProbeTarget struct {
+	Name         string
+	Channel      string
+	Probe        probe.Options
+	OpenIncident bool // probe.open_incident: a failure opens incident "probe:<name>"
+	Scheduled    bool // the probe has a schedule
+}
+
+// LagSource gives the recent total lag samples of a pipeline (oldest first) for the digest
+// (state.LagSamples).
+type LagSource interface {
+	RecentLag(ctx context.Context, pipeline string) ([]int64, error)
+}
+
+// ProbeStore records probe results and announces changes of health: notices, and the
+// incidents of pipelines whose failing probe opens one (state.Store).
+type ProbeStore interface {
+	LastProbes
+	RecordProbe(ctx context.Context, pipeline string, r state.ProbeRecord) (string, error)
+	ProbeHistory(ctx context.Context, pipeline string, n int64) ([]state.ProbeRecord, error)
+	RecordAlert(ctx context.Context, a state.AlertRecord) (state.Outcome, error)
+	MarkQuiet(ctx context.Context, id string) error
+	Note(ctx context.Context, id, ev, actor, detail, once string) (bool, error)
+	EnqueueNotice(ctx context.Context, channel, text string) error
+}
+
+// Probes probes pipelines and reports their health.
+type Probes struct {
+	Store     ProbeStore
+	Pipelines []ProbeTarget
+	Lag       LagSource // optional
+	Timeout   time.Duration
+	Now       func() time.Time
+	// Opened, when set, is told of each incident a failing probe opens (the app queues its
+	// automatic diagnosis). It must not block.
+	Opened func(incident, pipeline string)
+}
+
+// NewProbes describes every pipeline of cfg with a checkpoint to the probes.
+func NewProbes(cfg *config.Config, store ProbeStore, getenv func(string) string) *Probes {
+	ps := &Probes{Store: store, Timeout: cfg.Diagnose.Timeout}
+	for _, p := range cfg.Pipelines {
+		if p.Checkpoint.Location == "" {
+			continue
+		}
+		ps.Pipelines = append(ps.Pipelines, ProbeTarget{
+			Name: p.Name, Channel: p.Channel, OpenIncident: p.Probe.OpenIncident, Scheduled: p.Probe.Enabled(),
+			Probe: ProbeOptions(cfg, p, getenv),
+		})
+	}
+	return ps
+}
+
+// Pipeline returns the named pipeline.
+func (s *Probes) Pipeline(name string) (ProbeTarget, bool) {
+	for _, p := range s.Pipelines {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return ProbeTarget{}, false
+}
+
+// Names lists the pipelines with a checkpoint to probe.
+func (s *Probes) Names() []string {
+	var out []string
+	for _, p := range s.Pipelines {
+		out = append(out, p.Name)
+	}
+	return out
+}
+
+// Probe runs one probe of the named pipeline, records it and announces a change of health,
+// once: nothing on repeated OK; a new failure posts one message (the root of incident
+// probe:<name> when OpenIncident, diagnosed in its thread); a failure that persists with the
+// same class and reason only edits that root (since when, how many probes failed); a failure
+// whose class or reason changes, or that returns after a recovery, posts one thread reply; a
+// recovery posts one.
+func (s *Probes) Probe(ctx context.Context, name string) (probe.Result, error) {
+	p, ok := s.Pipeline(name)
+	if !ok {
+		return probe.Result{}, fmt.Errorf("unknown pipeline %q (known: %s)", name, strings.Join(s.Names(), ", "))
+	}
+	timeout := s.Timeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	res := probe.Run(pctx, p.Probe)
+	cancel()
+	return res, s.record(ctx, p, res)
+}
+
+func (s *Probes) record(ctx context.Context, p ProbeTarget, res probe.Result) error {
+	before, err := s.Store.LastProbe(ctx, p.Name)
+	if err != nil {
+		return err
+	}
+	raw, _ := json.Marshal(res)
+	prev, err := s.Store.RecordProbe(ctx, p.Name, state.ProbeRecord{
+		At: res.Started, Status: string(res.Status), Class: string(res.Class), Reason: res.Reason, Result: raw,
+	})
+	if err != nil {
+		return err
+	}
+	failed := res.Status == probe.StatusFailed
+	wasFailed := prev == string(probe.StatusFailed)
+	key := "probe:" + p.Name
+	failure := probe.FailureKey(res.Class, res.Reason)
+	switch {
+	case failed && p.OpenIncident:
+		out, err := s.Store.RecordAlert(ctx, state.AlertRecord{
+			Key: key, Fingerprint: key, Title: "Checkpoint probe failed for " + p.Name + ": " + res.Reason,
+			Severity: 2, Pipeline: p.Name, Channel: p.Channel, Source: "probe", Detail: failure,
+		})
+		if err != nil {
+			return err
+		}
+		switch {
+		case out.Result == "opened":
+			if err := s.Store.MarkQuiet(ctx, out.Incident); err != nil {
+				return err
+			}
+			if s.Opened != nil {
+				s.Opened(out.Incident, p.Name)
+			}
+		case !wasFailed:
+			_, err = s.Store.Note(ctx, out.Incident, "probe", "probe",
+				fmt.Sprintf("Failing again since %s: %s", res.Started.UTC().Format("15:04:05Z"), failure), "")
+		case probe.FailureKey(probe.Class(before.Last.Class), before.Last.Reason) != failure:
+			_, err = s.Store.Note(ctx, out.Incident, "probe", "probe",
+				fmt.Sprintf("The probe now fails differently (%s): %s\nbefore: %s", res.Started.UTC().Format("15:04:05Z"), failure,
+					probe.FailureKey(probe.Class(before.Last.Class), before.Last.Reason)), "")
+		}
+		return err
+	case failed && !wasFailed:
+		err = s.Store.EnqueueNotice(ctx, p.Channel, fmt.Sprintf("Checkpoint probe of %s FAILED (%s): %s", p.Name, res.Class, res.Reason))
+	case !failed && wasFailed && p.OpenIncident:
+		_, err = s.Store.RecordAlert(ctx, state.AlertRecord{
+			Key: key, Fingerprint: key, Resolved: true, Pipeline: p.Name, Channel: p.Channel, Source: "probe",
+			Detail: fmt.Sprintf("checkpoint probe of %s is %s again (%s)", p.Name, res.Status, res.Started.UTC().Format("15:04:05Z")),
+		})
+	case !failed && wasFailed:
+		err = s.Store.EnqueueNotice(ctx, p.Channel, fmt.Sprintf("Checkpoint probe of %s recovered: %s", p.Name, res.Status))
+	}
+	return err
+}
+
+// History returns the newest n stored results of a pipeline, newest first.
+func (s *Probes) History(ctx context.Context, name string, n int64) ([]state.ProbeRecord, error) {
+	if _, ok := s.Pipeline(name); !ok {
+		return nil, fmt.Errorf("unknown pipeline %q (known: %s)", name, strings.Join(s.Names(), ", "))
+	}
+	return s.Store.ProbeHistory(ctx, name, n)
+}

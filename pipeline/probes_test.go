@@ -1,0 +1,122 @@
+package pipeline_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/streamwatch/streamwatch/integrations/probe"
+	"github.com/streamwatch/streamwatch/integrations/spark/sparktest"
+	"github.com/streamwatch/streamwatch/pipeline"
+	"github.com/streamwatch/streamwatch/state"
+)
+
+// TestProbesSpeakOnChange: a probe says something only when health changes: nothing on a
+// repeated result; one notice on failure and one on recovery; with probe.open_incident the
+// failure opens an incident (diagnosed once, through Opened), a repeated failure only edits
+// its root, a different failure and a failure after a recovery each post one note, and the
+// recovery resolves its alert.
+func TestProbesSpeakOnChange(t *testing.T) {
+	type step struct {
+		checkpoint string // ok, missing or empty
+		status     probe.Status
+		want       []string // what reaches the outbox: "notice CHANNEL: …", "root", "event INCIDENT EVENT: …"
+	}
+	cases := []struct {
+		name     string
+		incident bool
+		steps    []step
+		opened   int
+	}{
+		{"notices", false, []step{
+			{"ok", probe.StatusOK, nil},
+			{"ok", probe.StatusOK, nil},
+			{"missing", probe.StatusFailed, []string{"notice C0PIPE: Checkpoint probe of sms-replies FAILED (NOT_FOUND): "}},
+			{"missing", probe.StatusFailed, nil},
+			{"ok", probe.StatusOK, []string{"notice C0PIPE: Checkpoint probe of sms-replies recovered: OK"}},
+			{"ok", probe.StatusOK, nil},
+		}, 0},
+		{"an incident", true, []step{
+			{"missing", probe.StatusFailed, []string{"root"}},
+			{"missing", probe.StatusFailed, nil},
+			{"empty", probe.StatusFailed, []string{"event INC-1 probe: The probe now fails differently"}},
+			{"ok", probe.StatusOK, []string{"event INC-1 all_resolved: checkpoint probe of sms-replies is OK again"}},
+			{"missing", probe.StatusFailed, []string{"event INC-1 probe: Failing again since"}},
+		}, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			st, _ := newStore(t)
+			dir := filepath.Join(t.TempDir(), "cp")
+			var opened []string
+			ps := &pipeline.Probes{Store: st, Pipelines: []pipeline.ProbeTarget{{Name: "sms-replies", Channel: "C0PIPE", OpenIncident: c.incident,
+				Probe: probe.Options{Pipeline: "sms-replies", Location: dir, StaleAfter: time.Hour}}},
+				Opened: func(incident, p string) { opened = append(opened, incident+" "+p) }}
+			for i, s := range c.steps {
+				os.RemoveAll(dir)
+				switch s.checkpoint {
+				case "ok":
+					if err := sparktest.WriteCheckpoint(dir, sparktest.Spec{Start: time.Now().Add(-5 * time.Minute), LatestBatch: 3, LatestCommit: 3}); err != nil {
+						t.Fatal(err)
+					}
+				case "empty":
+					os.MkdirAll(dir, 0o755)
+				}
+				res, err := ps.Probe(ctx, "sms-replies")
+				if err != nil || res.Status != s.status {
+					t.Fatalf("step %d: %s %v, want %s", i+1, res.Status, err, s.status)
+				}
+				got := outbox(t, st)
+				if len(got) != len(s.want) {
+					t.Fatalf("step %d (%s): the outbox got %q, want %q", i+1, s.checkpoint, got, s.want)
+				}
+				for j := range got {
+					if !strings.HasPrefix(got[j], s.want[j]) {
+						t.Fatalf("step %d (%s): the outbox got %q, want %q", i+1, s.checkpoint, got, s.want)
+					}
+				}
+			}
+			if len(opened) != c.opened || (c.opened > 0 && opened[0] != "INC-1 sms-replies") {
+				t.Fatalf("Opened was told of %q, want %d time(s) for INC-1", opened, c.opened)
+			}
+			hist, err := ps.History(ctx, "sms-replies", 100)
+			if err != nil || len(hist) != len(c.steps) {
+				t.Fatalf("history: %d results, %v", len(hist), err)
+			}
+		})
+	}
+}
+
+// outbox takes what the outbox holds, as the test names it, leaving out coalesced repeats.
+func outbox(t *testing.T, st *state.Store) []string {
+	t.Helper()
+	ctx := context.Background()
+	ds, err := st.ReadOutbox(ctx, "test", false, 100, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, d := range ds {
+		switch d.Kind {
+		case state.KindNotice:
+			out = append(out, "notice "+d.Channel+": "+d.Detail)
+		case state.KindRoot:
+			out = append(out, "root")
+		case state.KindEvent:
+			out = append(out, "event "+d.Incident+" "+d.Event+": "+d.Detail)
+		}
+		if d.Kind == state.KindNotice {
+			err = st.Drop(ctx, d)
+		} else {
+			err = st.Complete(ctx, d, "", "")
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}

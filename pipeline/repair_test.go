@@ -1,0 +1,169 @@
+package pipeline_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/streamwatch/streamwatch/integrations/spark/sparktest"
+	"github.com/streamwatch/streamwatch/pipeline"
+)
+
+// repairWorld is a pipeline whose newest offsets file (offsets/4) is empty, with a backup
+// location, and the Repairs over it; skew moves the policy's clock (not the files').
+type repairWorld struct {
+	r        *pipeline.Repairs
+	dir      string
+	offsets4 string
+	skew     atomic.Int64
+}
+
+func newRepairWorld(t *testing.T, backups bool) *repairWorld {
+	t.Helper()
+	base := t.TempDir()
+	w := &repairWorld{dir: filepath.Join(base, "cp")}
+	w.offsets4 = filepath.Join(w.dir, "offsets", "4")
+	if err := sparktest.WriteCheckpoint(w.dir, sparktest.Spec{Start: time.Now().Add(-40 * time.Minute), LatestBatch: 4, LatestCommit: 3,
+		Topics: []sparktest.Topic{{Name: "client.replies.sms", Partitions: 3, RecordsPerBatch: 2}},
+		Files:  map[string]string{"offsets/4": ""}, ModTimes: map[string]time.Time{"offsets/4": time.Now().Add(-30 * time.Minute)}}); err != nil {
+		t.Fatal(err)
+	}
+	location := fmt.Sprintf("    checkpoint: {location: %q}\n", w.dir)
+	if backups {
+		location = fmt.Sprintf("    checkpoint: {location: %q, backup_location: %q}\n", w.dir, filepath.Join(base, "backups"))
+	}
+	st, _ := newStore(t)
+	w.r = &pipeline.Repairs{Config: parseConfig(t, location, "repair: {confirm_within: 3m, quiet_for: 2m, backup_max_age: 1h}\n"),
+		Store: st, Replica: "replica-a", Now: func() time.Time { return time.Now().Add(time.Duration(w.skew.Load())) }}
+	return w
+}
+
+// TestRepairPolicy: a confirmation carries out the plan it names only when every rule holds,
+// and otherwise says which rule refused it, moving nothing.
+func TestRepairPolicy(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name    string
+		backups bool
+		// before runs between the dry run and the confirmation; it may change the confirmation.
+		before  func(t *testing.T, w *repairWorld, c *pipeline.Confirmation)
+		refusal string // "" when the confirmation goes through
+	}{
+		{"no verified backup", true, nil, "no verified backup of sms-replies: run `checkpoint backup sms-replies` first"},
+		{"a backup older than repair.backup_max_age", true, func(t *testing.T, w *repairWorld, _ *pipeline.Confirmation) {
+			backup(t, w)
+			w.skew.Store(int64(2 * time.Hour))
+		}, "older than repair.backup_max_age (1h0m0s): back up again first"},
+		{"a planned file changed", true, func(t *testing.T, w *repairWorld, _ *pipeline.Confirmation) {
+			backup(t, w)
+			fi, _ := os.Stat(w.offsets4)
+			os.WriteFile(w.offsets4, []byte("v1\n{\"bat"), 0o644)
+			os.Chtimes(w.offsets4, fi.ModTime(), fi.ModTime())
+		}, "the checkpoint of sms-replies changed since dry run"},
+		{"the query writes", true, func(t *testing.T, w *repairWorld, _ *pipeline.Confirmation) {
+			backup(t, w)
+			os.WriteFile(filepath.Join(w.dir, "offsets", ".5.9f1c.tmp"), []byte("v1\n"), 0o644)
+		}, "sms-replies looks alive: a checkpoint repair now could break the running query; nothing was changed"},
+		{"the query writes, forced", true, func(t *testing.T, w *repairWorld, c *pipeline.Confirmation) {
+			backup(t, w)
+			os.WriteFile(filepath.Join(w.dir, "offsets", ".5.9f1c.tmp"), []byte("v1\n"), 0o644)
+			c.Force = "query stopped by hand"
+		}, ""},
+		{"another remediation holds the lock", true, func(t *testing.T, w *repairWorld, _ *pipeline.Confirmation) {
+			backup(t, w)
+			if ok, err := w.r.Store.TryLock(ctx, "remediate:sms-replies", "checkpoint backup by bob since 10:40:00Z (replica-b #1)", time.Minute); !ok || err != nil {
+				t.Fatal("lock", err)
+			}
+		}, "another remediation of sms-replies is running (checkpoint backup by bob since 10:40:00Z); one at a time per pipeline"},
+		{"the plan of another kind", true, func(t *testing.T, w *repairWorld, c *pipeline.Confirmation) {
+			backup(t, w)
+			c.Kind = pipeline.KindRestore
+		}, "is a repair of sms-replies, not a restore of sms-replies"},
+		{"an unknown plan", true, func(t *testing.T, w *repairWorld, c *pipeline.Confirmation) {
+			backup(t, w)
+			c.Plan = "P-999"
+		}, "plan P-999 is unknown, expired (plans last 3m0s, repair.confirm_within) or already carried out"},
+		{"every rule holds", true, func(t *testing.T, w *repairWorld, _ *pipeline.Confirmation) { backup(t, w) }, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := newRepairWorld(t, c.backups)
+			prop, err := w.r.Propose(ctx, pipeline.KindRepair, "sms-replies", "", "alice")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if prop.ID == "" || prop.Files != 1 || len(prop.Warnings) != 0 {
+				t.Fatalf("dry run %+v, want a plan of one file and no warning", prop)
+			}
+			conf := pipeline.Confirmation{Kind: pipeline.KindRepair, Pipeline: "sms-replies", Plan: prop.ID, Actor: "alice"}
+			if c.before != nil {
+				c.before(t, w, &conf)
+			}
+			out, err := w.r.Confirm(ctx, conf)
+			var re *pipeline.RefusalError
+			if c.refusal != "" {
+				if !errors.As(err, &re) || !strings.Contains(re.Error(), c.refusal) {
+					t.Fatalf("confirm: %v, want a refusal saying %q", err, c.refusal)
+				}
+				if _, err := os.Stat(w.offsets4); err != nil {
+					t.Fatalf("a refused repair moved offsets/4: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(out.Files) != 1 || out.Files[0] != "offsets/4" || !strings.HasPrefix(out.Text, "Quarantined 1 file(s) of sms-replies") {
+				t.Fatalf("outcome %+v", out)
+			}
+			if conf.Force != "" && len(out.Forced) == 0 {
+				t.Fatalf("a forced repair names nothing it overrode")
+			}
+			if _, err := os.Stat(w.offsets4); !os.IsNotExist(err) {
+				t.Fatalf("offsets/4 after the repair: %v", err)
+			}
+			if _, err := w.r.Confirm(ctx, conf); err == nil || !strings.Contains(err.Error(), "is unknown, expired") {
+				t.Fatalf("the plan was carried out twice: %v", err)
+			}
+			// The query is stopped for good; the restore puts back exactly what was quarantined.
+			os.Remove(filepath.Join(w.dir, "offsets", ".5.9f1c.tmp"))
+			rp, err := w.r.Propose(ctx, pipeline.KindRestore, "sms-replies", "", "alice")
+			if err != nil || rp.Files != 1 {
+				t.Fatalf("restore dry run %+v %v", rp, err)
+			}
+			back, err := w.r.Confirm(ctx, pipeline.Confirmation{Kind: pipeline.KindRestore, Pipeline: "sms-replies", Plan: rp.ID, Actor: "alice"})
+			if err != nil || len(back.Files) != 1 {
+				t.Fatalf("restore %+v %v", back, err)
+			}
+			if b, err := os.ReadFile(w.offsets4); err != nil || len(b) != 0 {
+				t.Fatalf("offsets/4 after the restore: %q %v", b, err)
+			}
+		})
+	}
+}
+
+// TestRepairWithoutBackupLocation: no backup location, no backup and no repair.
+func TestRepairWithoutBackupLocation(t *testing.T) {
+	w := newRepairWorld(t, false)
+	_, err := w.r.Backup(context.Background(), "sms-replies", "alice")
+	var re *pipeline.RefusalError
+	if !errors.As(err, &re) || !strings.Contains(re.Reason, "pipelines[sms-replies].checkpoint.backup_location is not set: no backup, no repair") {
+		t.Fatalf("backup without a location: %v", err)
+	}
+	if _, err := w.r.Backup(context.Background(), "nope", "alice"); err == nil || !strings.Contains(err.Error(), `unknown pipeline "nope"`) {
+		t.Fatalf("backup of an unknown pipeline: %v", err)
+	}
+}
+
+func backup(t *testing.T, w *repairWorld) {
+	t.Helper()
+	if _, err := w.r.Backup(context.Background(), "sms-replies", "alice"); err != nil {
+		t.Fatal(err)
+	}
+}

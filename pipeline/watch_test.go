@@ -1,0 +1,105 @@
+package pipeline_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/streamwatch/streamwatch/integrations/spark/sparktest"
+	"github.com/streamwatch/streamwatch/internal/testclock"
+	"github.com/streamwatch/streamwatch/pipeline"
+	"github.com/streamwatch/streamwatch/state"
+)
+
+// TestWatchReportsOnce: a watch reports exactly once, when the checkpoint commits a new batch
+// or the group's commits advance, or when its time runs out; into the incident's thread when
+// it has one, else into the channel.
+func TestWatchReportsOnce(t *testing.T) {
+	ctx := context.Background()
+	topic := sparktest.Topic{Name: "client.replies.sms", Partitions: 2, RecordsPerBatch: 5}
+	checkpointAt := func(t *testing.T, dir string, batch int64) {
+		t.Helper()
+		if err := sparktest.WriteCheckpoint(dir, sparktest.Spec{Start: time.Now().Add(-time.Hour), LatestBatch: batch, LatestCommit: batch,
+			Topics: []sparktest.Topic{topic}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases := []struct {
+		name     string
+		incident bool
+		change   func(t *testing.T, dir string, b *brokers, c *testclock.Clock)
+		want     string
+	}{
+		{"a new checkpoint commit", false, func(t *testing.T, dir string, _ *brokers, _ *testclock.Clock) { checkpointAt(t, dir, 4) },
+			"Recovery: sms-replies is progressing again. first new checkpoint commit: batch 3 → 4."},
+		{"the group commits again", true, func(t *testing.T, _ string, b *brokers, _ *testclock.Clock) {
+			b.set(map[int32]int64{0: 130, 1: 130}, map[int32]int64{0: 125, 1: 120})
+		}, "Recovery: sms-replies is progressing again. group offsets advanced by 45; lag 40 → 15 (falling)."},
+		{"time runs out", true, func(t *testing.T, _ string, _ *brokers, c *testclock.Clock) { c.Add(31 * time.Minute) },
+			"No progress on sms-replies within 30m0s of watching: checkpoint commit batch 3; group committed 200 records in total, lag 40. The fix did not take; run `diagnose sms-replies`."},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			st, clk := newStore(t)
+			dir := filepath.Join(t.TempDir(), "cp")
+			checkpointAt(t, dir, 3)
+			b := &brokers{logEnd: map[int32]int64{0: 120, 1: 120}, commit: map[int32]int64{0: 100, 1: 100}}
+			cfg := parseConfig(t, fmt.Sprintf("    kafka: {cluster: main, topics: [%s], group: sms-replies-prod}\n    checkpoint: {location: %s}\n", topic.Name, dir),
+				"kafka:\n  clusters:\n    main: {brokers: [\"127.0.0.1:9092\"]}\n")
+			w := &pipeline.Watcher{Config: cfg, Store: st, Checkpoints: &pipeline.Checkpoints{Config: cfg, Kafka: b}, Kafka: b, Now: clk.Now}
+			incident := ""
+			if c.incident {
+				out, err := st.RecordAlert(ctx, state.AlertRecord{Key: "k", Fingerprint: "fp", Title: "client replied sms", Severity: 3,
+					Pipeline: "sms-replies", Channel: "C0PIPE", Source: "test"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				incident = out.Incident
+			}
+			base, err := w.StartWatch(ctx, "sms-replies", incident, "C0PIPE", "alice", 30*time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := "checkpoint commit batch 3; group committed 200 records in total, lag 40"; base != want {
+				t.Fatalf("baseline %q, want %q", base, want)
+			}
+			outbox(t, st) // the incident's root
+			if err := w.Tick(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if got := outbox(t, st); len(got) != 0 {
+				t.Fatalf("reported before anything changed: %q", got)
+			}
+			c.change(t, dir, b, clk)
+			for range 2 {
+				if err := w.Tick(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := outbox(t, st)
+			want := "notice C0PIPE: " + c.want
+			if c.incident {
+				want = "event " + incident + " remediation: " + c.want
+			}
+			if len(got) != 1 || got[0] != want {
+				t.Fatalf("reports %q, want once %q", got, want)
+			}
+			if ws, _ := st.Watches(ctx); len(ws) != 0 {
+				t.Fatalf("the watch is still on: %+v", ws)
+			}
+		})
+	}
+}
+
+// TestWatchUnknownPipeline: a watch on a pipeline the configuration does not name is refused.
+func TestWatchUnknownPipeline(t *testing.T) {
+	st, clk := newStore(t)
+	cfg := parseConfig(t, "", "")
+	w := &pipeline.Watcher{Config: cfg, Store: st, Checkpoints: &pipeline.Checkpoints{Config: cfg}, Now: clk.Now}
+	if _, err := w.StartWatch(context.Background(), "nope", "", "C0PIPE", "alice", time.Minute); err == nil || !strings.Contains(err.Error(), "unknown pipeline") {
+		t.Fatalf("err = %v", err)
+	}
+}

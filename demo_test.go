@@ -25,7 +25,8 @@ func TestDemoScript(t *testing.T) {
 	for _, want := range []struct{ what, text string }{
 		{"the incident", "INC-1: client replied sms"},
 		{"a thread reply", "   └ "},
-		{"the duplicate in the thread", "1 more occurrence"},
+		{"the re-send counted on the root", "2 occurrences"},
+		{"the alert's links on the root", "[Runbook ↗]"},
 		{"the automatic diagnosis", "Automatic diagnosis — sms-replies"},
 		{"the read-only access check", "may not create files in"},
 		{"diagnose healthy after the fix", "sms-replies: healthy"},

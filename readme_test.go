@@ -25,7 +25,9 @@ func TestREADMECommandsAreInTheGrammar(t *testing.T) {
 	fill := strings.NewReplacer("[ID]", "INC-1", "ID", "INC-1", "FROM", "INC-2", "INTO", "INC-1",
 		"[PIPELINE\\|ID]", "sms-replies", "PIPELINE", "sms-replies", "GROUP", "sms-replies-v2", "TOPIC", "client.replies.sms",
 		"[--cluster NAME]", "--cluster main", "[note…]", "fixed the ACL", "[for DURATION]", "for 30m",
-		"[BACKUP]", "20261130T104105Z", "PLAN", "P-3", "[--force REASON…]", "--force the query was stopped by hand")
+		"[BACKUP]", "20261130T104105Z", "PLAN", "P-3", "[--force REASON…]", "--force the query was stopped by hand",
+		"for DURATION", "for 2h", "[reason…]", "deploy in progress", "SEV1..SEV5", "SEV1", "@USER\\|me\\|nobody", "me",
+		"LABEL=VALUE[,LABEL=~REGEX…]", "alertname=KafkaLag,pipeline=~sms-.*")
 	h := commands.New("/streamwatch", nil)
 	h.RegisterHealth(nil)
 	h.RegisterKafka(nil)
@@ -35,6 +37,9 @@ func TestREADMECommandsAreInTheGrammar(t *testing.T) {
 	h.RegisterRemediation(nil, nil)
 	h.RegisterAudit(nil)
 	h.RegisterIncidentDiagnose(nil)
+	h.RegisterLifecycle(nil)
+	h.RegisterSilences(nil)
+	h.RegisterPostmortem(nil)
 	rows := row.FindAllStringSubmatch(section, -1)
 	if len(rows) < 15 {
 		t.Fatalf("found %d commands in the README's reference", len(rows))

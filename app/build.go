@@ -80,6 +80,10 @@ func (a *App) build() error {
 	handler.RegisterAudit(store)
 	handler.RegisterIncidentDiagnose(store)
 	handler.RegisterRemediation(repairs, store)
+	// The incident lifecycle: severity and owner, silences, the postmortem draft.
+	handler.RegisterLifecycle(store)
+	handler.RegisterSilences(store)
+	handler.RegisterPostmortem(store)
 
 	// The automatic diagnosis of an incident an alert or a failing probe opens, once, in its
 	// thread; `incident diagnose` (the "Diagnose again" button) posts a fresh one.

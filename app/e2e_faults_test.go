@@ -397,7 +397,8 @@ func TestE2EFaultsSlack5xxAndTimeout(t *testing.T) {
 	otherPosted := time.Now()
 	in.ok("/webhooks/generic", genericDetail("another incident", "slow-2", "other"))
 
-	want := []string{"1 more occurrence", "Acknowledged by u0bob.", "1 more occurrence"}
+	// Each changed description is news for the thread.
+	want := []string{"• Changed", "Acknowledged by u0bob.", "• Changed"}
 	wantDetail := []string{"dup-one", "", "dup-two"}
 	inOrder := func(texts []string) bool {
 		i := 0

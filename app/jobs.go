@@ -61,6 +61,19 @@ func scheduleJobs(s *scheduler.Scheduler, cfg *config.Config, probes *pipeline.P
 	s.Add(scheduler.Job{Name: "watch", Schedule: cron.Every(pipeline.WatchEvery), Run: func(ctx context.Context, _ time.Time, _ int) error {
 		return watcher.Tick(ctx)
 	}})
+	// Escalation: once per tick across replicas; the state marks each incident escalated in
+	// the same step, so that a restart or a second replica never calls twice.
+	if e := cfg.Slack.Escalation; e.Enabled() {
+		esc := state.Escalation{After: e.After, Mention: e.Mention, Severities: e.Levels()}
+		s.Add(scheduler.Job{Name: "escalate", Schedule: cron.Every(min(max(e.After/4, time.Second), 30*time.Second)),
+			Run: func(ctx context.Context, _ time.Time, _ int) error {
+				ids, err := store.Escalate(ctx, esc)
+				if len(ids) > 0 {
+					log.Info("escalated unacknowledged incidents", "incidents", ids, "mention", e.Mention)
+				}
+				return err
+			}})
+	}
 	return nil
 }
 

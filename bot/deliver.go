@@ -26,6 +26,7 @@ type Outbox interface {
 	Complete(ctx context.Context, d state.Delivery, rootTS, channel string) error
 	Drop(ctx context.Context, d state.Delivery) error
 	EndFloods(ctx context.Context) ([]string, error)
+	ExpireSilences(ctx context.Context) ([]string, error)
 	Pump(ctx context.Context) (int, error)
 	AutoResolveDue(ctx context.Context) ([]string, error)
 	Sweep(ctx context.Context) (bool, error)
@@ -188,7 +189,7 @@ func (d *deliverer) pass(ctx context.Context) error {
 // pendingRecheck is the longest the deliverer goes without reading its pending entries.
 const pendingRecheck = 5 * time.Second
 
-// maintain ends floods whose time is up, moves due coalesced updates into the outbox,
+// maintain ends floods and silences whose time is up, moves due coalesced updates into the outbox,
 // auto-resolves, claims the entries of a stalled replica, sweeps a slice of old closed
 // incidents and updates the gauges.
 func (d *deliverer) maintain(ctx context.Context) error {
@@ -197,6 +198,12 @@ func (d *deliverer) maintain(ctx context.Context) error {
 		return err
 	} else if len(chans) > 0 {
 		d.log.Info("alert flood over: new alerts open their own incidents again", "channels", chans)
+	}
+	// Silences whose time is up end before the pump, so that what waited for them goes out now.
+	if ids, err := st.ExpireSilences(ctx); err != nil {
+		return err
+	} else if len(ids) > 0 {
+		d.log.Info("silences ended", "silences", ids)
 	}
 	if _, err := st.Pump(ctx); err != nil {
 		return err

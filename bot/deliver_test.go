@@ -135,6 +135,18 @@ func (w *deliveryWorld) alert(key, channel string) {
 	}
 }
 
+// news records another alert (fingerprint fp) under key a moment later: news for the key's
+// incident, which its thread hears about, where an identical re-send only updates the root.
+// (Alerts recorded at the very moment an incident opens are its opening, not news.)
+func (w *deliveryWorld) news(key, fp, channel string) {
+	w.t.Helper()
+	w.clock.Add(time.Millisecond)
+	if _, err := w.store.RecordAlert(w.ctx, state.AlertRecord{Key: key, Fingerprint: fp, Title: "client replied sms", Severity: 3,
+		Channel: channel, Source: "test", Detail: "detail of " + fp}); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
 // passes runs the deliverer's passes, the clock moving step before each, for at most d of the
 // clock.
 func (w *deliveryWorld) passes(step, d time.Duration) {
@@ -161,16 +173,16 @@ func TestDeliverer(t *testing.T) {
 		attempts []slackCall
 		check    func(t *testing.T, w *deliveryWorld)
 	}{
-		{name: "roots in order, then the coalesced duplicates and the root's update",
+		{name: "roots in order, then the coalesced news and the root's update",
 			run: func(w *deliveryWorld) {
 				w.alert("a", "C1")
 				w.alert("b", "C1")
-				w.alert("a", "C1")
+				w.news("a", "a2", "C1")
 				w.passes(100*time.Millisecond, time.Second)
 			},
 			want: []slackCall{"post C1 root INC-1", "post C1 root INC-2",
-				"post C1 thread INC-1: 1 more occurrence since 10:41:05; last: detail of a", "update C1 INC-1"}},
-		{name: "a storm of duplicates: one thread reply and one update a window",
+				"post C1 thread INC-1: • New alert: detail of a2", "update C1 INC-1"}},
+		{name: "identical re-sends only update the root, once a window",
 			run: func(w *deliveryWorld) {
 				w.alert("a", "C1")
 				w.passes(100*time.Millisecond, 500*time.Millisecond)
@@ -183,9 +195,21 @@ func TestDeliverer(t *testing.T) {
 				}
 				w.passes(time.Second, 25*time.Second)
 			},
-			want: []slackCall{"post C1 root INC-1",
-				"post C1 thread INC-1: 50 more occurrences since 10:41:05; last: detail of a", "update C1 INC-1",
-				"post C1 thread INC-1: 30 more occurrences since 10:41:30; last: detail of a", "update C1 INC-1"}},
+			want: []slackCall{"post C1 root INC-1", "update C1 INC-1", "update C1 INC-1"}},
+		{name: "a storm of news: one thread reply and one update a window",
+			run: func(w *deliveryWorld) {
+				w.alert("a", "C1")
+				w.passes(100*time.Millisecond, 500*time.Millisecond)
+				for i := range 50 {
+					w.news("a", fmt.Sprintf("a%d", i), "C1")
+				}
+				w.passes(time.Second, 25*time.Second)
+				for i := range 30 {
+					w.news("a", fmt.Sprintf("b%d", i), "C1")
+				}
+				w.passes(time.Second, 25*time.Second)
+			},
+			want: []slackCall{"post C1 root INC-1", "post C1 thread INC-1: • New alert: detail of a40\n• New alert: detail of a41\n• New alert: detail of a42\n• New alert: detail of a43\n• New alert: detail of a44\n• New alert: detail of a45\n• New alert: detail of a46\n• New alert: detail of a47\n• New alert: detail of a48\n• New alert: detail of a49\n… and 40 more (`incident show INC-1` lists every alert)", "update C1 INC-1", "post C1 thread INC-1: • New alert: detail of b20\n• New alert: detail of b21\n• New alert: detail of b22\n• New alert: detail of b23\n• New alert: detail of b24\n• New alert: detail of b25\n• New alert: detail of b26\n• New alert: detail of b27\n• New alert: detail of b28\n• New alert: detail of b29\n… and 20 more (`incident show INC-1` lists every alert)", "update C1 INC-1"}},
 		{name: "429 pauses the channel for Retry-After; the order holds",
 			answer: func(attempt int, _ slackCall) error {
 				if attempt == 1 {
@@ -219,12 +243,12 @@ func TestDeliverer(t *testing.T) {
 			},
 			run: func(w *deliveryWorld) {
 				w.alert("a", "C1")
-				w.alert("a", "C1")
+				w.news("a", "a2", "C1")
 				w.passes(100*time.Millisecond, 10*time.Second)
 			},
-			want: []slackCall{"post C1 root INC-1", "post C1 thread INC-1: 1 more occurrence since 10:41:05; last: detail of a", "update C1 INC-1"},
+			want: []slackCall{"post C1 root INC-1", "post C1 thread INC-1: • New alert: detail of a2", "update C1 INC-1"},
 			attempts: []slackCall{"post C1 root INC-1", "post C1 root INC-1", "post C1 root INC-1", "post C1 root INC-1",
-				"post C1 thread INC-1: 1 more occurrence since 10:41:05; last: detail of a", "update C1 INC-1"}},
+				"post C1 thread INC-1: • New alert: detail of a2", "update C1 INC-1"}},
 		{name: "an error no retry fixes drops the message and holds nothing back",
 			answer: func(_ int, c slackCall) error {
 				if strings.Contains(string(c), " C0GONE") {

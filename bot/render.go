@@ -55,8 +55,8 @@ func rootText(inc *state.Incident) string {
 	if inc.Flood != nil {
 		return floodRootText(inc)
 	}
-	return fmt.Sprintf("%s %s: %s (%s, %s, %d occurrence%s)", severityIcon(inc.Severity), inc.ID, clip(mrkdwn(oneLine(inc.Title)), 500),
-		alerts.Severity(inc.Severity), clip(mrkdwn(oneLine(commands.StatusLine(inc))), 200), inc.Count, plural(inc.Count))
+	return fmt.Sprintf("%s %s: %s (%s, %s%s, %d occurrence%s)", severityIcon(inc.Severity), inc.ID, clip(mrkdwn(oneLine(inc.Title)), 500),
+		alerts.Severity(inc.Severity), clip(mrkdwn(oneLine(commands.StatusLine(inc))), 200), lifecycleFlags(inc), inc.Count, plural(inc.Count))
 }
 
 // rootBlocks renders an incident's root message.
@@ -72,16 +72,20 @@ func rootBlocks(inc *state.Incident) []slack.Block {
 	if pipeline == "" {
 		pipeline = "-"
 	}
+	fields := []*slack.TextBlockObject{
+		field("Severity", alerts.Severity(inc.Severity).String()),
+		field("Status", mrkdwn(oneLine(commands.StatusLine(inc)))),
+		field("Pipeline", mrkdwn(oneLine(pipeline))),
+		field("Occurrences", fmt.Sprint(inc.Count)),
+		field("First seen", stamp(inc.FirstSeen)),
+		field("Last seen", stamp(inc.LastSeen)),
+	}
+	if o := owner(inc); o != "" {
+		fields = append(fields, field("Owner", o))
+	}
 	blocks := []slack.Block{
 		slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, header, false, false)),
-		slack.NewSectionBlock(nil, []*slack.TextBlockObject{
-			field("Severity", alerts.Severity(inc.Severity).String()),
-			field("Status", mrkdwn(oneLine(commands.StatusLine(inc)))),
-			field("Pipeline", mrkdwn(oneLine(pipeline))),
-			field("Occurrences", fmt.Sprint(inc.Count)),
-			field("First seen", stamp(inc.FirstSeen)),
-			field("Last seen", stamp(inc.LastSeen)),
-		}, nil),
+		slack.NewSectionBlock(nil, fields, nil),
 	}
 	var notes []string
 	if inc.Detect != "" && inc.Status != state.StatusResolved {
@@ -104,12 +108,16 @@ func rootBlocks(inc *state.Incident) []slack.Block {
 	if inc.Quiet && inc.Source == state.SourceProbe && !inc.AllResolved && inc.Status != state.StatusResolved {
 		notes = append(notes, fmt.Sprintf("Failing since %s: %d failed probe%s, the last at %s", stamp(inc.FirstSeen), inc.Count, plural(inc.Count), clock(inc.LastSeen)))
 	}
+	notes = append(notes, lifecycleNotes(inc)...)
 	notes = append(notes, "Key: "+clip(mrkdwn(oneLine(inc.Key)), 300))
 	var elems []slack.MixedElement
 	for _, n := range notes {
 		elems = append(elems, slack.NewTextBlockObject(slack.MarkdownType, n, false, false))
 	}
 	blocks = append(blocks, slack.NewContextBlock("", elems...))
+	if links := linkButtons(inc.Links); len(links) > 0 {
+		blocks = append(blocks, slack.NewActionBlock("incident_links", links...))
+	}
 	if inc.Status != state.StatusResolved {
 		blocks = append(blocks, slack.NewActionBlock("incident_actions", incidentButtons(inc)...))
 	}
@@ -134,7 +142,7 @@ func incidentButtons(inc *state.Incident) []slack.BlockElement {
 		buttons = append(buttons, slack.NewButtonBlockElement(actionDiagnose, inc.ID,
 			slack.NewTextBlockObject(slack.PlainTextType, "Diagnose again", false, false)))
 	}
-	return buttons
+	return append(buttons, silenceButton(inc))
 }
 
 // maxThreadText bounds a thread reply's text (Slack takes 40,000 characters, and advises
@@ -149,18 +157,18 @@ func threadText(d state.Delivery) string {
 func threadBody(d state.Delivery) string {
 	switch d.Kind {
 	case state.KindFlush:
-		if d.Event == "flood" {
+		switch d.Event {
+		case "flood":
 			return floodThreadText(d)
+		case "news":
+			return newsText(d)
 		}
-		if d.Count == 0 {
-			return ""
-		}
-		s := fmt.Sprintf("%d more occurrence%s since %s", d.Count, plural(d.Count), clock(d.Since))
-		if d.Detail != "" {
-			s += "; last: " + clip(mrkdwn(oneLine(d.Detail)), 300)
-		}
-		return s
+		// Identical re-sends: the root's count and last seen change, the thread hears nothing.
+		return ""
 	case state.KindEvent:
+		if text, ok := lifecycleText(d); ok {
+			return text
+		}
 		by := ""
 		if d.Actor != "" {
 			by = " by " + clip(mrkdwn(oneLine(d.Actor)), 100)

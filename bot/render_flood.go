@@ -82,6 +82,9 @@ func floodRootBlocks(inc *state.Incident) []slack.Block {
 	if inc.Previous != "" {
 		notes = append(notes, md("Previous flood: "+inc.Previous))
 	}
+	for _, n := range lifecycleNotes(inc) {
+		notes = append(notes, md(n))
+	}
 	blocks = append(blocks, slack.NewContextBlock("", notes...))
 	if inc.Status != state.StatusResolved {
 		blocks = append(blocks, slack.NewActionBlock("incident_actions", incidentButtons(inc)...))

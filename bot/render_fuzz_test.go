@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"encoding/json"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -48,21 +49,78 @@ func (incidents) Acknowledge(context.Context, string, string) error     { return
 func (incidents) Resolve(context.Context, string, string, string) error { return nil }
 func (incidents) Merge(context.Context, string, string, string) error   { return nil }
 
-// message is one rendered message: its text and blocks as sent to Slack.
+// silences is an in-memory commands.Silences holding one silence of each kind.
+type silences struct{ list []*state.Silence }
+
+func (f silences) SilenceIncident(context.Context, string, time.Time, state.Maker, string) (string, error) {
+	return "SIL-1", nil
+}
+func (f silences) CreateSilence(context.Context, []state.Matcher, time.Time, state.Maker, string) (string, error) {
+	return "SIL-2", nil
+}
+func (f silences) ExpireSilence(context.Context, string, string) (string, string, error) {
+	return "", "", nil
+}
+func (f silences) GetSilence(context.Context, string) (*state.Silence, error) { return f.list[0], nil }
+func (f silences) ActiveSilences(context.Context) ([]*state.Silence, error)   { return f.list, nil }
+
+// lifecycle accepts every severity and owner.
+type lifecycle struct{}
+
+func (lifecycle) SetSeverity(context.Context, string, int, string) error       { return nil }
+func (lifecycle) Assign(context.Context, string, string, string, string) error { return nil }
+
+// postmortem is an in-memory commands.Postmortem.
+type postmortem struct {
+	tl       []state.Event
+	contexts map[string]state.AlertContext
+	audit    []state.AuditEntry
+}
+
+func (f postmortem) FullTimeline(context.Context, string) ([]state.Event, int64, error) {
+	return f.tl, 3, nil
+}
+func (f postmortem) AlertContexts(context.Context, string) (map[string]state.AlertContext, error) {
+	return f.contexts, nil
+}
+func (f postmortem) AuditTrail(context.Context, func(state.AuditEntry) bool, int, int) ([]state.AuditEntry, error) {
+	return f.audit, nil
+}
+
+// message is one rendered message: its text and blocks as sent to Slack, and the mentions it
+// is meant to carry (escalation, owner), which come from ids, never from content.
 type message struct {
-	kind   string
-	text   string
-	blocks []slack.Block
+	kind     string
+	text     string
+	blocks   []slack.Block
+	mentions []string
+}
+
+// mentionOf is what mention renders of a user id given as content: nothing unless it is one.
+func mentionOf(content string) []string {
+	if m := mention(content); m != "" && content[0] != 'S' {
+		return []string{m}
+	}
+	return nil
 }
 
 // everyMessage renders content into every kind of message and reply the bot sends.
 func everyMessage(content string) []message {
+	links := map[string]string{"runbook": content, "dashboard": "https://grafana.example/d/" + content, "panel": "javascript:" + content,
+		"generator": "http://" + content, "silence": "https://user:pw@grafana.example/" + content}
 	inc := &state.Incident{ID: "INC-7", Title: content, Key: content, Severity: 1, Pipeline: "sms-replies", Channel: "C0PIPE",
 		Status: state.StatusAcknowledged, AckBy: content, Count: 12, FirstSeen: time.Unix(1, 0), LastSeen: time.Unix(2, 0),
 		Previous: "INC-6", MergedFrom: []string{"INC-5"}, AllResolved: true,
-		Alerts: map[string]state.AlertState{content: {Status: "firing"}, "fp2": {Status: "resolved"}}}
+		Alerts: map[string]state.AlertState{content: {Status: "firing"}, "fp2": {Status: "resolved"}},
+		Links:  links, Owner: content, OwnerName: content, OwnerBy: content, SeverityBy: content, EscalatedAt: time.Unix(3, 0),
+		EscalatedTo: []string{content}, Silence: &state.IncidentSilence{ID: content, Until: time.Unix(9, 0), By: content, Reason: content},
+		AckAt: time.Unix(2, 0)}
 	var out []message
-	out = append(out, message{"root", rootText(inc), rootBlocks(inc)})
+	out = append(out, message{"root", rootText(inc), rootBlocks(inc), mentionOf(content)})
+	silenced := *inc
+	silenced.Silence = &state.IncidentSilence{ID: "SIL-3", By: content, Reason: content}
+	silenced.Owner = "U0BOB"
+	out = append(out, message{"root silenced", rootText(&silenced), rootBlocks(&silenced), []string{"<@U0BOB>"}})
 	for _, d := range []state.Delivery{
 		{Kind: state.KindFlush, Count: 3, Detail: content},
 		{Kind: state.KindEvent, Event: "resolved", Actor: content, Detail: content},
@@ -72,30 +130,135 @@ func everyMessage(content string) []message {
 		{Kind: state.KindEvent, Event: "remediation", Detail: content},
 		{Kind: state.KindEvent, Event: "all_resolved", Actor: "probe", Detail: content},
 		{Kind: state.KindEvent, Event: content, Actor: content},
+		{Kind: state.KindFlush, Event: "news", Incident: content, Distinct: 12,
+			Detail: "joined\x1f" + content + "\nlabels\x1f" + content + "\n" + content + "\x1f" + content + "\n" + content},
+		{Kind: state.KindEvent, Event: "silenced", Actor: content, Detail: content + "\x1f" + content},
+		{Kind: state.KindEvent, Event: "silence_expired", Actor: content, Detail: content + "\x1f" + content + "\x1f" + content, Count: 3},
+		{Kind: state.KindEvent, Event: "silence_ended", Actor: content, Detail: content},
+		{Kind: state.KindEvent, Event: "severity", Actor: content, Detail: content, Count: 9},
+		{Kind: state.KindEvent, Event: "assigned", Actor: content, Detail: "\x1f" + content},
 	} {
-		out = append(out, message{"thread " + d.Event, threadText(d), nil})
+		out = append(out, message{"thread " + d.Event, threadText(d), nil, nil})
+	}
+	// The lifecycle messages that mention people: only the ids they were given, never content.
+	for _, m := range []struct {
+		d    state.Delivery
+		want []string
+	}{
+		{state.Delivery{Kind: state.KindEvent, Event: "escalated", Incident: content, Detail: "S0ONCALL,U0LEAD," + content + "\x1f" + content},
+			append([]string{"<!subteam^S0ONCALL>", "<@U0LEAD>"}, escalationOf(content)...)},
+		{state.Delivery{Kind: state.KindEvent, Event: "assigned", Actor: content, Detail: content + "\x1f" + content}, mentionOf(content)},
+		{state.Delivery{Kind: state.KindEvent, Event: "assigned", Actor: content, Detail: "U0BOB\x1f" + content}, []string{"<@U0BOB>"}},
+	} {
+		out = append(out, message{"thread " + m.d.Event, threadText(m.d), nil, m.want})
 	}
 	verdict := commands.Reply{Text: content, Sections: []commands.Section{
 		{Title: content, Lines: []string{content, content, content}, Pre: true},
 		{Lines: []string{content, "- evidence: " + content}},
 	}}
-	out = append(out, message{"thread note", threadText(state.Delivery{Kind: state.KindEvent, Event: "note", Detail: commands.EncodeReply(verdict)}), nil})
-	out = append(out, message{"notice", noticeText(content), nil}, message{"reply notice", noticeText(commands.EncodeReply(verdict)), nil})
+	out = append(out, message{"thread note", threadText(state.Delivery{Kind: state.KindEvent, Event: "note", Detail: commands.EncodeReply(verdict)}), nil, nil})
+	out = append(out, message{"notice", noticeText(content), nil, nil}, message{"reply notice", noticeText(commands.EncodeReply(verdict)), nil, nil})
 	h := commands.New("/streamwatch", incidents{inc})
-	for _, text := range []string{"incident list", "incident list all", "incident show INC-7", "incident show", content, "incident show " + content} {
+	h.RegisterSilences(silences{[]*state.Silence{
+		{ID: content, Kind: state.SilenceLabels, Matchers: content, By: content, Reason: content, Hits: 3,
+			Alerts: []state.SilencedAlert{{Fingerprint: content, Key: content, Title: content, Count: 2}}},
+		{ID: "SIL-2", Kind: state.SilenceIncident, Incident: content, By: content, Reason: content},
+	}})
+	h.RegisterLifecycle(lifecycle{})
+	h.RegisterPostmortem(postmortem{
+		tl:       []state.Event{{At: time.Unix(1, 0), Event: content, Actor: content, Detail: content}, {Event: "note", Actor: content, Detail: content}},
+		contexts: map[string]state.AlertContext{content: {Title: content, Labels: map[string]string{content: content}, Annotations: map[string]string{"a": content}, Links: links}},
+		audit:    []state.AuditEntry{{At: time.Unix(5, 0), Actor: content, Action: content, Target: content, Outcome: "refused", Detail: content, Via: content}},
+	})
+	for _, text := range []string{"incident list", "incident list all", "incident show INC-7", "incident show", content, "incident show " + content,
+		"silences", "status", "silence " + content + " for 1h " + content, "incident silence INC-7 for " + content, "incident assign INC-7 " + content} {
 		r := h.Handle(context.Background(), commands.Request{UserID: "U1", ChannelID: "C0PIPE", Text: text})
 		t, b := replyBlocks(r)
-		out = append(out, message{"reply to " + clip(text, 20), t, b})
+		out = append(out, message{"reply to " + clip(text, 20), t, b, nil})
+	}
+	pm := h.Handle(context.Background(), commands.Request{UserID: "U1", UserName: content, ChannelID: "C0PIPE", Text: "incident postmortem INC-7"})
+	if pm.File != nil {
+		out = append(out, message{"postmortem file comment", fileComment(*pm.File), nil, nil},
+			message{kind: "postmortem draft", text: pm.File.Content})
 	}
 	t, b := replyBlocks(verdict)
-	out = append(out, message{"reply verdict", t, b})
+	out = append(out, message{"reply verdict", t, b, nil})
 	big := commands.Reply{Text: content, Actions: []commands.Action{{ID: "x", Label: content, Command: content, Confirm: content, Danger: true}}}
 	for range 60 {
 		big.Sections = append(big.Sections, commands.Section{Title: content, Lines: []string{content}, Pre: len(big.Sections)%2 == 0})
 	}
 	t, b = replyBlocks(big)
-	out = append(out, message{"reply with 60 sections and a button", t, b})
+	out = append(out, message{"reply with 60 sections and a button", t, b, nil})
 	return out
+}
+
+// escalationOf is what an escalation renders of ids given as content (the list of ids it is
+// given comes from slack.escalation.mention, comma-separated): a mention for each that is one.
+func escalationOf(content string) []string {
+	var out []string
+	for _, id := range strings.Split(content, ",") {
+		if m := mention(strings.TrimSpace(id)); m != "" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// draftHeadings are the only headings a postmortem draft has.
+var draftHeadings = regexp.MustCompile(`^(# Postmortem draft: INC-7 — |## (Summary|Impact window|Response|Timeline|Alerts|Diagnoses|Human actions and remediations|Follow-ups)$)`)
+
+// unescapedPipe is a | that is not escaped.
+var unescapedPipe = regexp.MustCompile(`(^|[^\\])\|`)
+
+// checkDraft fails unless a postmortem draft keeps content inert: its own headings only, table
+// rows of four cells, no Markdown links, and angle brackets only around http(s) autolinks.
+func checkDraft(t *testing.T, draft string) {
+	t.Helper()
+	if !utf8.ValidString(draft) {
+		t.Fatalf("draft: invalid UTF-8")
+	}
+	for _, l := range strings.Split(draft, "\n") {
+		if strings.HasPrefix(l, "#") && !draftHeadings.MatchString(l) {
+			t.Fatalf("draft: a heading of its own: %q", clip(l, 200))
+		}
+		if strings.HasPrefix(l, "| ") && len(unescapedPipe.FindAllString(l, -1)) != 5 {
+			t.Fatalf("draft: a table row of more cells: %q", clip(l, 300))
+		}
+		if regexp.MustCompile(`(^|[^\\])\]\(`).MatchString(l) {
+			t.Fatalf("draft: a Markdown link: %q", clip(l, 300))
+		}
+		for i := strings.IndexByte(l, '<'); i >= 0; i = next(l, i) {
+			rest := l[i+1:]
+			end := strings.IndexByte(rest, '>')
+			if end < 0 || safeURL(rest[:end]) == "" {
+				t.Fatalf("draft: an angle bracket that is not a safe autolink: %q", clip(l, 300))
+			}
+		}
+	}
+}
+
+func next(l string, i int) int {
+	j := strings.IndexByte(l[i+1:], '<')
+	if j < 0 {
+		return -1
+	}
+	return i + 1 + j
+}
+
+// checkURLs fails unless every button URL in raw blocks is http or https with a host and no
+// credentials.
+func checkURLs(t *testing.T, kind, raw string) {
+	t.Helper()
+	for _, m := range regexp.MustCompile(`"url":"((?:[^"\\]|\\.)*)"`).FindAllStringSubmatch(raw, -1) {
+		var u string
+		if err := json.Unmarshal([]byte(`"`+m[1]+`"`), &u); err != nil {
+			t.Fatalf("%s: url %q: %v", kind, m[1], err)
+		}
+		p, err := url.Parse(u)
+		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" || p.User != nil {
+			t.Fatalf("%s: a button links to %q", kind, u)
+		}
+	}
 }
 
 var fences = regexp.MustCompile("```")
@@ -130,6 +293,19 @@ func checkMessage(t *testing.T, m message) {
 	if strings.HasPrefix(m.kind, "thread") && m.text == "" {
 		return // no thread reply is posted (deliver skips empty ones)
 	}
+	if m.kind == "postmortem draft" {
+		checkDraft(t, m.text)
+		return
+	}
+	// The mentions a message is meant to carry, and no other.
+	raw0, _ := json.Marshal(m.blocks)
+	rendered := strings.Join(slackfake.MrkdwnTexts(raw0), "\n")
+	for _, w := range m.mentions {
+		if !strings.Contains(m.text, w) && !strings.Contains(rendered, w) {
+			t.Fatalf("%s: the mention %s is missing: %q", m.kind, w, clip(m.text, 300))
+		}
+		m.text = strings.ReplaceAll(m.text, w, "")
+	}
 	raw := ""
 	if len(m.blocks) > 0 {
 		b, err := json.Marshal(m.blocks)
@@ -146,8 +322,12 @@ func checkMessage(t *testing.T, m message) {
 	}
 	inert(t, m.kind+" text", m.text)
 	for _, s := range slackfake.MrkdwnTexts(json.RawMessage(raw)) {
+		for _, w := range m.mentions {
+			s = strings.ReplaceAll(s, w, "")
+		}
 		inert(t, m.kind+" block", s)
 	}
+	checkURLs(t, m.kind, raw)
 }
 
 // FuzzHostileContent renders arbitrary alert content into every message kind and asserts

@@ -144,12 +144,12 @@ var refusal = commands.Reply{Text: "streamwatch does not take commands in this c
 func (b *Bot) serve(ctx context.Context, req commands.Request) (commands.Reply, bool) {
 	// Replies put zero-width spaces beside *, _ and ~ (see text.go); a command copied from a
 	// reply comes back with them.
-	req.Text = strings.ReplaceAll(req.Text, zwsp, "")
+	req.Text = unslack(strings.ReplaceAll(req.Text, zwsp, ""))
 	if !b.allowed(req.ChannelID) {
 		b.audit(ctx, req, "command", req.ChannelID, "refused", "channel not in slack.allowed_channels: "+firstWords(req.Text, 3))
 		return refusal, false
 	}
-	return b.run(ctx, req), true
+	return b.shareFile(ctx, b.run(ctx, req)), true
 }
 
 func (b *Bot) slashCommand(ctx context.Context, sc slack.SlashCommand) {
@@ -237,6 +237,10 @@ func (b *Bot) blockActions(ctx context.Context, cb slack.InteractionCallback) {
 			text = "incident resolve " + a.Value
 		case actionDiagnose:
 			text = "incident diagnose " + a.Value
+		case actionSilence:
+			text = "incident silence " + a.Value + " for 1h"
+		case actionUnsilence:
+			text = "silence expire " + a.Value
 		default:
 			if !strings.HasPrefix(a.ActionID, commandAction) {
 				continue

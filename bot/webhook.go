@@ -28,6 +28,7 @@ type recorded struct {
 	Incident    string `json:"incident,omitempty"`
 	Result      string `json:"result"`
 	Previous    string `json:"previous,omitempty"`
+	Silence     string `json:"silence,omitempty"`
 	Fingerprint string `json:"fingerprint"`
 }
 
@@ -132,7 +133,8 @@ func (b *Bot) webhook(source string, decode func([]byte) ([]alerts.Alert, error)
 			case state.ResultDuplicate:
 				m.Duplicates.Inc()
 			}
-			res.Incidents = append(res.Incidents, recorded{Incident: out.Incident, Result: out.Result, Previous: out.Previous, Fingerprint: a.Fingerprint})
+			res.Incidents = append(res.Incidents, recorded{Incident: out.Incident, Result: out.Result, Previous: out.Previous,
+				Silence: out.Silence, Fingerprint: a.Fingerprint})
 		}
 		writeJSON(w, http.StatusOK, res)
 		// Debug, one line per webhook: a storm would otherwise write thousands of lines a
@@ -147,7 +149,8 @@ func (b *Bot) webhook(source string, decode func([]byte) ([]alerts.Alert, error)
 				}
 			}
 			b.log.Debug("webhook recorded", "source", source, "alerts", len(list), "opened", opened,
-				"duplicates", counts["duplicate"], "flooded", counts["flooded"], "resolved", counts["resolved"], "ignored", counts["ignored"])
+				"duplicates", counts["duplicate"], "flooded", counts["flooded"], "resolved", counts["resolved"], "ignored", counts["ignored"],
+				"silenced", counts["silenced"])
 		}
 	})
 }
@@ -230,7 +233,7 @@ func record(a *alerts.Alert) state.AlertRecord {
 	return state.AlertRecord{
 		Key: a.Key, Fingerprint: a.Fingerprint, Resolved: a.Status == alerts.StatusResolved,
 		Title: a.Title, Severity: int(a.Severity), Pipeline: a.Pipeline, Channel: a.Channel,
-		Source: a.Source, Detail: clip(detail, 300), Labels: a.Labels,
+		Source: a.Source, Detail: clip(detail, 300), Labels: a.Labels, Annotations: a.Annotations, Links: linkMap(a.Links),
 	}
 }
 

@@ -40,6 +40,9 @@ type Reply struct {
 	Public   bool // visible to the channel; otherwise only to the person who asked
 	Usage    bool // the input was not understood; Text says how to use the command
 	Actions  []Action
+	// File, when set, is shared in Slack as a file (a postmortem draft) before the reply is
+	// shown; the bot words the reply as a failure when it cannot share it.
+	File *File
 }
 
 // EncodeReply is r as it travels to the bot through the outbox (a note in an incident's
@@ -174,6 +177,8 @@ type Handler struct {
 	Audit    func(ctx context.Context, e state.AuditEntry)
 	Now      func() time.Time
 	commands []*Command
+	// silences, when set (RegisterSilences), add the silences in force to `status`.
+	silences Silences
 
 	diagnoser Diagnoser // RegisterDiagnose's
 	thread    Thread    // RegisterIncidentDiagnose's

@@ -112,10 +112,10 @@ func (h *Handler) incidentList(ctx context.Context, req Request, args []string) 
 	if len(open) == 0 {
 		return Reply{Text: "No open incidents " + where + "."}, nil
 	}
-	lines := []string{fmt.Sprintf("%-8s %-14s %-13s %-14s %6s  %s", "ID", "SEVERITY", "STATUS", "PIPELINE", "COUNT", "TITLE")}
+	lines := []string{fmt.Sprintf("%-8s %-14s %-22s %-14s %-14s %6s  %s", "ID", "SEVERITY", "STATUS", "OWNER", "PIPELINE", "COUNT", "TITLE")}
 	for _, inc := range open {
-		lines = append(lines, fmt.Sprintf("%-8s %-14s %-13s %-14s %6d  %s", inc.ID, alerts.Severity(inc.Severity),
-			inc.Status, dash(inc.Pipeline), inc.Count, inc.Title))
+		lines = append(lines, fmt.Sprintf("%-8s %-14s %-22s %-14s %-14s %6d  %s", inc.ID, alerts.Severity(inc.Severity),
+			listStatus(inc), dash(ownerName(inc)), dash(inc.Pipeline), inc.Count, inc.Title))
 	}
 	return Reply{Text: fmt.Sprintf("%d open incident%s %s", len(open), plural(len(open)), where), Sections: []Section{{Lines: lines, Pre: true}}}, nil
 }
@@ -157,6 +157,13 @@ func (h *Handler) incidentShow(ctx context.Context, req Request, args []string) 
 	if len(inc.MergedFrom) > 0 {
 		facts = append(facts, "Merged in: "+strings.Join(inc.MergedFrom, ", "))
 	}
+	facts = append(facts, lifecycleFacts(inc)...)
+	var contexts map[string]state.AlertContext
+	if cs, ok := h.Incidents.(AlertContexts); ok && inc.Flood == nil {
+		if contexts, err = cs.AlertContexts(ctx, id); err != nil {
+			return Reply{}, err
+		}
+	}
 	fps := make([]string, 0, len(inc.Alerts))
 	for fp := range inc.Alerts {
 		fps = append(fps, fp)
@@ -166,6 +173,9 @@ func (h *Handler) incidentShow(ctx context.Context, req Request, args []string) 
 	for _, fp := range fps {
 		a := inc.Alerts[fp]
 		al = append(al, fmt.Sprintf("%-18s %-8s last %s", fp, a.Status, stamp(a.LastSeen)))
+		if c, ok := contexts[fp]; ok {
+			al = append(al, alertContextLines(c)...)
+		}
 	}
 	alertsSection := Section{Title: fmt.Sprintf("Alerts (%d)", len(al)), Lines: al, Pre: true}
 	if inc.UnlistedAlerts > 0 {
@@ -190,12 +200,16 @@ func (h *Handler) incidentShow(ctx context.Context, req Request, args []string) 
 		}
 		tls = append(tls, line)
 	}
+	title := "Timeline"
+	if inc.Events+1 > int64(len(tl)) {
+		title = fmt.Sprintf("Timeline (the newest %d of %d events; `incident postmortem %s` has them all)", len(tl), inc.Events+1, inc.ID)
+	}
 	return Reply{
 		Text: fmt.Sprintf("%s: %s", inc.ID, inc.Title),
 		Sections: []Section{
 			{Lines: facts},
 			alertsSection,
-			{Title: "Timeline", Lines: tls, Pre: true},
+			{Title: title, Lines: tls, Pre: true},
 		},
 	}, nil
 }

@@ -81,6 +81,10 @@ func (h *Handler) RegisterHealth(hs Health) {
 			if len(d.Notes) > 0 {
 				text += fmt.Sprintf(" (%d note%s below)", len(d.Notes), plural(len(d.Notes)))
 			}
-			return Reply{Text: text, Sections: []Section{{Lines: digestLines(d), Pre: true}}}, nil
+			r := Reply{Text: text, Sections: []Section{{Lines: digestLines(d), Pre: true}}}
+			if s := h.silencesSection(ctx); s != nil {
+				r.Sections = append(r.Sections, *s)
+			}
+			return r, nil
 		}})
 }

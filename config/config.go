@@ -15,6 +15,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -65,6 +66,43 @@ type Slack struct {
 	// Remediators are user IDs (U…, W…) or user-group IDs (S…) allowed to remediate every
 	// pipeline (and to resolve and merge incidents).
 	Remediators []string `yaml:"remediators"`
+	// Escalation calls people into incidents nobody acknowledges.
+	Escalation Escalation `yaml:"escalation"`
+}
+
+// Escalation: an incident of one of Severities still unacknowledged After it opened gets one
+// thread reply mentioning Mention, and its root says it was escalated. It is off when After is
+// 0 or Mention is empty.
+type Escalation struct {
+	After time.Duration `yaml:"after" default:"15m"`
+	// Mention are user IDs (U…, W…) or user-group IDs (S…).
+	Mention []string `yaml:"mention"`
+	// Severities are SEV1 … SEV5.
+	Severities []string `yaml:"severities" default:"SEV1,SEV2"`
+}
+
+// Enabled reports whether escalation is on.
+func (e Escalation) Enabled() bool { return e.After > 0 && len(e.Mention) > 0 && len(e.Severities) > 0 }
+
+// Levels are the severities as numbers, 1 (SEV1) … 5; unknown ones are left out (Parse
+// refuses them).
+func (e Escalation) Levels() []int {
+	var out []int
+	for _, s := range e.Severities {
+		if n, ok := sevLevel(s); ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// sevLevel reads SEV1 … SEV5, in any case.
+func sevLevel(s string) (int, bool) {
+	s = strings.ToUpper(strings.TrimSpace(s))
+	if len(s) == 4 && strings.HasPrefix(s, "SEV") && s[3] >= '1' && s[3] <= '5' {
+		return int(s[3] - '0'), true
+	}
+	return 0, false
 }
 
 // Redis holds the non-secret Redis settings; the address is REDIS_URL.

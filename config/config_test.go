@@ -50,6 +50,8 @@ func TestParseSketch(t *testing.T) {
 			ThreadCoalesce:  10 * time.Second,
 			AllowedChannels: []string{},
 			Remediators:     []string{"U0ADMIN"},
+			Escalation: Escalation{After: 15 * time.Minute, Mention: []string{"S0ONCALL"},
+				Severities: []string{"SEV1", "SEV2"}},
 		},
 		Redis: Redis{KeyPrefix: "streamwatch"},
 		Alerts: Alerts{
@@ -146,6 +148,7 @@ func TestDefaults(t *testing.T) {
 			DefaultChannel: "C0ALERTS",
 			HealthChannel:  "C0ALERTS",
 			ThreadCoalesce: 10 * time.Second,
+			Escalation:     Escalation{After: 15 * time.Minute, Severities: []string{"SEV1", "SEV2"}},
 		},
 		Redis: Redis{KeyPrefix: "streamwatch"},
 		Alerts: Alerts{GroupBy: []string{"alertname", "pipeline"}, CorrelatePipeline: true, IncidentRetention: 2160 * time.Hour,

@@ -160,6 +160,17 @@ func (v *validator) slack(c *Config) {
 		v.channel(fmt.Sprintf("slack.allowed_channels[%d]", i), ch)
 	}
 	v.remediators("slack.remediators", s.Remediators)
+	e := s.Escalation
+	v.nonNegative("slack.escalation.after", e.After)
+	v.remediators("slack.escalation.mention", e.Mention)
+	for i, sev := range e.Severities {
+		if _, ok := sevLevel(sev); !ok {
+			v.errorf(fmt.Sprintf("slack.escalation.severities[%d]", i), "unknown severity %q (want SEV1, SEV2, SEV3, SEV4 or SEV5)", sev)
+		}
+	}
+	if e.After > 0 && len(e.Mention) > 0 && len(e.Severities) == 0 {
+		v.errorf("slack.escalation.severities", "at least one severity, or nothing would escalate (after: 0s turns escalation off)")
+	}
 }
 
 func (v *validator) remediators(path string, ids []string) {

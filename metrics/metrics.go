@@ -79,7 +79,10 @@ func (m *Metrics) Transport(next http.RoundTripper) http.RoundTripper {
 	}
 	return roundTripper(func(r *http.Request) (*http.Response, error) {
 		method := path.Base(r.URL.Path)
-		if !strings.Contains(method, ".") { // response_url and other non-API posts
+		switch {
+		case strings.Contains(r.URL.Path, "/upload/"): // a file's bytes, to the URL files.getUploadURLExternal gave
+			method = "file_upload"
+		case !strings.Contains(method, "."): // response_url and other non-API posts
 			method = "response_url"
 		}
 		resp, err := next.RoundTrip(r)

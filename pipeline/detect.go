@@ -40,7 +40,7 @@ type DetectStore interface {
 	MarkQuiet(ctx context.Context, id string) error
 	UpdateDetected(ctx context.Context, id, line, title string) (state.DetectUpdate, error)
 	RecoverDetected(ctx context.Context, id, fingerprint, note string) (state.Recovery, error)
-	Note(ctx context.Context, id, ev, actor, detail, once string) (bool, error)
+	NoteDetected(ctx context.Context, id, ev, detail string) error
 	EnqueueNotice(ctx context.Context, channel, text string) error
 }
 
@@ -476,8 +476,8 @@ func (d *Detector) act(ctx context.Context, p *config.Pipeline, st *DetectState,
 	active = holding
 	if change == Grew {
 		log.Warn("detection: another symptom", "symptoms", fresh)
-		if _, err := d.Store.Note(ctx, st.Incident, "detected", "streamwatch",
-			fmt.Sprintf("Now also %s: %s", symptomList(fresh, obs), Numbers(obs)), ""); err != nil {
+		if err := d.Store.NoteDetected(ctx, st.Incident, "detected",
+			fmt.Sprintf("Now also %s: %s", symptomList(fresh, obs), Numbers(obs))); err != nil {
 			return err
 		}
 	}
@@ -490,7 +490,7 @@ func (d *Detector) begin(ctx context.Context, p *config.Pipeline, st *DetectStat
 		// The last episode's incident may still be open (an alert that joined it still
 		// fires): the symptom returns there.
 		if inc, err := d.Store.Get(ctx, st.Incident); err == nil && inc.Status != state.StatusResolved {
-			if _, err := d.Store.Note(ctx, st.Incident, "detected", "streamwatch", "Again: "+line, ""); err != nil {
+			if err := d.Store.NoteDetected(ctx, st.Incident, "detected", "Again: "+line); err != nil {
 				return err
 			}
 			return d.update(ctx, p, st, active, obs, line)

@@ -135,38 +135,71 @@ func (s *Store) runBatch(ctx context.Context, batch []*commitReq, alerts int) {
 	}
 }
 
-// recordBatch runs recordScript once over as.
+// recordBatch runs recordScript once over as, matched against the label silences in force;
+// when they changed meanwhile (another replica made or ended one), it reads them again and
+// runs again.
 func (s *Store) recordBatch(ctx context.Context, as []AlertRecord) ([]Outcome, error) {
-	correlate := "0"
-	if s.CorrelatePipeline {
-		correlate = "1"
-	}
-	args := make([]any, 0, 7+recordArgs*len(as))
-	args = append(args, ms(s.now()), s.Coalesce.Milliseconds(), max(s.AutoResolveAfter, 0).Milliseconds(),
-		max(s.FloodLimit, 0), s.FloodQuietFor.Milliseconds(), s.FloodQuietFor.String(), correlate)
-	for _, a := range as {
+	// What does not depend on the silences is computed once.
+	per := make([][]any, len(as))
+	for i, a := range as {
 		status := "firing"
 		if a.Resolved {
 			status = "resolved"
 		}
-		args = append(args, a.Key, keyHash(a.Key), a.Fingerprint, status, a.Title, a.Severity, a.Pipeline, a.Channel,
-			a.Source, a.Detail, labelList(a.Labels))
+		per[i] = []any{a.Key, keyHash(a.Key), a.Fingerprint, status, a.Title, a.Severity, a.Pipeline, a.Channel,
+			a.Source, a.Detail, labelList(a.Labels), alertDigest(a), linksJSON(a.Links)}
 	}
-	res, err := recordScript.Run(ctx, s.rdb, []string{s.base}, args...).StringSlice()
-	if err != nil {
-		return nil, wrap("record alert", err)
-	}
-	if len(res) != 3*len(as) {
-		return nil, wrap("record alert", fmt.Errorf("unexpected script answer of %d values for %d alerts", len(res), len(as)))
-	}
-	out := make([]Outcome, len(as))
-	for i := range out {
-		out[i] = Outcome{Incident: res[3*i], Result: res[3*i+1], Previous: res[3*i+2]}
-		if out[i].Result == "flood_opened" {
-			out[i].Result, out[i].FloodOpened = ResultFlooded, true
+	for attempt := 0; ; attempt++ {
+		version, active, err := s.labelSilences(ctx, attempt > 0)
+		if err != nil {
+			return nil, err
 		}
+		now := s.now()
+		correlate := "0"
+		if s.CorrelatePipeline {
+			correlate = "1"
+		}
+		args := make([]any, 0, 8+recordArgs*len(as))
+		args = append(args, ms(now), s.Coalesce.Milliseconds(), max(s.AutoResolveAfter, 0).Milliseconds(),
+			max(s.FloodLimit, 0), s.FloodQuietFor.Milliseconds(), s.FloodQuietFor.String(), version, correlate)
+		for i, a := range as {
+			args = append(args, per[i]...)
+			args = append(args, silenceOf(active, a, now))
+		}
+		res, err := recordScript.Run(ctx, s.rdb, []string{s.base}, args...).StringSlice()
+		if err != nil {
+			return nil, wrap("record alert", err)
+		}
+		if len(res) == 1 && res[0] == "stale" {
+			if attempt < 10 {
+				continue
+			}
+			return nil, wrap("record alert", errors.New("the silences keep changing; try again"))
+		}
+		if len(res) != 4*len(as) {
+			return nil, wrap("record alert", fmt.Errorf("unexpected script answer of %d values for %d alerts", len(res), len(as)))
+		}
+		out := make([]Outcome, len(as))
+		var keep []any
+		for i := range out {
+			out[i] = Outcome{Incident: res[4*i], Result: res[4*i+1], Previous: res[4*i+2]}
+			if res[4*i+3] == "1" {
+				keep = append(keep, out[i].Incident, as[i].Fingerprint, alertContext(as[i]))
+			}
+			switch out[i].Result {
+			case "flood_opened":
+				out[i].Result, out[i].FloodOpened = ResultFlooded, true
+			case ResultSilenced:
+				out[i].Silence, out[i].Previous = out[i].Previous, ""
+			}
+		}
+		if len(keep) > 0 {
+			// The alerts are recorded: a context that cannot be kept now only leaves incident
+			// show without their labels, which is no reason to make the sender retry.
+			_ = keepContextScript.Run(ctx, s.rdb, []string{s.base}, keep...).Err()
+		}
+		return out, nil
 	}
-	return out, nil
 }
 
 // Bounds of the labels an alert passes to a flood's ranking of label values.

@@ -81,6 +81,20 @@ local function utc(ms)
   if m <= 2 then y = y + 1 end
   return string.format("%04d-%02d-%02d %02d:%02d:%02dZ", y, m, d, math.floor(s / 3600), math.floor(s / 60) % 60, s % 60)
 end
+-- detect_post posts streamwatch's news of a pipeline (a join, a symptom, a recovery) in the
+-- incident's thread; while the incident is silenced (issue 17) it waits with the alerts' news
+-- for the silence's end, one line of the update that goes out then.
+local function detect_post(id, ev, actor, detail)
+  local v = redis.call("HMGET", ik(id), "silenced_until", "pending")
+  if (tonumber(v[1]) or 0) > tonumber(now_s) then
+    redis.call("RPUSH", ik(id, "news"), ev .. "\31" .. string.gsub(detail, "\n", " "))
+    redis.call("LTRIM", ik(id, "news"), -` + strconv.Itoa(maxNews) + `, -1)
+    redis.call("HINCRBY", ik(id), "news", 1)
+    if (tonumber(v[2]) or 0) == 0 then redis.call("HSET", ik(id), "pending", 1, "pending_since", now_s) end
+    return
+  end
+  enqueue(id, "event", ev, actor, detail, 0, 0)
+end
 -- correlate_join makes open incident id absorb a new key: later duplicates and the key's
 -- resolution go there; the timeline and the thread say why.
 local function correlate_join(id, key, h, fp, title, sev, source, pipeline)
@@ -106,7 +120,7 @@ local function correlate_join(id, key, h, fp, title, sev, source, pipeline)
   redis.call("HSET", ik(id), unpack(set))
   local detail = title .. ": same pipeline (" .. pipeline .. "), open since " .. utc(tonumber(v[1]) or 0)
   event(id, now_s, "correlated", source, detail)
-  enqueue(id, "event", "correlated", source, detail, 0, 0)
+  detect_post(id, "correlated", source, detail)
 end
 -- detect_done: streamwatch opened the incident, its symptom recovered and nobody acknowledged
 -- it; once every alert resolves it resolves.
@@ -191,16 +205,44 @@ type DetectUpdate struct {
 // changed; with retitle, the incident's title too (the incidents detection opened).
 // ARGV: id, line, title ("": keep), now.
 var updateDetectScript = redis.NewScript(luaCommon + `
-local id, line, title = ARGV[1], ARGV[2], ARGV[3]
-local v = redis.call("HMGET", ik(id), "status", "merged_into", "detect", "title", "detect_state")
+local id, line, title, now = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+local v = redis.call("HMGET", ik(id), "status", "merged_into", "detect", "title", "detect_state", "silenced_until", "pending")
 if not v[1] then return {""} end
 if v[1] == "resolved" then return {"resolved", v[2] or ""} end
 if v[3] == line and (title == "" or v[4] == title) and v[5] == "active" then return {v[1], "", "0"} end
 redis.call("HSET", ik(id), "detect", line, "detect_state", "active")
 if title ~= "" then redis.call("HSET", ik(id), "title", title) end
+if (tonumber(v[6]) or 0) > now then
+  -- Silenced (issue 17): the root is edited when the silence ends (its pending update).
+  if (tonumber(v[7]) or 0) == 0 then redis.call("HSET", ik(id), "pending", 1, "pending_since", now) end
+  return {v[1], "", "0"}
+end
 enqueue(id, "update", "", "", "", 0, 0)
 return {v[1], "", "1"}
 `)
+
+// noteDetectScript posts detection's news into an incident's thread, or keeps it for the end
+// of the incident's silence. ARGV: id, event, detail, now. Returns the incident's status ("" when
+// it is gone).
+var noteDetectScript = redis.NewScript(luaCommon + `
+local id, ev, detail, now_s = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+` + luaCorrelate + `
+local st = redis.call("HGET", ik(id), "status")
+if not st then return "" end
+if st ~= "resolved" then
+  event(id, now_s, ev, "streamwatch", string.sub(detail, 1, 1000))
+  detect_post(id, ev, "streamwatch", detail)
+end
+return st
+`)
+
+// NoteDetected posts detection's news (ev "detected") in incident id's thread, or, while the
+// incident is silenced, with the update that goes out when the silence ends. A resolved
+// incident is left alone.
+func (s *Store) NoteDetected(ctx context.Context, id, ev, detail string) error {
+	_, err := noteDetectScript.Run(ctx, s.rdb, []string{s.base}, NormalizeID(id), ev, detail, ms(s.now())).Result()
+	return wrap("note on "+id, err)
+}
 
 // UpdateDetected shows line (the symptom with its numbers) on an incident's root, and title
 // as its title unless title is empty; the root is edited, the thread left alone.
@@ -261,7 +303,7 @@ if firing > 0 then
   detail = detail .. "; the incident stays open until they resolve."
 end
 event(id, now_s, "recovered", "streamwatch", string.sub(detail, 1, 1000))
-enqueue(id, "event", "recovered", "streamwatch", detail, 0, 0)
+detect_post(id, "recovered", "streamwatch", detail)
 local resolves = "0"
 if firing == 0 and detect_done(id) then
   redis.call("HSET", ik(id), "all_resolved", "1")

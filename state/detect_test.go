@@ -248,3 +248,66 @@ func TestDetectRecordKeepsTheLaterRound(t *testing.T) {
 		t.Fatalf("records: %v", all)
 	}
 }
+
+// TestSilencedIncidentHoldsDetectionNews: while an incident streamwatch opened is silenced
+// (issue 17), an alert that joins it, detection's news, its root edits and its recovery post
+// nothing; when the silence ends, one update brings them, in order.
+func TestSilencedIncidentHoldsDetectionNews(t *testing.T) {
+	ctx := context.Background()
+	s, c, _, _ := newStore(t)
+	s.CorrelatePipeline = true
+	id := record(t, s, detection("sms-replies"))[0].Incident
+	outbox(t, s)
+	if _, err := s.SilenceIncident(ctx, id, c.Now().Add(time.Hour), state.Maker{Name: "ana", ID: "U1"}, "maintenance"); err != nil {
+		t.Fatal(err)
+	}
+	outbox(t, s) // the silence's own note
+	c.Add(time.Minute)
+	if got := record(t, s, alert("client replied sms|sms-replies", "fp-am-1"))[0]; got.Result != state.ResultCorrelated || got.Incident != id {
+		t.Fatalf("alert while silenced: %+v", got)
+	}
+	if err := s.NoteDetected(ctx, id, "detected", "Now also lag over 15m"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.UpdateDetected(ctx, id, "checkpoint stale: 12 records wait", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RecoverDetected(ctx, id, "detect:sms-replies", "Recovered: progress resumed"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Pump(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := outbox(t, s); len(got) != 0 {
+		t.Fatalf("%d deliveries while silenced, want none: %+v", len(got), got)
+	}
+	tl, err := s.Timeline(ctx, id, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(fmt.Sprint(tl), "correlated") {
+		t.Errorf("the join is not in the timeline: %+v", tl)
+	}
+
+	c.Add(2 * time.Hour)
+	if _, err := s.ExpireSilences(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Pump(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var news string
+	for _, d := range outbox(t, s) {
+		if d.Kind == state.KindFlush && d.Event == "news" {
+			news = d.Detail
+		}
+	}
+	var kinds []string
+	for _, l := range strings.Split(news, "\n") {
+		k, _, _ := strings.Cut(l, "\x1f")
+		kinds = append(kinds, k)
+	}
+	if strings.Join(kinds, ",") != "correlated,detected,recovered" {
+		t.Fatalf("news after the silence: %q", news)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -33,8 +34,12 @@ type AlertRecord struct {
 	Channel     string
 	Source      string // alertmanager, grafana, generic, probe
 	Detail      string // one line shown in coalesced thread replies
-	// Labels are the alert's labels; a flood ranks their values.
+	// Labels are the alert's labels; a flood ranks their values, label silences match them.
 	Labels map[string]string
+	// Annotations and Links (kind → URL, as the sender gave them) are kept for incident show
+	// and the root; Title, Labels and Annotations tell a changed alert from a re-send.
+	Annotations map[string]string
+	Links       map[string]string
 }
 
 // Results of recording an alert.
@@ -44,6 +49,7 @@ const (
 	ResultFlooded   = "flooded"   // a key new to its channel's flood (or beyond its list) joined it
 	ResultResolved  = "resolved"  // marked its alert resolved in the incident of its key
 	ResultIgnored   = "ignored"   // a resolved alert of no open incident
+	ResultSilenced  = "silenced"  // a label silence matched it: no incident (Outcome.Silence)
 	// ResultCorrelated: a new key of a pipeline joined the pipeline's open incident
 	// (alerts.correlate_pipeline, detect.go).
 	ResultCorrelated = "correlated"
@@ -58,6 +64,8 @@ type Outcome struct {
 	Previous string
 	// FloodOpened is true for the alert whose arrival started a flood (and opened its incident).
 	FloodOpened bool
+	// Silence is the label silence that silenced the alert (ResultSilenced).
+	Silence string
 }
 
 // Incident is an incident as stored.
@@ -97,6 +105,31 @@ type Incident struct {
 	// its numbers, as the root shows it; DetectState is "active" or "recovered" ("" without).
 	Detect      string
 	DetectState string
+	AckAt       time.Time
+	// SeverityBy is who set the severity by hand (alerts no longer change it then).
+	SeverityBy string
+	// Owner is the user id of the person the incident is assigned to (OwnerName as the
+	// assigning command named them), OwnerBy who assigned it.
+	Owner, OwnerName, OwnerBy string
+	// EscalatedAt is when the incident was escalated (slack.escalation), EscalatedTo whom
+	// (user and user-group ids); zero when it was not.
+	EscalatedAt time.Time
+	EscalatedTo []string
+	// Silence is the silence in force on the incident; nil when none is.
+	Silence *IncidentSilence
+	// Events counts the timeline's events after "opened", those it dropped included.
+	Events int64
+	// Links are the links of the alert that opened the incident (or the first alert that
+	// brought any), by kind: generator, dashboard, panel, silence, runbook; as sent.
+	Links map[string]string
+}
+
+// IncidentSilence is the silence of an incident.
+type IncidentSilence struct {
+	ID     string
+	Until  time.Time
+	By     string
+	Reason string
 }
 
 // AlertState is the last known state of one alert (by fingerprint) in an incident.
@@ -179,6 +212,18 @@ func parseIncident(h map[string]string, alerts map[string]string) *Incident {
 	}
 	if mf := h["merged_from"]; mf != "" {
 		inc.MergedFrom = strings.Split(mf, ",")
+	}
+	inc.AckAt, inc.SeverityBy, inc.Events = fromMS(n("ack_at")), h["severity_by"], n("events")
+	inc.Owner, inc.OwnerName, inc.OwnerBy = h["owner"], h["owner_name"], h["owner_by"]
+	inc.EscalatedAt = fromMS(n("escalated_at"))
+	if to := h["escalated_to"]; to != "" {
+		inc.EscalatedTo = strings.Split(to, ",")
+	}
+	if sid := h["silence_id"]; sid != "" {
+		inc.Silence = &IncidentSilence{ID: sid, Until: fromMS(n("silenced_until")), By: h["silenced_by"], Reason: h["silence_reason"]}
+	}
+	if l := h["links"]; l != "" {
+		_ = json.Unmarshal([]byte(l), &inc.Links)
 	}
 	for fp, v := range alerts {
 		inc.Alerts[fp] = parseAlertState(v)

@@ -9,23 +9,19 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/streamwatch/streamwatch/internal/testclock"
 	"github.com/streamwatch/streamwatch/internal/testredis"
 	"github.com/streamwatch/streamwatch/state"
 )
 
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+// clock is the tests' settable clock; the alias keeps the state tests' short name.
+type clock = testclock.Clock
 
 func newStore(t *testing.T) (*state.Store, *clock, *redis.Client, string) {
 	t.Helper()
 	rdb, prefix := testredis.Client(t)
 	s := state.New(rdb, prefix)
-	c := &clock{t: time.Date(2026, 11, 30, 10, 41, 5, 0, time.UTC)}
+	c := testclock.New(time.Date(2026, 11, 30, 10, 41, 5, 0, time.UTC))
 	s.SetClock(c.Now)
 	s.Coalesce = 10 * time.Second
 	if err := s.EnsureOutbox(context.Background()); err != nil {

@@ -12,7 +12,12 @@ package state
 //	                                  (the hash's alerts_unlisted counts what did not fit)
 //	P:inc:<id>:keys           set     dedup keys merged into this incident (its own is its "key" field)
 //	P:inc:<id>:timeline       stream  events after "opened" (which the incident's hash holds):
-//	                                  acknowledged, resolved, merged, alert_resolved, notes, …
+//	                                  acknowledged, resolved, merged, alert_joined, alert_changed,
+//	                                  alert_resolved, silenced, escalated, severity, assigned, notes,
+//	                                  …; the newest MaxTimelineEvents (the hash's "events" counts all)
+//	P:inc:<id>:context        hash    fingerprint → JSON {title, labels, annotations, links} of the
+//	                                  alert as it last brought news; at most MaxListedAlerts
+//	P:inc:<id>:news           list    news for the next coalesced update ("kind\x1fdetail"), newest 10
 //	P:inc:<id>:flood:keys     zset    a flood incident's dedup keys → occurrences; at most MaxListedFloodKeys
 //	P:inc:<id>:flood:unlisted HLL     the keys beyond that list (to tell new ones from seen ones)
 //	P:inc:<id>:flood:labels   zset    label "name=value" → distinct alerts with it (about the top 100)
@@ -28,6 +33,14 @@ package state
 //	P:autoresolve             zset    incident id → time (ms) it auto-resolves
 //	P:envelope:<id>           string  a handled socket-mode envelope (expires after a day)
 //	P:lock:<name>             string  a lock with an expiry (scheduled jobs, singletons)
+//	P:seq:silence             string  INCR counter behind silence ids SIL-1, SIL-2, …
+//	P:silence:<id>            hash    a silence: kind (labels, incident), matchers or incident, by,
+//	                                  reason, created, until, ended, hits; expires Store.Retention
+//	                                  after its end
+//	P:silence:<id>:alerts     hash    fingerprint → JSON {n, last, key, title} of the alerts a label
+//	                                  silence silenced; at most 100
+//	P:silences                zset    active silences → when they end (ms)
+//	P:silences:version        string  INCR on every change of the label silences (see silences.go)
 //	P:audit                   stream  who did what (commands, clicks, refusals), with the pipeline
 //	                                  and incident each entry concerns
 //	P:seq:plan                string  INCR counter behind repair and restore plan ids P-1, P-2, …

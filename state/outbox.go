@@ -29,13 +29,14 @@ type Delivery struct {
 	Incident string
 	Seq      int64
 	Kind     string
-	Event    string    // KindEvent: all_resolved, acknowledged, resolved, merged_into, merged_from
+	Event    string    // KindEvent: all_resolved, acknowledged, silenced, escalated, …; KindFlush: "flood", "news" or "" (a root update only)
 	Actor    string    // who caused it
-	Detail   string    // note, other incident id, or the last duplicate's summary
+	Detail   string    // note, other incident id, news ("kind\x1fdetail" lines, news.go), or the last duplicate's summary
 	Count    int64     // KindFlush: occurrences since Since; merged_from: occurrences merged
 	Since    time.Time // KindFlush: first of those occurrences; all_resolved: auto-resolve time; flood_over: when the rate fell to the limit
 	// Distinct is, for a flood's KindFlush (Event "flood"), how many of those occurrences were
-	// keys new to the flood; Detail then holds the newest of them, one per line.
+	// keys new to the flood; Detail then holds the newest of them, one per line. For news, how
+	// many news items there were (Detail holds the newest 10).
 	Distinct int64
 	// Channel is where a notice goes; for an incident's entries, the incident's channel when
 	// the entry was queued, so that a deliverer can wait out a channel Slack paused without

@@ -147,7 +147,7 @@ func TestDeliveryOfAnExpiredIncidentLeavesNothing(t *testing.T) {
 	s, _, rdb, prefix := newStore(t)
 	record(t, s, alert("k", "a"))
 	ds, _ := s.ReadOutbox(ctx, "r", false, 10, 0)
-	rdb.Del(ctx, "{"+prefix+"}:inc:INC-1", "{"+prefix+"}:inc:INC-1:alerts")
+	rdb.Del(ctx, "{"+prefix+"}:inc:INC-1", "{"+prefix+"}:inc:INC-1:alerts", "{"+prefix+"}:inc:INC-1:context")
 	if err := s.Complete(ctx, ds[0], "1.2", "C0PIPE"); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ var luaCommon = `
 local P = KEYS[1]
 local max_alerts = ` + strconv.Itoa(MaxListedAlerts) + `
 local max_flood_keys = ` + strconv.Itoa(MaxListedFloodKeys) + `
+local max_events = ` + strconv.Itoa(MaxTimelineEvents) + `
 local function ik(id, suffix)
   if suffix then return P .. ":inc:" .. id .. ":" .. suffix end
   return P .. ":inc:" .. id
@@ -35,9 +36,12 @@ local function enqueue(id, kind, ev, actor, detail, count, since, distinct)
   add("distinct", distinct)
   redis.call("XADD", P .. ":outbox", "*", unpack(e))
 end
+-- event appends to an incident's timeline, which keeps its newest max_events events; the
+-- hash's "events" counts them all, so that a reader knows how many were dropped.
 local function event(id, now, ev, actor, detail)
-  redis.call("XADD", ik(id, "timeline"), "MAXLEN", "~", 1000, "*",
+  redis.call("XADD", ik(id, "timeline"), "MAXLEN", "~", max_events, "*",
     "at", now, "event", ev, "actor", actor or "", "detail", detail or "")
+  redis.call("HINCRBY", ik(id), "events", 1)
 end
 -- Dedup keys can be long (label values): key names hold their SHA-1 (keyHash in Go).
 local function dedup(k) return P .. ":dedup:" .. redis.sha1hex(k) end
@@ -60,7 +64,7 @@ local function closing_keys(id, ttl)
 end
 -- incident_parts are the keys under an incident besides its hash (keys.go lists them).
 local incident_parts = {"alerts", "keys", "timeline", "flood:keys", "flood:unlisted", "flood:labels",
-  "flood:sources"}
+  "flood:sources", "context", "news"}
 -- retire makes a closed incident expire ttl ms from now, with everything under it and the
 -- lookup of its root message; ttl <= 0 keeps it. Whatever keeps a record in Redis for a
 -- retention (incidents here; silences and the like later) expires the same way: with a TTL
@@ -93,6 +97,14 @@ local function list_alert(id, fp, v)
     redis.call("HINCRBY", ik(id), "alerts_unlisted", 1)
   end
 end
+-- drop_silence ends, without a word, the silence of an incident that closes.
+local function drop_silence(id, now)
+  local sid = redis.call("HGET", ik(id), "silence_id")
+  if not sid then return end
+  redis.call("ZREM", P .. ":silences", sid)
+  redis.call("HSET", P .. ":silence:" .. sid, "ended", now)
+  redis.call("HDEL", ik(id), "silence_id", "silenced_until", "silenced_by", "silence_reason", "silence_count0")
+end
 local function more_severe(a, b)
   if a == 0 then return b end
   if b == 0 then return a end
@@ -104,34 +116,57 @@ end
 // recordScript records a webhook's alerts, each as if alone: it joins the open incident of
 // its dedup key or opens a new one (linked to the previous incident of that key); when too
 // many new incidents open in its channel, a new key joins the channel's flood incident instead
-// (luaFlood). The whole batch runs as one script: a storm sends thousands of alerts a second,
-// and Redis spends more on starting a script than on the few commands an alert needs.
-// With correlation on, a new key of a pipeline joins the pipeline's open incident instead
-// (luaCorrelate, state/detect.go), and streamwatch's own symptoms never join a flood.
+// (luaFlood); with correlation on (alerts.correlate_pipeline), a new key of a pipeline joins
+// the pipeline's open incident instead (luaCorrelate, state/detect.go); an alert a label silence matches is recorded in the silence's list and nowhere
+// else (luaSilenced). An alert joining an incident is news for its thread only when it is new
+// there, changed, fires again or resolves (luaNews); an identical re-send only counts. The
+// whole batch runs as one script: a storm sends thousands of alerts a second, and Redis spends
+// more on starting a script than on the few commands an alert needs.
 // ARGV: now, window, auto_resolve_ms, flood limit (new incidents a minute per channel; 0: off),
-// flood quiet_for ms, quiet_for as text, correlate ("1": alerts.correlate_pipeline), then
-// recordArgs values per alert: key, sha1(key), fingerprint, status, title, severity, pipeline,
-// channel, source, detail, labels (name=value, separated by "\31"). Returns id, outcome,
-// previous per alert; outcomes are opened, duplicate, resolved, ignored, flooded (joined a
-// flood as a new key), flood_opened (opened the flood) and correlated (joined the pipeline's
-// open incident).
+// flood quiet_for ms, quiet_for as text, the silences' version the caller matched against,
+// correlate ("1": alerts.correlate_pipeline), then recordArgs values per alert: key, sha1(key), fingerprint, status, title, severity,
+// pipeline, channel, source, detail, labels (name=value, separated by "\31"), digest (hex:
+// labels, then title and annotations), links (JSON, for the root), silence id (a label silence
+// that matches it, or ""). Returns id, outcome, previous, keep per alert; outcomes are opened,
+// duplicate, resolved, ignored, flooded (joined a flood as a new key), flood_opened (opened the
+// flood), silenced (previous is then the silence) and correlated (joined the pipeline's open
+// incident); keep is "1" when the alert is new to its
+// incident or changed, and its context (labels, annotations) is to be kept. When the silences
+// changed since the caller read them, it returns {"stale"} and records nothing.
 var recordScript = redis.NewScript(luaCommon + `
 local now_s = ARGV[1]
 local now, window, ar = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local flood_limit, flood_quiet, quiet_text = tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
-local correlate = ARGV[7] == "1" -- issue 16
-local firing = '{"status":"firing","last_seen":' .. now_s .. '}'
-` + luaCorrelate + `
-
-local function resolved(id, fp, source, detail)
+if (redis.call("GET", P .. ":silences:version") or "0") ~= ARGV[7] then return {"stale"} end
+local correlate = ARGV[8] == "1" -- issue 16
+local function alert_json(status, digest)
+  return '{"status":"' .. status .. '","last_seen":' .. now_s .. ',"d":"' .. digest .. '"}'
+end
+` + luaNews + luaSilenced + luaCorrelate + `
+local function resolved(id, fp, source, detail, digest)
   local alerts = ik(id, "alerts")
-  list_alert(id, fp, '{"status":"resolved","last_seen":' .. now_s .. '}')
-  event(id, now_s, "alert_resolved", source, fp)
-  local st = redis.call("HMGET", ik(id), "all_resolved", "alerts_unlisted")
+  local prev = redis.call("HGET", alerts, fp)
+  list_alert(id, fp, alert_json("resolved", digest))
+  -- Alertmanager repeats resolved alerts in a group's notifications: only the first is news.
+  if prev and string.find(prev, '"resolved"', 1, true) then return end
+  event(id, now_s, "alert_resolved", source, news_detail(fp, detail))
+  local st = redis.call("HMGET", ik(id), "all_resolved", "alerts_unlisted", "silenced_until")
   -- With alerts left out of a full list, nobody knows whether all resolved: a person decides.
-  if st[1] == "1" or st[2] then return end
-  for _, v in ipairs(redis.call("HVALS", alerts)) do
-    if not string.find(v, '"resolved"', 1, true) then return end
+  local all = st[1] ~= "1" and not st[2]
+  if all then
+    for _, v in ipairs(redis.call("HVALS", alerts)) do
+      if not string.find(v, '"resolved"', 1, true) then
+        all = false
+        break
+      end
+    end
+  end
+  if not all then
+    if st[1] ~= "1" and makes_news(id) then
+      add_news(id, "resolved", detail)
+      schedule(id)
+    end
+    return
   end
   redis.call("HSET", ik(id), "all_resolved", "1")
   local at = 0
@@ -145,10 +180,16 @@ local function resolved(id, fp, source, detail)
     redis.call("ZADD", P .. ":autoresolve", at, id)
   end
   event(id, now_s, "all_resolved", source, detail)
-  enqueue(id, "event", "all_resolved", source, detail, 0, at)
+  if (tonumber(st[3]) or 0) > now then
+    -- Silenced: the thread hears of it when the silence ends.
+    add_news(id, "all_resolved", detail)
+    schedule(id)
+  else
+    enqueue(id, "event", "all_resolved", source, detail, 0, at)
+  end
 end
 
-local function open(key, h, title, sev, pipeline, channel, source)
+local function open(key, h, title, sev, pipeline, channel, source, links)
   local id = "INC-" .. redis.call("INCR", P .. ":seq:incident")
   local previous = redis.call("GET", P .. ":last:" .. h) or ""
   -- The timeline's "opened" event is read from first_seen, source and title; the root is
@@ -157,19 +198,24 @@ local function open(key, h, title, sev, pipeline, channel, source)
     "pipeline", pipeline, "channel", channel, "status", "open", "first_seen", now_s,
     "last_seen", now_s, "count", "1", "previous", previous, "source", source,
     "seq", "1", "delivered", "0", "pending", "0", "last_flush", "0")
+  if links ~= "" then redis.call("HSET", ik(id), "links", links) end
   redis.call("SET", P .. ":dedup:" .. h, id)
   redis.call("ZADD", P .. ":open", now_s, id)
   redis.call("XADD", P .. ":outbox", "*", "inc", id, "seq", "1", "kind", "root", "channel", channel)
   return id, previous
 end
 
+-- duplicate counts an occurrence of open incident id; it returns what news_of needs to know of
+-- the incident (one read serves both).
 local function duplicate(id, sev, detail)
-  local v = redis.call("HMGET", ik(id), "severity", "count", "pending", "all_resolved", "last_flush")
+  local v = redis.call("HMGET", ik(id), "severity", "count", "pending", "all_resolved", "last_flush",
+    "severity_by", "silenced_until", "flood", "quiet", "first_seen")
   local pending = tonumber(v[3] or "0") or 0
   local set = {"last_seen", now_s, "last_detail", detail, "count", (tonumber(v[2] or "0") or 0) + 1,
     "pending", pending + 1}
   local cur = tonumber(v[1] or "0") or 0
-  if more_severe(cur, sev) ~= cur then
+  -- A severity a person set stays: alerts no longer change it.
+  if not v[6] and more_severe(cur, sev) ~= cur then
     set[#set + 1] = "severity"
     set[#set + 1] = sev
   end
@@ -179,20 +225,24 @@ local function duplicate(id, sev, detail)
     redis.call("ZREM", P .. ":autoresolve", id)
   end
   if pending == 0 then
-    -- The first occurrence since the last thread update: schedule the next one, a window
-    -- after the last (pending > 0 exactly while the incident is in due: the pump clears both).
+    -- The first occurrence since the last update: schedule the next one, a window after the
+    -- last (pending > 0 exactly while the incident is in due, or silenced: the pump clears
+    -- both; the end of the silence schedules what waits).
     set[#set + 1] = "pending_since"
     set[#set + 1] = now_s
-    local due = (tonumber(v[5] or "0") or 0) + window
-    if due < now then due = now end
-    redis.call("ZADD", P .. ":due", "NX", due, id)
+    if (tonumber(v[7]) or 0) <= now then
+      local due = (tonumber(v[5] or "0") or 0) + window
+      if due < now then due = now end
+      redis.call("ZADD", P .. ":due", "NX", due, id)
+    end
   end
   redis.call("HSET", ik(id), unpack(set))
+  return v[8], v[9], v[10]
 end
 ` + luaFlood + `
 -- new_key records a firing alert whose key has no open incident: it opens the key's own
 -- incident, or joins the channel's flood.
-local function new_key(key, h, title, sev, pipeline, channel, source, detail, labels)
+local function new_key(key, h, title, sev, pipeline, channel, source, detail, labels, links)
   -- issue 16: streamwatch's own symptoms (one per pipeline) neither count nor join a flood.
   if flood_limit > 0 and not own_source(source) then
     local fid, ends = active_flood(channel)
@@ -210,27 +260,32 @@ local function new_key(key, h, title, sev, pipeline, channel, source, detail, la
       return fid, "flood_opened", previous
     end
   end
-  local id, previous = open(key, h, title, sev, pipeline, channel, source)
+  local id, previous = open(key, h, title, sev, pipeline, channel, source, links)
   return id, "opened", previous
 end
 
-local out = {}
-for o = 8, #ARGV, ` + strconv.Itoa(recordArgs) + ` do
+local out, keeps, kept = {}, {}, 0
+for o = 9, #ARGV, ` + strconv.Itoa(recordArgs) + ` do
   local key, h, fp, status, title = ARGV[o], ARGV[o + 1], ARGV[o + 2], ARGV[o + 3], ARGV[o + 4]
   local sev, channel, source, detail = ARGV[o + 5], ARGV[o + 7], ARGV[o + 8], ARGV[o + 9]
+  local digest, links, silence = ARGV[o + 11], ARGV[o + 12], ARGV[o + 13]
   local id = redis.call("GET", P .. ":dedup:" .. h)
   local outcome, previous = "duplicate", ""
   if status == "resolved" then
     id = id or flood_member(channel, key)
     if id then
-      resolved(id, fp, source, detail)
+      resolved(id, fp, source, detail, digest)
       outcome = "resolved"
     else
       id, outcome = "", "ignored"
     end
+  elseif silence ~= "" and silenced(silence, key, fp, title) then
+    id, outcome, previous = "", "silenced", silence
   else
+    local news, keep, known = false, false, false
     if id then
-      duplicate(id, tonumber(sev), detail)
+      news, keep, known = news_of(id, fp, digest, duplicate(id, tonumber(sev), detail))
+      if news then alert_news(id, news, fp, source, detail, links) end
     else
       -- issue 16: one incident per pipeline symptom (luaCorrelate).
       local cid = correlate and correlate_target(ARGV[o + 6], source)
@@ -238,33 +293,53 @@ for o = 8, #ARGV, ` + strconv.Itoa(recordArgs) + ` do
         correlate_join(cid, key, h, fp, title, tonumber(sev), source, ARGV[o + 6])
         id, outcome = cid, "correlated"
       else
-        id, outcome, previous = new_key(key, h, title, tonumber(sev), ARGV[o + 6], channel, source, detail, ARGV[o + 10])
+        id, outcome, previous = new_key(key, h, title, tonumber(sev), ARGV[o + 6], channel, source, detail, ARGV[o + 10], links)
         if correlate and outcome == "opened" then pipe_index(ARGV[o + 6], source, id) end
       end
+      keep = outcome == "opened" or outcome == "correlated"
     end
-    list_alert(id, fp, firing)
+    if known then
+      redis.call("HSET", ik(id, "alerts"), fp, alert_json("firing", digest))
+    else
+      list_alert(id, fp, alert_json("firing", digest))
+    end
+    if keep then kept = kept + 1 end
+    keeps[#keeps + 1] = keep and "1" or ""
   end
   out[#out + 1] = id
   out[#out + 1] = outcome
   out[#out + 1] = previous
+  out[#out + 1] = ""
+end
+-- Which alerts' contexts the caller is to keep (keepContextScript): few, so only those few are
+-- encoded and sent.
+if kept > 0 then
+  local k = 0
+  for i = 4, #out, 4 do
+    k = k + 1
+    out[i] = keeps[k] or ""
+  end
 end
 return out
 `)
 
 // recordArgs is how many ARGV values recordScript takes per alert.
-const recordArgs = 11
+const recordArgs = 14
 
-// pumpScript moves due coalesced updates into the outbox, each with a snapshot of the
-// occurrences it reports, so a retried delivery posts the same text. ARGV: now, limit.
+// pumpScript moves due coalesced updates into the outbox, each with a snapshot of what it
+// reports, so a retried delivery posts the same text: a flood's newest keys, or an incident's
+// news (without news the update only edits the root). A silenced incident's update waits for
+// the silence's end. ARGV: now, limit.
 var pumpScript = redis.NewScript(luaCommon + `
 local now = tonumber(ARGV[1])
 local ids = redis.call("ZRANGEBYSCORE", P .. ":due", "-inf", now, "LIMIT", 0, tonumber(ARGV[2]))
 for _, id in ipairs(ids) do
   redis.call("ZREM", P .. ":due", id)
-  local v = redis.call("HMGET", ik(id), "pending", "pending_since", "last_detail", "flood", "pending_new", "id", "distinct")
+  local v = redis.call("HMGET", ik(id), "pending", "pending_since", "last_detail", "flood", "pending_new", "id", "distinct",
+    "silenced_until", "news")
   local n, since, detail = tonumber(v[1] or "0"), v[2] or "0", v[3] or ""
   -- (An incident that expired meanwhile has nothing to tell: writing would bring it back.)
-  if v[6] then
+  if v[6] and (tonumber(v[8]) or 0) <= now then
     redis.call("HSET", ik(id), "pending", 0, "last_flush", now)
     if v[4] == "1" then
       -- A flood's update names the newest keys that joined it (flood_join's rotating fields).
@@ -274,6 +349,11 @@ for _, id in ipairs(ids) do
       if #names > 0 then newest = redis.call("HMGET", ik(id), unpack(names)) end
       redis.call("HSET", ik(id), "pending_new", 0)
       enqueue(id, "flush", "flood", "", table.concat(newest, "\n"), n, since, fresh)
+    elseif (tonumber(v[9]) or 0) > 0 then
+      local news = redis.call("LRANGE", ik(id, "news"), 0, -1)
+      redis.call("DEL", ik(id, "news"))
+      redis.call("HSET", ik(id), "news", 0)
+      enqueue(id, "flush", "news", "", table.concat(news, "\n"), n, since, tonumber(v[9]))
     else
       enqueue(id, "flush", "", "", detail, n, since)
     end
@@ -313,6 +393,7 @@ end
 redis.call("ZREM", P .. ":open", id)
 redis.call("ZREM", P .. ":autoresolve", id)
 close_flood(id)
+drop_silence(id, now)
 event(id, now, "resolved", actor, note)
 enqueue(id, "event", "resolved", actor, note, 0, 0)
 retire(id, ttl)
@@ -331,6 +412,10 @@ if sf == "resolved" then return {"resolved", from} end
 if si == "resolved" then return {"resolved", into} end
 local alerts = redis.call("HGETALL", ik(from, "alerts"))
 for i = 1, #alerts, 2 do list_alert(into, alerts[i], alerts[i + 1]) end
+local contexts = redis.call("HGETALL", ik(from, "context"))
+for i = 1, #contexts, 2 do
+  if redis.call("HLEN", ik(into, "context")) < max_alerts then redis.call("HSETNX", ik(into, "context"), contexts[i], contexts[i + 1]) end
+end
 local unlisted = tonumber(redis.call("HGET", ik(from), "alerts_unlisted") or "0")
 if unlisted > 0 then redis.call("HINCRBY", ik(into), "alerts_unlisted", unlisted) end
 for _, k in ipairs(closing_keys(from, ttl)) do
@@ -341,6 +426,8 @@ local n = tonumber(redis.call("HGET", ik(from), "count") or "0")
 redis.call("HINCRBY", ik(into), "count", n)
 local sevf = tonumber(redis.call("HGET", ik(from), "severity") or "0")
 local sevi = tonumber(redis.call("HGET", ik(into), "severity") or "0")
+-- A severity a person set on INTO stays.
+if redis.call("HEXISTS", ik(into), "severity_by") == 1 then sevf = sevi end
 local mf = redis.call("HGET", ik(into), "merged_from") or ""
 if mf ~= "" then mf = mf .. "," end
 redis.call("HSET", ik(into), "severity", more_severe(sevi, sevf), "merged_from", mf .. from, "last_seen", now)
@@ -348,6 +435,7 @@ redis.call("HSET", ik(from), "status", "resolved", "merged_into", into, "resolve
 redis.call("ZREM", P .. ":open", from)
 redis.call("ZREM", P .. ":autoresolve", from)
 close_flood(from)
+drop_silence(from, now)
 event(from, now, "merged_into", actor, into)
 event(into, now, "merged_from", actor, from)
 enqueue(from, "event", "merged_into", actor, into, 0, 0)
@@ -367,7 +455,7 @@ if once ~= "" then
   if redis.call("HSETNX", ik(id), "once:" .. once, now) == 0 then return {"skipped"} end
 end
 if summary == "" then summary = detail end
-event(id, now, ev, actor, string.sub(summary, 1, 200))
+event(id, now, ev, actor, string.sub(summary, 1, 1000))
 enqueue(id, "event", ev, actor, detail, 0, 0)
 return {"ok"}
 `)

@@ -44,6 +44,7 @@ type Store struct {
 	CorrelatePipeline bool
 
 	commit committer
+	sil    silenceCache
 }
 
 // New returns a Store over rdb with every key under the hash tag {prefix}.

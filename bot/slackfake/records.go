@@ -32,6 +32,8 @@ type Message struct {
 	// Mentions lists every mention that notifies someone, in text or blocks: "<@U…>",
 	// "<!here>", "<!channel>", "<!everyone>", "<!subteam^S…>".
 	Mentions []string
+	// Files are the ids of the files the message shares (files.completeUploadExternal).
+	Files []string
 }
 
 // Ephemeral is a message only one user sees.

@@ -143,6 +143,10 @@ type Server struct {
 	rr         int
 	envelopes  map[string]*envelope
 	acks       []Ack
+	// files.getUploadURLExternal's uploads, by upload URL ticket and by file id; shared files
+	uploads     map[string]*upload
+	uploadsByID map[string]*upload
+	files       []File
 }
 
 // New returns a Server that is not yet listening.
@@ -160,6 +164,7 @@ func New(opts Options) *Server {
 		groups:    map[string][]string{},
 		tickets:   map[string]bool{},
 		envelopes: map[string]*envelope{},
+		uploads:   map[string]*upload{}, uploadsByID: map[string]*upload{},
 	}
 	for id, users := range opts.UserGroups {
 		s.groups[id] = append([]string(nil), users...)
@@ -200,6 +205,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/link/", s.handleLink)         // socket-mode WebSockets, from apps.connections.open
 	mux.HandleFunc("/commands/", s.handleResponse) // response_url of slash commands
 	mux.HandleFunc("/actions/", s.handleResponse)  // response_url of block actions
+	mux.HandleFunc("/upload/v1/", s.handleUpload)  // upload URLs of files.getUploadURLExternal
 	return mux
 }
 

@@ -179,7 +179,7 @@ func (s *Server) recordLocked(method string, params map[string]string, a answer)
 var knownMethods = map[string]bool{
 	"auth.test": true, "apps.connections.open": true, "chat.postMessage": true,
 	"chat.update": true, "chat.postEphemeral": true, "usergroups.users.list": true,
-	"users.conversations": true,
+	"users.conversations": true, "files.getUploadURLExternal": true, "files.completeUploadExternal": true,
 }
 
 // authLocked checks the token the way Slack does; a zero answer means the call may proceed.
@@ -226,6 +226,10 @@ func (s *Server) callLocked(method string, p map[string]string) answer {
 		return okAnswer(map[string]any{"users": append([]string{}, users...)})
 	case "users.conversations":
 		return s.userConversationsLocked(p)
+	case "files.getUploadURLExternal":
+		return s.getUploadURLLocked(p)
+	case "files.completeUploadExternal":
+		return s.completeUploadLocked(p)
 	}
 	return errAnswer("unknown_method")
 }
@@ -363,6 +367,13 @@ func (s *Server) wireLocked(m *Message) map[string]any {
 	}
 	if m.Blocks != nil {
 		w["blocks"] = m.Blocks
+	}
+	if len(m.Files) > 0 {
+		files := make([]map[string]any, len(m.Files))
+		for i, id := range m.Files {
+			files[i] = map[string]any{"id": id}
+		}
+		w["files"] = files
 	}
 	if m.ThreadTS != "" {
 		w["thread_ts"] = m.ThreadTS

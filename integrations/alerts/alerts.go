@@ -76,6 +76,9 @@ type Alert struct {
 	// URL is Alertmanager's generatorURL; Grafana's panelURL, else
 	// dashboardURL, else generatorURL; the generic payload's url.
 	URL string
+	// Links are every link the sender gave, by kind, as sent: nothing here
+	// checks them (whoever shows them keeps only http and https).
+	Links Links
 	// DedupKey is the generic payload's explicit dedup_key, else "".
 	DedupKey string
 
@@ -86,6 +89,19 @@ type Alert struct {
 	// Key groups alerts into one incident: DedupKey when given, else built
 	// from the router's group_by labels.
 	Key string
+}
+
+// Links are an alert's own links, "" where the sender gave none.
+type Links struct {
+	// Generator is the rule's page: Alertmanager's and Grafana's
+	// generatorURL, the generic payload's url.
+	Generator string
+	Dashboard string // Grafana's dashboardURL
+	Panel     string // Grafana's panelURL
+	Silence   string // Grafana's silenceURL
+	// Runbook is the runbook_url annotation (Alertmanager's and Grafana's
+	// convention for a rule's runbook).
+	Runbook string
 }
 
 // DecodeError says why a payload was rejected. Reason is a sentence fit for

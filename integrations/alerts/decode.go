@@ -23,7 +23,7 @@ func DecodeAlertmanager(body []byte) ([]Alert, error) {
 // DecodeGrafana decodes a Grafana Alerting webhook contact point payload:
 // Alertmanager's shape plus fields of Grafana's own (orgId, title, state,
 // message, and per alert silenceURL, dashboardURL, panelURL, values), of
-// which only the URLs are used. The payload-level title and message describe
+// which only the URLs are used (Links). The payload-level title and message describe
 // the whole group and are ignored: each alert's title is its own
 // annotations.summary or labels.alertname, as for Alertmanager.
 func DecodeGrafana(body []byte) ([]Alert, error) {
@@ -118,10 +118,10 @@ func decodeAlertmanagerAlert(raw json.RawMessage, path, source string, groupStat
 		if err != nil {
 			return a, err
 		}
-		if a.URL == "" {
-			a.URL = s
-		}
+		setLink(&a.Links, key, s)
 	}
+	a.Links.Runbook = a.Annotations["runbook_url"]
+	a.URL = primaryURL(a.Links)
 	if a.Fingerprint, err = str(in["fingerprint"], path, "fingerprint"); err != nil {
 		return a, err
 	}
@@ -149,7 +149,8 @@ func decodeAlertmanagerAlert(raw json.RawMessage, path, source string, groupStat
 // is copied into the label alertname unless the labels already have one, so
 // that group_by [alertname] tells generic alerts apart (senders whose titles
 // carry changing values should send a dedup_key or an alertname label).
-// url is optional. Unknown fields are ignored.
+// url (Links.Generator) is optional; an annotation runbook_url is the
+// runbook (Links.Runbook). Unknown fields are ignored.
 func DecodeGeneric(body []byte) ([]Alert, error) {
 	root, err := parseJSON(body)
 	if err != nil {
@@ -222,6 +223,7 @@ func decodeGenericAlert(raw json.RawMessage, path string) (Alert, error) {
 	if a.URL, err = str(in["url"], path, "url"); err != nil {
 		return a, err
 	}
+	a.Links = Links{Generator: a.URL, Runbook: a.Annotations["runbook_url"]}
 	if a.Severity, err = genericSeverity(in["severity"], path, "severity"); err != nil {
 		return a, err
 	}

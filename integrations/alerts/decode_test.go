@@ -56,6 +56,9 @@ func checkAlert(t *testing.T, got, want Alert) {
 	if got.URL != want.URL {
 		t.Errorf("URL = %q, want %q", got.URL, want.URL)
 	}
+	if got.Links != want.Links {
+		t.Errorf("Links = %+v, want %+v", got.Links, want.Links)
+	}
 	if got.DedupKey != want.DedupKey {
 		t.Errorf("DedupKey = %q, want %q", got.DedupKey, want.DedupKey)
 	}
@@ -100,6 +103,12 @@ func TestDecodeSamples(t *testing.T) {
 				},
 				StartsAt: time.Date(2026, 7, 21, 8, 12, 0, 0, time.UTC),
 				URL:      "https://grafana.example.internal/d/replies?orgId=1&viewPanel=4",
+				Links: Links{
+					Generator: "https://grafana.example.internal/alerting/grafana/ab12cd34/view?orgId=1",
+					Dashboard: "https://grafana.example.internal/d/replies?orgId=1",
+					Panel:     "https://grafana.example.internal/d/replies?orgId=1&viewPanel=4",
+					Silence:   "https://grafana.example.internal/alerting/silence/new?alertmanager=grafana&matcher=alertname%3Dclient+replied+sms",
+				},
 			}},
 		},
 		{
@@ -120,6 +129,7 @@ func TestDecodeSamples(t *testing.T) {
 				},
 				StartsAt: time.Date(2026, 7, 21, 8, 12, 0, 0, time.UTC),
 				URL:      "https://grafana.example.internal/alerting/grafana/ab12cd34/view?orgId=1",
+				Links:    Links{Generator: "https://grafana.example.internal/alerting/grafana/ab12cd34/view?orgId=1"},
 			}},
 		},
 		{
@@ -138,6 +148,7 @@ func TestDecodeSamples(t *testing.T) {
 					StartsAt:    time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC),
 					EndsAt:      time.Date(2026, 11, 30, 9, 20, 0, 500000000, time.UTC),
 					URL:         "http://prometheus:9090/graph?g0.expr=x",
+					Links:       Links{Generator: "http://prometheus:9090/graph?g0.expr=x"},
 				},
 				{
 					Source:      "alertmanager",
@@ -162,6 +173,7 @@ func TestDecodeSamples(t *testing.T) {
 				Labels:      map[string]string{"pipeline": "sms-replies", "team": "data", "source": "nightly-export", "alertname": "Nightly export late"},
 				Annotations: map[string]string{"description": "export has not finished by 06:00"},
 				URL:         "https://runbooks.example.internal/nightly-export",
+				Links:       Links{Generator: "https://runbooks.example.internal/nightly-export"},
 				DedupKey:    "nightly-export/2026-11-30",
 			}},
 		},
@@ -495,5 +507,65 @@ func TestDecodeMemoryBounded(t *testing.T) {
 				t.Logf("decoding %d bytes allocated %d bytes", len(body), used)
 			}
 		})
+	}
+}
+
+// TestLinksOfEverySender: each sender's link fields land in Links, the runbook_url annotation
+// as the runbook; both Alertmanager-shape decoders agree.
+func TestLinksOfEverySender(t *testing.T) {
+	am := `{"alerts":[{"status":"firing","labels":{"alertname":"A"},"annotations":{"runbook_url":"https://wiki/r"},` +
+		`"generatorURL":"http://prom/graph","panelURL":"http://g/p","silenceURL":"http://g/s","dashboardURL":"http://g/d"}]}`
+	for _, c := range []struct {
+		source string
+		decode func([]byte) ([]Alert, error)
+		want   Links
+		url    string
+	}{
+		// Alertmanager sends none of Grafana's fields: they are unknown fields there.
+		{SourceAlertmanager, DecodeAlertmanager, Links{Generator: "http://prom/graph", Runbook: "https://wiki/r"}, "http://prom/graph"},
+		{SourceGrafana, DecodeGrafana, Links{Generator: "http://prom/graph", Dashboard: "http://g/d", Panel: "http://g/p",
+			Silence: "http://g/s", Runbook: "https://wiki/r"}, "http://g/p"},
+	} {
+		got, err := c.decode([]byte(am))
+		if err != nil {
+			t.Fatal(err)
+		}
+		careful, err := carefulAlertmanagerShape([]byte(am), c.source)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[0].Links != c.want || careful[0].Links != c.want || got[0].URL != c.url {
+			t.Errorf("%s: links %+v (careful %+v), url %q; want %+v, %q", c.source, got[0].Links, careful[0].Links, got[0].URL, c.want, c.url)
+		}
+	}
+	got, err := DecodeGeneric([]byte(`{"title":"t","url":"https://x/y","annotations":{"runbook_url":"https://wiki/t"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Links{Generator: "https://x/y", Runbook: "https://wiki/t"}); got[0].Links != want {
+		t.Errorf("generic links %+v, want %+v", got[0].Links, want)
+	}
+}
+
+func TestSafeURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://grafana.example/d/db?orgId=1&viewPanel=4": "https://grafana.example/d/db?orgId=1&viewPanel=4",
+		" http://prometheus:9090/graph?g0.expr=up ":        "http://prometheus:9090/graph?g0.expr=up",
+		"HTTPS://wiki.example/run%20book":                  "https://wiki.example/run%20book",
+		"http://[::1]:3000/x":                              "http://[::1]:3000/x",
+		"javascript:alert(1)":                              "",
+		"https://user:pw@grafana.example/":                 "",
+		"ftp://files.example/x":                            "",
+		"https://grafana.example/<script>":                 "",
+		"https://<#C0PIPE>/":                               "",
+		"http://%3C/":                                      "",
+		"https://a b/":                                     "",
+		"//grafana.example/x":                              "",
+		"https://grafana.example/x\u2028y":                 "",
+		"https://host:port/":                               "",
+	} {
+		if got := SafeURL(in); got != want {
+			t.Errorf("SafeURL(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

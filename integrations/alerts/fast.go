@@ -66,12 +66,11 @@ type amFields struct {
 	status                        string
 	labels, annotations           map[string]string
 	startsAt, endsAt, fingerprint string
-	urls                          [3]string // in the order of urlKeys(source)
+	urls                          [4]string // in the order of urlKeys(source)
 }
 
-// urlKeys are the fields an alert's URL is taken from, the first one set.
-// Grafana's panel shows the graph that fired, which an on-call person wants
-// first; generatorURL is the rule's page.
+// urlKeys are the link fields a sender's alerts carry. Alertmanager sends
+// only generatorURL; Grafana adds its own.
 func urlKeys(source string) []string {
 	if source == SourceGrafana {
 		return grafanaURLKeys
@@ -81,8 +80,33 @@ func urlKeys(source string) []string {
 
 var (
 	alertmanagerURLKeys = []string{"generatorURL"}
-	grafanaURLKeys      = []string{"panelURL", "dashboardURL", "generatorURL"}
+	grafanaURLKeys      = []string{"panelURL", "dashboardURL", "generatorURL", "silenceURL"}
 )
+
+// setLink files the value of the link field key.
+func setLink(l *Links, key, v string) {
+	switch key {
+	case "generatorURL":
+		l.Generator = v
+	case "dashboardURL":
+		l.Dashboard = v
+	case "panelURL":
+		l.Panel = v
+	case "silenceURL":
+		l.Silence = v
+	}
+}
+
+// primaryURL is Alert.URL: Grafana's panel shows the graph that fired, which
+// an on-call person wants first; generatorURL is the rule's page.
+func primaryURL(l Links) string {
+	for _, u := range []string{l.Panel, l.Dashboard, l.Generator} {
+		if u != "" {
+			return u
+		}
+	}
+	return ""
+}
 
 func (s *scan) amAlert(f *amFields, source string) bool {
 	keys := urlKeys(source)
@@ -149,11 +173,11 @@ func (f *amFields) build(a *Alert, source string, group Status) bool {
 	if a.EndsAt, err = parseTimestamp(f.endsAt); err != nil {
 		return false
 	}
-	for _, u := range f.urls {
-		if a.URL == "" {
-			a.URL = u
-		}
+	for i, key := range urlKeys(source) {
+		setLink(&a.Links, key, f.urls[i])
 	}
+	a.Links.Runbook = a.Annotations["runbook_url"]
+	a.URL = primaryURL(a.Links)
 	if a.Fingerprint == "" {
 		a.Fingerprint = labelsFingerprint(a.Labels, "", false)
 	}

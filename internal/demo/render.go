@@ -35,6 +35,7 @@ type element struct {
 	Type     string          `json:"type"`
 	Text     json.RawMessage `json:"text"` // a string in a context's text object, an object in a button
 	ActionID string          `json:"action_id"`
+	URL      string          `json:"url"` // a link button
 }
 
 // renderMessage turns a Slack message into the transcript's lines: its blocks when it has
@@ -102,6 +103,9 @@ func (p roster) renderBlocks(raw json.RawMessage) (lines []string, ok bool) {
 				}
 				var t textObject
 				if json.Unmarshal(e.Text, &t) == nil && t.Text != "" {
+					if e.URL != "" {
+						t.Text += " ↗" // opens a page
+					}
 					buttons = append(buttons, "["+t.Text+"]")
 				}
 			}

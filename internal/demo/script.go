@@ -224,12 +224,13 @@ func (s *session) stepAlert(ctx context.Context) error {
 		return err
 	}
 	s.tr.Flush()
-	s.tr.Note("Alertmanager sends the alert again (repeat_interval): a duplicate")
+	s.tr.Note("Alertmanager sends the alert again (repeat_interval): an identical re-send is no news, so only the root's count changes")
 	if err := s.alert(ctx); err != nil {
 		return err
 	}
-	if _, err := s.threadReply(ctx, "the duplicate in INC-1's thread", func(m slackfake.Message) bool {
-		return strings.Contains(m.Text, "more occurrence")
+	if err := s.waitSlack(ctx, "the root to count the re-send", func(f *slackfake.Server) bool {
+		m, _ := f.Message(channelID, s.rootTS)
+		return strings.Contains(m.Text, "2 occurrences")
 	}); err != nil {
 		return err
 	}
@@ -512,8 +513,10 @@ func alertmanagerPayload(now time.Time) string {
 		"alerts": []map[string]any{{
 			"status": "firing", "labels": labels, "fingerprint": "5a1f0c2d9e3b7a44",
 			"annotations": map[string]string{"summary": "client replied sms",
-				"description": "replies topic has new messages but no datastore writes"},
-			"startsAt": now.UTC().Add(-5 * time.Minute).Format(time.RFC3339Nano), "endsAt": "0001-01-01T00:00:00Z",
+				"description": "replies topic has new messages but no datastore writes",
+				"runbook_url": "https://wiki.example/runbooks/sms-replies"},
+			"generatorURL": "http://prometheus:9090/graph?g0.expr=sms_replies_written_total",
+			"startsAt":     now.UTC().Add(-5 * time.Minute).Format(time.RFC3339Nano), "endsAt": "0001-01-01T00:00:00Z",
 		}},
 	})
 	return string(b)

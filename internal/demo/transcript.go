@@ -120,10 +120,11 @@ func (t *transcript) collect() []item {
 	return out
 }
 
-// buttons is the "[A] [B]" line of rendered blocks, if any.
+// buttons is the last "[A] [B]" line of rendered blocks (a root's actions come after its
+// links), if any.
 func buttons(lines []string) string {
-	for _, l := range lines {
-		if strings.HasPrefix(l, "[") && strings.HasSuffix(l, "]") {
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := lines[i]; strings.HasPrefix(l, "[") && strings.HasSuffix(l, "]") {
 			return l
 		}
 	}

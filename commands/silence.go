@@ -1,0 +1,276 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/streamwatch/streamwatch/state"
+)
+
+// Silences is what the silence commands need from the state.
+type Silences interface {
+	SilenceIncident(ctx context.Context, id string, until time.Time, by state.Maker, reason string) (string, error)
+	CreateSilence(ctx context.Context, matchers []state.Matcher, until time.Time, by state.Maker, reason string) (string, error)
+	ExpireSilence(ctx context.Context, id, actor string) (kind, incident string, err error)
+	GetSilence(ctx context.Context, id string) (*state.Silence, error)
+	ActiveSilences(ctx context.Context) ([]*state.Silence, error)
+}
+
+// MaxSilence is the longest a silence may last: a longer quiet wants the alert rule changed.
+const MaxSilence = 30 * 24 * time.Hour
+
+// Who may silence what (see authz.go):
+//   - an incident (`incident silence`, the root's Silence 1h button): anyone who may use
+//     commands in its channel, as for acknowledging it; the silence is announced in its thread,
+//     ends by itself and stops only what alerts post.
+//   - alerts by label (`silence LABELS`): the remediators of the pipeline its matchers name
+//     (pipeline=NAME), else of slack.remediators; anyone when nobody is named. It hides alerts
+//     before anyone sees them.
+//   - ending one early (`silence expire`): whoever may make it.
+
+// RegisterSilences adds `incident silence`, `silence`, `silence expire` and `silences`, and
+// the silences section of `status`.
+func (h *Handler) RegisterSilences(s Silences) {
+	h.silences = s
+	h.Register(&Command{Path: "incident silence", Args: "[ID] for DURATION [reason…]",
+		Summary: "quiet an incident: alerts are still counted, nothing is posted until the silence ends", Min: 2, Max: -1,
+		Example: "incident silence INC-42 for 2h deploy in progress", Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
+			id, rest, err := h.target(ctx, req, args, "incident silence")
+			if err != nil {
+				return Reply{}, err
+			}
+			d, reason, err := forDuration(rest)
+			if err != nil {
+				return Reply{}, &UsageError{Msg: err.Error(), Usages: []string{h.find("incident silence").Usage(h.Name)}}
+			}
+			inc, err := h.incident(ctx, req, id)
+			if err != nil {
+				return Reply{}, err
+			}
+			if reason == "" && req.Via == "button" {
+				reason = "Silence 1h button"
+			}
+			until := h.Now().Add(d)
+			sid, err := s.SilenceIncident(ctx, id, until, state.Maker{Name: req.Actor(), ID: req.UserID}, reason)
+			if err != nil {
+				err = notFound(err, id)
+				h.record(ctx, req, state.AuditEntry{Action: "silence incident", Target: id, Outcome: "failed", Detail: err.Error(), Incident: id, Pipeline: inc.Pipeline})
+				return Reply{}, err
+			}
+			h.record(ctx, req, state.AuditEntry{Action: "silence incident", Target: id, Outcome: "done",
+				Detail: fmt.Sprintf("%s for %s until %s: %s", sid, d, stamp(until), reason), Incident: id, Pipeline: inc.Pipeline})
+			return Reply{Text: fmt.Sprintf("%s is silenced until %s (%s): its alerts are still counted, nothing is posted for them until then. `%s silence expire %s` ends it earlier.",
+				id, stamp(until), sid, h.Name, sid)}, nil
+		}})
+	h.Register(&Command{Path: "silence", Args: "LABEL=VALUE[,LABEL=~REGEX…] for DURATION [reason…]",
+		Summary: "keep matching alerts from opening or joining incidents; they are listed under the silence", Min: 3, Max: -1,
+		Example: "silence alertname=KafkaLag,pipeline=sms-replies for 2h broker maintenance", Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
+			at := -1
+			for i, a := range args {
+				if strings.EqualFold(a, "for") {
+					at = i
+					break
+				}
+			}
+			usage := []string{h.find("silence").Usage(h.Name)}
+			if at < 1 {
+				return Reply{}, &UsageError{Msg: "silence takes LABEL=VALUE matchers, then for DURATION", Usages: usage}
+			}
+			matchers, err := state.ParseMatchers(strings.Join(args[:at], " "))
+			if err != nil {
+				return Reply{}, &UsageError{Msg: err.Error(), Usages: usage}
+			}
+			d, reason, err := forDuration(args[at:])
+			if err != nil {
+				return Reply{}, &UsageError{Msg: err.Error(), Usages: usage}
+			}
+			text := state.MatchersText(matchers)
+			if err := h.guard(ctx, req, Guard{Action: "silence alerts", Access: AccessSteward, Pipelines: silencePipelines(matchers), Target: text}); err != nil {
+				return Reply{}, err
+			}
+			until := h.Now().Add(d)
+			sid, err := s.CreateSilence(ctx, matchers, until, state.Maker{Name: req.Actor(), ID: req.UserID}, reason)
+			if err != nil {
+				h.record(ctx, req, state.AuditEntry{Action: "silence alerts", Target: text, Outcome: "failed", Detail: err.Error(), Pipeline: first(silencePipelines(matchers))})
+				return Reply{}, err
+			}
+			h.record(ctx, req, state.AuditEntry{Action: "silence alerts", Target: sid + " " + text, Outcome: "done",
+				Detail: fmt.Sprintf("for %s until %s: %s", d, stamp(until), reason), Pipeline: first(silencePipelines(matchers))})
+			return Reply{Public: true, Text: fmt.Sprintf("%s: alerts matching %s open and join no incident until %s (set by %s%s). `%s silences` lists what it silenced; `%s silence expire %s` ends it.",
+				sid, text, stamp(until), req.Actor(), reasonSuffix(reason), h.Name, h.Name, sid)}, nil
+		}})
+	h.Register(&Command{Path: "silence expire", Args: "ID", Summary: "end a silence now", Min: 1, Max: 1,
+		Example: "silence expire SIL-3", Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
+			sid := state.NormalizeSilenceID(args[0])
+			sil, err := s.GetSilence(ctx, sid)
+			if err != nil {
+				return Reply{}, silenceErr(err)
+			}
+			g := Guard{Action: "end silences", Access: AccessSteward, Target: sid}
+			if sil.Kind == state.SilenceIncident {
+				// Whoever may see the incident may end its silence, as they may make one.
+				if _, err := h.incident(ctx, req, sil.Incident); err != nil {
+					return Reply{}, err
+				}
+				g = Guard{Action: "end silences", Access: AccessMember, Target: sid, Incident: sil.Incident}
+			} else if ms, err := state.ParseMatchers(sil.Matchers); err == nil {
+				g.Pipelines = silencePipelines(ms)
+			}
+			if err := h.guard(ctx, req, g); err != nil {
+				return Reply{}, err
+			}
+			if _, _, err := s.ExpireSilence(ctx, sid, req.Actor()); err != nil {
+				h.record(ctx, req, state.AuditEntry{Action: "end silence", Target: sid, Outcome: "failed", Detail: err.Error(), Incident: sil.Incident})
+				return Reply{}, silenceErr(err)
+			}
+			h.record(ctx, req, state.AuditEntry{Action: "end silence", Target: sid, Outcome: "done", Incident: sil.Incident,
+				Detail: strings.TrimSpace(sil.Matchers + " " + sil.Incident)})
+			if sil.Kind == state.SilenceIncident {
+				return Reply{Text: fmt.Sprintf("%s ended: %s's updates are posted again.", sid, sil.Incident)}, nil
+			}
+			return Reply{Public: true, Text: fmt.Sprintf("%s ended by %s: alerts matching %s open and join incidents again.", sid, req.Actor(), sil.Matchers)}, nil
+		}})
+	h.Register(&Command{Path: "silences", Summary: "the silences in force, with the alerts each silenced", Max: 0,
+		Example: "silences", Run: func(ctx context.Context, req Request, _ []string) (Reply, error) {
+			list, err := s.ActiveSilences(ctx)
+			if err != nil {
+				return Reply{}, err
+			}
+			if len(list) == 0 {
+				return Reply{Text: "No silence is in force."}, nil
+			}
+			r := Reply{Text: fmt.Sprintf("%d silence%s in force", len(list), plural(len(list)))}
+			for _, sil := range list {
+				r.Sections = append(r.Sections, silenceSection(sil, 20))
+			}
+			return r, nil
+		}})
+}
+
+// silenceSection describes one silence and, for a label silence, up to n of the alerts it
+// silenced.
+func silenceSection(sil *state.Silence, n int) Section {
+	what := "alerts matching " + sil.Matchers
+	if sil.Kind == state.SilenceIncident {
+		what = "incident " + sil.Incident
+	}
+	lines := []string{fmt.Sprintf("until %s, set by %s at %s%s", stamp(sil.Until), sil.By, stamp(sil.Created), reasonSuffix(sil.Reason))}
+	if sil.Kind == state.SilenceLabels {
+		lines = append(lines, fmt.Sprintf("silenced %d alert%s%s", sil.Hits, plural(int(sil.Hits)), lastHit(sil)))
+		for i, a := range sil.Alerts {
+			if i == n {
+				lines = append(lines, fmt.Sprintf("… %d more", len(sil.Alerts)-n))
+				break
+			}
+			lines = append(lines, fmt.Sprintf("  %-20s ×%-5d %s  key %s", stamp(a.Last), a.Count, a.Title, a.Key))
+		}
+	}
+	return Section{Title: sil.ID + ": " + what, Lines: lines, Pre: true}
+}
+
+func lastHit(sil *state.Silence) string {
+	if sil.LastHit.IsZero() {
+		return ""
+	}
+	return ", the last at " + stamp(sil.LastHit)
+}
+
+func reasonSuffix(reason string) string {
+	if reason == "" {
+		return ""
+	}
+	return ": " + reason
+}
+
+// silencePipelines are the pipelines a label silence's matchers name (pipeline=NAME).
+func silencePipelines(ms []state.Matcher) []string {
+	for _, m := range ms {
+		if m.Name == "pipeline" && !m.Regex {
+			return []string{m.Value}
+		}
+	}
+	return nil
+}
+
+func first(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[0]
+}
+
+// forDuration reads "for DURATION [reason…]": a Go duration (90s, 45m, 2h30m) or days (1d),
+// from a second to MaxSilence.
+func forDuration(args []string) (time.Duration, string, error) {
+	if len(args) < 2 || !strings.EqualFold(args[0], "for") {
+		return 0, "", errors.New("say how long: for DURATION, such as for 2h")
+	}
+	d, err := parseDuration(args[1])
+	if err != nil {
+		return 0, "", err
+	}
+	return d, strings.Join(args[2:], " "), nil
+}
+
+func parseDuration(s string) (time.Duration, error) {
+	var d time.Duration
+	var err error
+	if n, ok := strings.CutSuffix(strings.ToLower(s), "d"); ok {
+		var days int
+		if days, err = strconv.Atoi(n); err == nil {
+			d = time.Duration(days) * 24 * time.Hour
+		}
+	} else {
+		d, err = time.ParseDuration(s)
+	}
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("%q is not a duration (such as 90s, 45m, 2h or 1d)", s)
+	case d < time.Second:
+		return 0, fmt.Errorf("%s is too short: at least 1s", s)
+	case d > MaxSilence:
+		return 0, fmt.Errorf("%s is too long: at most %s (30 days); change the alert rule instead", s, MaxSilence)
+	}
+	return d, nil
+}
+
+// silenceErr words a silence store error for people.
+func silenceErr(err error) error {
+	var se *state.SilenceError
+	if errors.As(err, &se) {
+		return errors.New(se.Error())
+	}
+	return err
+}
+
+// silencesSection is the `status` section of the silences in force; nil without any (or
+// without RegisterSilences).
+func (h *Handler) silencesSection(ctx context.Context) *Section {
+	if h.silences == nil {
+		return nil
+	}
+	list, err := h.silences.ActiveSilences(ctx)
+	if err != nil {
+		return &Section{Title: "Silences", Lines: []string{"could not read the silences: " + err.Error()}}
+	}
+	if len(list) == 0 {
+		return nil
+	}
+	lines := make([]string, 0, len(list))
+	for _, sil := range list {
+		what := sil.Matchers
+		if sil.Kind == state.SilenceIncident {
+			what = sil.Incident
+		}
+		line := fmt.Sprintf("%-7s %-40s until %s by %s", sil.ID, what, stamp(sil.Until), sil.By)
+		if sil.Kind == state.SilenceLabels {
+			line += fmt.Sprintf(", %d silenced", sil.Hits)
+		}
+		lines = append(lines, line)
+	}
+	return &Section{Title: fmt.Sprintf("Silences in force (%d)", len(list)), Lines: lines, Pre: true}
+}

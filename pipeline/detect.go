@@ -499,12 +499,19 @@ func (d *Detector) begin(ctx context.Context, p *config.Pipeline, st *DetectStat
 	out, err := d.Store.RecordAlert(ctx, state.AlertRecord{
 		Key: fingerprint(p.Name), Fingerprint: fingerprint(p.Name), Title: Headline(p.Name, active, obs), Severity: 2,
 		Pipeline: p.Name, Channel: p.Channel, Source: state.SourceDetect, Detail: line,
+		// A label silence (issue 17) can name them: alertname=streamwatch_detected, pipeline=….
+		Labels: map[string]string{"alertname": "streamwatch_detected", "pipeline": p.Name},
 	})
 	if err != nil {
 		return err
 	}
 	st.Incident = out.Incident
 	switch out.Result {
+	case state.ResultSilenced:
+		d.log().Info("detection: a label silence holds the symptom; nothing is posted until it recovers",
+			"pipeline", p.Name, "silence", out.Silence)
+		st.Suppressed = true
+		return nil
 	case state.ResultOpened:
 		st.Own = true
 		// Its repeats edit the root; the thread hears only of changes.

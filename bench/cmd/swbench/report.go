@@ -304,6 +304,23 @@ func lagFigures(res *results) []figure {
 	return out
 }
 
+// roundSection is the section of the sampling round at scale (issue 16).
+const roundSection = "Sampling round, 200 pipelines × 10 partitions (kfake, 3 brokers)"
+
+func roundFigures(res *results) []figure {
+	t := goFigure(res, "BenchmarkSamplingRound", "ns/op", 1e-6)
+	if len(t) == 0 {
+		return nil
+	}
+	return []figure{
+		{section: roundSection, name: "time per round", unit: "ms", values: t},
+		{section: roundSection, name: "Kafka requests per round", unit: "requests", values: goFigure(res, "BenchmarkSamplingRound", "requests/op", 1),
+			target: "≤ 9: bounded by the brokers (a ListOffsets, a DescribeGroups and an OffsetFetch each)", met: func(m float64) bool { return m <= 9 }},
+		{section: roundSection, name: "checkpoint progress reads of the 200 pipelines", unit: "ms", values: goFigure(res, "BenchmarkCheckpointProgress", "ns/op", 1e-6)},
+		{section: roundSection, name: "storage calls per pipeline and round", unit: "calls", values: goFigure(res, "BenchmarkCheckpointProgress", "storage-calls/pipeline", 1)},
+	}
+}
+
 func checkpointFigures(res *results) []figure {
 	var out []figure
 	for _, n := range []int{1000, 10000} {
@@ -342,8 +359,8 @@ func find(figs []figure, section, name string) figure {
 // render writes RESULTS.md.
 func (e *env) render(m machine, res *results, took time.Duration) string {
 	ingest, storm, lag, ckpt, mem := ingestFigures(res), stormFigures(res), lagFigures(res), checkpointFigures(res), memoryFigures(res)
-	distinct, rmem := distinctFigures(res), redisMemoryFigures(res)
-	all := slices.Concat(ingest, storm, distinct, lag, ckpt, mem, rmem)
+	distinct, rmem, round := distinctFigures(res), redisMemoryFigures(res), roundFigures(res)
+	all := slices.Concat(ingest, storm, distinct, lag, round, ckpt, mem, rmem)
 	date := e.started.UTC().Format("2006-01-02")
 	virt := ""
 	if m.virtual {
@@ -427,6 +444,10 @@ func (e *env) render(m machine, res *results, took time.Duration) string {
 			cell(find(lag, sec, "kadm.Lag: time")), format(find(lag, sec, "kadm time ÷ streamwatch time").spread().median, "×"),
 			cell(find(lag, sec, "naive sarama loop: time")), cell(find(lag, sec, "naive sarama loop: Kafka requests")),
 			format(find(lag, sec, "naive sarama time ÷ streamwatch time").spread().median, "×"))
+	}
+	if len(round) > 0 {
+		w("| Sampling round of 200 pipelines × 10 partitions, one cluster of 3 brokers | %s, %s Kafka requests; checkpoints: %s, %s storage calls a pipeline | | %s |\n",
+			cell(round[0]), cell(round[1]), cell(round[2]), cell(round[3]), round[1].verdict())
 	}
 	for _, n := range []string{"1,000", "10,000"} {
 		sec := fmt.Sprintf("Checkpoint diagnosis, %s batches (local disk)", n)

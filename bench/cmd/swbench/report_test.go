@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -48,5 +49,23 @@ func TestSpreadAndFormat(t *testing.T) {
 	}
 	if got := stormCoalesce(10 * time.Second); got != 1667*time.Millisecond {
 		t.Errorf("coalesce for a 10 s storm = %v", got)
+	}
+}
+
+// TestRoundFigures: the sampling round's benchmarks become the section of issue 16, with the
+// request bound as the target.
+func TestRoundFigures(t *testing.T) {
+	runs, order := parseGoBench(`BenchmarkSamplingRound-2        	      20	  18129727 ns/op	         3.000 DescribeGroups/op	         0 Fetch/op	         3.000 ListOffsets/op	         0 Metadata/op	         3.000 OffsetFetch/op	         9.000 requests/op	         0.04500 requests/pipeline
+BenchmarkCheckpointProgress-2   	      20	  13593708 ns/op	         2.000 storage-calls/pipeline
+`)
+	fs := roundFigures(&results{goBench: runs, goBenchOrder: order})
+	if len(fs) != 4 {
+		t.Fatalf("figures %+v", fs)
+	}
+	if fs[0].values[0] != 18.129727 || fs[1].values[0] != 9 || fs[3].values[0] != 2 {
+		t.Fatalf("values %+v", fs)
+	}
+	if v := fs[1].verdict(); !strings.HasSuffix(v, ": met") {
+		t.Fatalf("verdict %q", v)
 	}
 }

@@ -371,3 +371,44 @@ func TestE2EPublishGroup(t *testing.T) {
 		t.Errorf("the refusal was logged %d times, want once", n)
 	}
 }
+
+// TestE2EDetectJoinsTheAlertsIncident: the downstream alert came first and opened the
+// pipeline's incident; the stall streamwatch then finds is posted into it (no second root),
+// and its recovery says that the alert still fires, so the incident stays open.
+func TestE2EDetectJoinsTheAlertsIncident(t *testing.T) {
+	w := newSparkWorld(t)
+	w.produce(10)
+	w.commit(1, time.Time{})
+	in := start(t, setup{extra: w.config("")})
+	s := in.slack
+	body := in.ok("/webhooks/generic", genericStatus("client replied sms", "downstream", "firing"))
+	if !strings.Contains(body, `"result":"opened"`) {
+		t.Fatalf("the alert's answer: %s", body)
+	}
+	waitFor(t, s, "the alert's root", func(s *slackfake.Server) bool { return len(roots(s, "C0PIPE")) == 1 })
+	root := roots(s, "C0PIPE")[0]
+
+	w.produce(3) // the query has stopped
+	waitFor(t, s, "detection's join in the alert's thread", func(s *slackfake.Server) bool {
+		return len(threadWith(s, "C0PIPE", root.TS, "Joined this incident: sms-replies: no checkpoint commit")) == 1
+	})
+	waitFor(t, s, "the root showing the symptom", func(s *slackfake.Server) bool {
+		return strings.Contains(string(mustMessage(s, "C0PIPE", root.TS).Blocks), "Detected: checkpoint stale: 6 records wait beyond the checkpoint")
+	})
+	if m := mustMessage(s, "C0PIPE", root.TS); !strings.Contains(m.Text, "client replied sms") {
+		t.Errorf("the alert's root lost its title: %q", m.Text)
+	}
+	w.commit(2, time.Time{})
+	waitFor(t, s, "the recovery note", func(s *slackfake.Server) bool {
+		return len(threadWith(s, "C0PIPE", root.TS, "Recovered")) == 1
+	})
+	if rec := threadWith(s, "C0PIPE", root.TS, "Recovered")[0]; !strings.Contains(rec.Text, "Still firing: 1 alert") {
+		t.Fatalf("recovery note: %q", rec.Text)
+	}
+	if n := len(roots(s, "C0PIPE")); n != 1 {
+		t.Fatalf("%d roots, want 1", n)
+	}
+	if r := ask(t, s, "incident show INC-1"); !strings.Contains(string(r.Blocks), "Status: open") {
+		t.Errorf("the alert's incident closed with the symptom: %s", r.Blocks)
+	}
+}

@@ -79,8 +79,8 @@ func scheduleJobs(s *scheduler.Scheduler, cfg *config.Config, probes *pipeline.P
 
 // scheduleSampler takes a sampling round of every pipeline once per kafka.sample_interval in
 // the whole deployment, judges it (detection, publish_group) and keeps the lag gauge current.
-// The round's Kafka requests get one interval; detection, its records and its Slack messages
-// another.
+// The round and what detection does with it (its records, its Slack messages) get two
+// intervals together.
 func scheduleSampler(s *scheduler.Scheduler, detector *pipeline.Detector, interval time.Duration, m *metrics.Metrics) {
 	if detector == nil {
 		return

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/slack-go/slack"
 	"github.com/streamwatch/streamwatch/internal/testclock"
 	"github.com/streamwatch/streamwatch/internal/testredis"
@@ -107,13 +108,15 @@ type deliveryWorld struct {
 	d     *deliverer
 	clock *testclock.Clock
 	auth  *atomic.Bool
+	rdb   *redis.Client // the store's Redis, for what only Redis can tell (the outbox's size)
+	keys  string        // the store's key prefix
 }
 
 func newDeliveryWorld(t *testing.T, answer func(attempt int, c slackCall) error) *deliveryWorld {
 	t.Helper()
 	rdb, prefix := testredis.Client(t)
 	w := &deliveryWorld{t: t, ctx: context.Background(), store: state.New(rdb, prefix), clock: testclock.New(time.Date(2026, 11, 30, 10, 41, 5, 0, time.UTC)),
-		slack: &scriptedSlack{answer: answer, roots: map[string]string{}}, auth: &atomic.Bool{}}
+		slack: &scriptedSlack{answer: answer, roots: map[string]string{}}, auth: &atomic.Bool{}, rdb: rdb, keys: prefix}
 	w.store.SetClock(w.clock.Now)
 	w.store.Coalesce = 10 * time.Second
 	if err := w.store.EnsureOutbox(w.ctx); err != nil {
@@ -386,3 +389,47 @@ type timeoutError struct{}
 func (*timeoutError) Error() string   { return "i/o timeout" }
 func (*timeoutError) Timeout() bool   { return true }
 func (*timeoutError) Temporary() bool { return true }
+
+// TestDeliveredOutboxStaysBounded: 10,000 messages delivered through the deliverer leave an
+// empty outbox stream of a few kilobytes at most: what Slack has, Redis no longer keeps.
+func TestDeliveredOutboxStaysBounded(t *testing.T) {
+	w := newDeliveryWorld(t, nil)
+	for i := range 100 {
+		w.alert(fmt.Sprint("k", i), "C1")
+	}
+	for i := range 100 {
+		for j := range 99 {
+			if _, err := w.store.Note(w.ctx, fmt.Sprint("INC-", i+1), "note", "U1", fmt.Sprint("note ", j), ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if n, err := w.store.OutboxDepth(w.ctx); err != nil || n != 10000 {
+		t.Fatalf("queued %d (%v), want 10,000", n, err)
+	}
+	for range 1000 {
+		if n, err := w.store.OutboxDepth(w.ctx); err != nil {
+			t.Fatal(err)
+		} else if n == 0 {
+			break
+		}
+		w.passes(time.Millisecond, time.Millisecond)
+	}
+	done, _ := w.slack.calls()
+	threads := 0
+	for _, c := range done {
+		if strings.Contains(string(c), " thread ") {
+			threads++
+		}
+	}
+	if threads != 9900 {
+		t.Fatalf("Slack got %d thread replies of the 9,900 notes (%d calls)", threads, len(done))
+	}
+	stream := "{" + w.keys + "}:outbox"
+	n, _ := w.rdb.XLen(w.ctx, stream).Result()
+	mem, _ := w.rdb.MemoryUsage(w.ctx, stream).Result()
+	pending, _ := w.rdb.XPending(w.ctx, stream, "deliver").Result()
+	if n != 0 || pending == nil || pending.Count != 0 || mem > 4096 {
+		t.Fatalf("after 10,000 deliveries the outbox holds %d entries (%v pending) in %d bytes", n, pending, mem)
+	}
+}

@@ -63,7 +63,7 @@ var (
 		"Age of the oldest record the pipeline's checkpoint has not reached (Spark's true lag), from the record's own timestamp; 0 when nothing waits.",
 		[]string{"pipeline"}, nil)
 	descCommitAge = prometheus.NewDesc("streamwatch_pipeline_checkpoint_commit_age_seconds",
-		"Age of the pipeline's newest checkpoint commit (commits/<N>).", []string{"pipeline"}, nil)
+		"Age of the pipeline's newest checkpoint commit (commits/<N>) at the last sampling round (see streamwatch_pipeline_observed_timestamp_seconds).", []string{"pipeline"}, nil)
 	descLagStatus = prometheus.NewDesc("streamwatch_pipeline_lag_status",
 		"The lag evaluator's status of the documented group: 0 UNKNOWN, 1 OK, 2 NO_COMMITS, 3 WARNING, 4 REWOUND, 5 STALLED, 6 STOPPED.",
 		[]string{"pipeline"}, nil)

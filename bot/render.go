@@ -89,7 +89,7 @@ func rootBlocks(inc *state.Incident) []slack.Block {
 	}
 	var notes []string
 	if inc.Detect != "" && inc.Status != state.StatusResolved {
-		// issue 16: detection's symptom with its numbers, edited every sampling round.
+		// Detection's symptom with its numbers, edited every sampling round.
 		label := "Detected"
 		if inc.DetectState == "recovered" {
 			label = "Recovered"
@@ -199,8 +199,8 @@ func threadBody(d state.Delivery) string {
 			return d.Detail // queued by a version that rendered notes before queueing them
 		case "remediation", "probe":
 			return mrkdwn(d.Detail)
-		case "detected", "recovered": // issue 16: detection's news, and its recovery note
-			return mrkdwn(d.Detail)
+		case "detected", "recovered": // detection's news, and its recovery note
+			return clip(mrkdwn(d.Detail), 3000)
 		case "correlated":
 			return "Joined this incident: " + clip(mrkdwn(oneLine(d.Detail)), 1000) + "."
 		case "merged_from":

@@ -114,13 +114,16 @@ func everyMessage(content string) []message {
 		Alerts: map[string]state.AlertState{content: {Status: "firing"}, "fp2": {Status: "resolved"}},
 		Links:  links, Owner: content, OwnerName: content, OwnerBy: content, SeverityBy: content, EscalatedAt: time.Unix(3, 0),
 		EscalatedTo: []string{content}, Silence: &state.IncidentSilence{ID: content, Until: time.Unix(9, 0), By: content, Reason: content},
-		AckAt: time.Unix(2, 0)}
+		AckAt: time.Unix(2, 0), Detect: content, DetectState: "active"}
 	var out []message
 	out = append(out, message{"root", rootText(inc), rootBlocks(inc), mentionOf(content)})
 	silenced := *inc
 	silenced.Silence = &state.IncidentSilence{ID: "SIL-3", By: content, Reason: content}
 	silenced.Owner = "U0BOB"
 	out = append(out, message{"root silenced", rootText(&silenced), rootBlocks(&silenced), []string{"<@U0BOB>"}})
+	recovered := *inc
+	recovered.DetectState = "recovered"
+	out = append(out, message{"root recovered", rootText(&recovered), rootBlocks(&recovered), mentionOf(content)})
 	for _, d := range []state.Delivery{
 		{Kind: state.KindFlush, Count: 3, Detail: content},
 		{Kind: state.KindEvent, Event: "resolved", Actor: content, Detail: content},
@@ -137,6 +140,11 @@ func everyMessage(content string) []message {
 		{Kind: state.KindEvent, Event: "silence_ended", Actor: content, Detail: content},
 		{Kind: state.KindEvent, Event: "severity", Actor: content, Detail: content, Count: 9},
 		{Kind: state.KindEvent, Event: "assigned", Actor: content, Detail: "\x1f" + content},
+		{Kind: state.KindEvent, Event: "detected", Detail: content},
+		{Kind: state.KindEvent, Event: "recovered", Detail: content},
+		{Kind: state.KindEvent, Event: "correlated", Detail: content},
+		{Kind: state.KindFlush, Event: "news", Incident: content, Distinct: 3,
+			Detail: "correlated\x1f" + content + "\ndetected\x1f" + content + "\nrecovered\x1f" + content},
 	} {
 		out = append(out, message{"thread " + d.Event, threadText(d), nil, nil})
 	}

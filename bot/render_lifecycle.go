@@ -160,7 +160,7 @@ var newsLabels = map[string]string{
 	state.NewsAgain:       "Firing again",
 	state.NewsResolved:    "Resolved",
 	state.NewsAllResolved: "All alerts resolved (while silenced)",
-	// issue 16: streamwatch's own news of the pipeline, kept while the incident was silenced
+	// streamwatch's own news of the pipeline, kept while the incident was silenced
 	"correlated": "Joined",
 	"detected":   "Detected",
 	"recovered":  "Recovered",

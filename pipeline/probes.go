@@ -135,11 +135,15 @@ func (s *Probes) record(ctx context.Context, p ProbeTarget, res probe.Result) er
 		out, err := s.Store.RecordAlert(ctx, state.AlertRecord{
 			Key: key, Fingerprint: key, Title: "Checkpoint probe failed for " + p.Name + ": " + res.Reason,
 			Severity: 2, Pipeline: p.Name, Channel: p.Channel, Source: "probe", Detail: failure,
+			// A label silence can name them: alertname=streamwatch_probe_failed, pipeline=….
+			Labels: probeLabels(p.Name),
 		})
 		if err != nil {
 			return err
 		}
 		switch {
+		case out.Result == state.ResultSilenced:
+			// Recorded under the silence; nothing is posted while it holds.
 		case out.Result == "opened":
 			if err := s.Store.MarkQuiet(ctx, out.Incident); err != nil {
 				return err
@@ -162,13 +166,18 @@ func (s *Probes) record(ctx context.Context, p ProbeTarget, res probe.Result) er
 		err = s.Store.EnqueueNotice(ctx, p.Channel, fmt.Sprintf("Checkpoint probe of %s FAILED (%s): %s", p.Name, res.Class, res.Reason))
 	case !failed && wasFailed && p.OpenIncident:
 		_, err = s.Store.RecordAlert(ctx, state.AlertRecord{
-			Key: key, Fingerprint: key, Resolved: true, Pipeline: p.Name, Channel: p.Channel, Source: "probe",
+			Key: key, Fingerprint: key, Resolved: true, Pipeline: p.Name, Channel: p.Channel, Source: "probe", Labels: probeLabels(p.Name),
 			Detail: fmt.Sprintf("checkpoint probe of %s is %s again (%s)", p.Name, res.Status, res.Started.UTC().Format("15:04:05Z")),
 		})
 	case !failed && wasFailed:
 		err = s.Store.EnqueueNotice(ctx, p.Channel, fmt.Sprintf("Checkpoint probe of %s recovered: %s", p.Name, res.Status))
 	}
 	return err
+}
+
+// probeLabels are the labels of a probe's failure, as an alert's, for label silences.
+func probeLabels(pipeline string) map[string]string {
+	return map[string]string{"alertname": "streamwatch_probe_failed", "pipeline": pipeline}
 }
 
 // History returns the newest n stored results of a pipeline, newest first.

@@ -28,10 +28,11 @@ func TestProbesSpeakOnChange(t *testing.T) {
 	cases := []struct {
 		name     string
 		incident bool
+		silence  string // a label silence made before the first step
 		steps    []step
 		opened   int
 	}{
-		{"notices", false, []step{
+		{"notices", false, "", []step{
 			{"ok", probe.StatusOK, nil},
 			{"ok", probe.StatusOK, nil},
 			{"missing", probe.StatusFailed, []string{"notice C0PIPE: Checkpoint probe of sms-replies FAILED (NOT_FOUND): "}},
@@ -39,12 +40,20 @@ func TestProbesSpeakOnChange(t *testing.T) {
 			{"ok", probe.StatusOK, []string{"notice C0PIPE: Checkpoint probe of sms-replies recovered: OK"}},
 			{"ok", probe.StatusOK, nil},
 		}, 0},
-		{"an incident", true, []step{
+		{"an incident", true, "", []step{
 			{"missing", probe.StatusFailed, []string{"root"}},
 			{"missing", probe.StatusFailed, nil},
 			{"empty", probe.StatusFailed, []string{"event INC-1 probe: The probe now fails differently"}},
 			{"ok", probe.StatusOK, []string{"event INC-1 all_resolved: checkpoint probe of sms-replies is OK again"}},
 			{"missing", probe.StatusFailed, []string{"event INC-1 probe: Failing again since"}},
+		}, 1},
+		{"a label silence holds the failure", true, "alertname=streamwatch_probe_failed,pipeline=sms-replies", []step{
+			{"missing", probe.StatusFailed, nil},
+			{"empty", probe.StatusFailed, nil},
+			{"ok", probe.StatusOK, nil},
+		}, 0},
+		{"a silence of another pipeline does not", true, "alertname=streamwatch_probe_failed,pipeline=billing", []step{
+			{"missing", probe.StatusFailed, []string{"root"}},
 		}, 1},
 	}
 	for _, c := range cases {
@@ -56,6 +65,15 @@ func TestProbesSpeakOnChange(t *testing.T) {
 			ps := &pipeline.Probes{Store: st, Pipelines: []pipeline.ProbeTarget{{Name: "sms-replies", Channel: "C0PIPE", OpenIncident: c.incident,
 				Probe: probe.Options{Pipeline: "sms-replies", Location: dir, StaleAfter: time.Hour}}},
 				Opened: func(incident, p string) { opened = append(opened, incident+" "+p) }}
+			if c.silence != "" {
+				ms, err := state.ParseMatchers(c.silence)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := st.CreateSilence(ctx, ms, time.Now().Add(time.Hour), state.Maker{Name: "alice", ID: "U0ALICE"}, "maintenance"); err != nil {
+					t.Fatal(err)
+				}
+			}
 			for i, s := range c.steps {
 				os.RemoveAll(dir)
 				switch s.checkpoint {

@@ -96,7 +96,7 @@ func (a *App) build() error {
 		})
 	}
 	probes.Opened = opened
-	// Detection judges every pipeline on each sampling round (issue 16).
+	// Detection judges every pipeline on each sampling round.
 	var detector *pipeline.Detector
 	if len(monitor.Pipelines()) > 0 {
 		sampler, err := kafka.NewSampler(monitor, kafka.SamplerOptions{Interval: cfg.Kafka.SampleInterval, Logger: log})

@@ -499,7 +499,7 @@ func (d *Detector) begin(ctx context.Context, p *config.Pipeline, st *DetectStat
 	out, err := d.Store.RecordAlert(ctx, state.AlertRecord{
 		Key: fingerprint(p.Name), Fingerprint: fingerprint(p.Name), Title: Headline(p.Name, active, obs), Severity: 2,
 		Pipeline: p.Name, Channel: p.Channel, Source: state.SourceDetect, Detail: line,
-		// A label silence (issue 17) can name them: alertname=streamwatch_detected, pipeline=….
+		// A label silence can name them: alertname=streamwatch_detected, pipeline=….
 		Labels: map[string]string{"alertname": "streamwatch_detected", "pipeline": p.Name},
 	})
 	if err != nil {

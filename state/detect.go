@@ -8,7 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Detection (issue 16): what streamwatch finds on its own sampling rounds, the incidents it
+// Detection: what streamwatch finds on its own sampling rounds, the incidents it
 // opens from that, and one incident per pipeline symptom.
 //
 // Correlation (alerts.correlate_pipeline) is an index per pipeline, P:pipe:<pipeline>, kept by
@@ -82,7 +82,7 @@ local function utc(ms)
   return string.format("%04d-%02d-%02d %02d:%02d:%02dZ", y, m, d, math.floor(s / 3600), math.floor(s / 60) % 60, s % 60)
 end
 -- detect_post posts streamwatch's news of a pipeline (a join, a symptom, a recovery) in the
--- incident's thread; while the incident is silenced (issue 17) it waits with the alerts' news
+-- incident's thread; while the incident is silenced it waits with the alerts' news
 -- for the silence's end, one line of the update that goes out then.
 local function detect_post(id, ev, actor, detail)
   local v = redis.call("HMGET", ik(id), "silenced_until", "pending")
@@ -213,7 +213,7 @@ if v[3] == line and (title == "" or v[4] == title) and v[5] == "active" then ret
 redis.call("HSET", ik(id), "detect", line, "detect_state", "active")
 if title ~= "" then redis.call("HSET", ik(id), "title", title) end
 if (tonumber(v[6]) or 0) > now then
-  -- Silenced (issue 17): the root is edited when the silence ends (its pending update).
+  -- Silenced: the root is edited when the silence ends (its pending update).
   if (tonumber(v[7]) or 0) == 0 then redis.call("HSET", ik(id), "pending", 1, "pending_since", now) end
   return {v[1], "", "0"}
 end

@@ -138,7 +138,7 @@ local now_s = ARGV[1]
 local now, window, ar = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local flood_limit, flood_quiet, quiet_text = tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
 if (redis.call("GET", P .. ":silences:version") or "0") ~= ARGV[7] then return {"stale"} end
-local correlate = ARGV[8] == "1" -- issue 16
+local correlate = ARGV[8] == "1" -- alerts.correlate_pipeline
 local function alert_json(status, digest)
   return '{"status":"' .. status .. '","last_seen":' .. now_s .. ',"d":"' .. digest .. '"}'
 end
@@ -171,7 +171,7 @@ local function resolved(id, fp, source, detail, digest)
   redis.call("HSET", ik(id), "all_resolved", "1")
   local at = 0
   if detect_done(id) then
-    -- issue 16: streamwatch opened it, its symptom recovered, nobody acknowledged it: it
+    -- streamwatch opened it, its symptom recovered, nobody acknowledged it: it
     -- resolves now (the deliverer's auto-resolve pass), not auto_resolve_after from now.
     at = now
     redis.call("ZADD", P .. ":autoresolve", at, id)
@@ -243,7 +243,7 @@ end
 -- new_key records a firing alert whose key has no open incident: it opens the key's own
 -- incident, or joins the channel's flood.
 local function new_key(key, h, title, sev, pipeline, channel, source, detail, labels, links)
-  -- issue 16: streamwatch's own symptoms (one per pipeline) neither count nor join a flood.
+  -- streamwatch's own symptoms (one per pipeline) neither count nor join a flood.
   if flood_limit > 0 and not own_source(source) then
     local fid, ends = active_flood(channel)
     if fid then
@@ -287,7 +287,7 @@ for o = 9, #ARGV, ` + strconv.Itoa(recordArgs) + ` do
       news, keep, known = news_of(id, fp, digest, duplicate(id, tonumber(sev), detail))
       if news then alert_news(id, news, fp, source, detail, links) end
     else
-      -- issue 16: one incident per pipeline symptom (luaCorrelate).
+      -- one incident per pipeline symptom (luaCorrelate).
       local cid = correlate and correlate_target(ARGV[o + 6], source)
       if cid then
         correlate_join(cid, key, h, fp, title, tonumber(sev), source, ARGV[o + 6])

@@ -304,7 +304,7 @@ func lagFigures(res *results) []figure {
 	return out
 }
 
-// roundSection is the section of the sampling round at scale (issue 16).
+// roundSection is the section of the sampling round at scale.
 const roundSection = "Sampling round, 200 pipelines × 10 partitions (kfake, 3 brokers)"
 
 func roundFigures(res *results) []figure {

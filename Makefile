@@ -40,7 +40,7 @@ fuzz:
 
 # bench: the end-to-end figures in bench/RESULTS.md (ingest vs Alertmanager with Redis persisted
 # as in production, the duplicate and distinct-alert storms, Redis memory, lag, checkpoint,
-# process memory), min/median/max over 5 runs; about 12 minutes. BENCHFLAGS go to bench/cmd/swbench.
+# process memory), min/median/max over 5 runs; about 15 minutes. BENCHFLAGS go to bench/cmd/swbench.
 bench:
 	scripts/bench $(BENCHFLAGS)
 

@@ -38,7 +38,7 @@ type Metrics struct {
 func New() *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry()}
 	m.AlertsReceived = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "streamwatch_alerts_received_total",
-		Help: "Alerts received by webhook source and outcome: opened, duplicate, flooded (joined a flood incident), resolved, ignored (recorded all of them); rejected, unavailable (not recorded)."}, []string{"source", "outcome"})
+		Help: "Alerts received by webhook source and outcome: opened, duplicate, flooded (joined a flood incident), correlated (joined the pipeline's incident), silenced (held by a label silence), resolved, ignored (recorded all of them); rejected, unavailable (not recorded)."}, []string{"source", "outcome"})
 	m.IncidentsOpened = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamwatch_incidents_opened_total", Help: "Incidents opened."})
 	m.Duplicates = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamwatch_duplicates_threaded_total", Help: "Alerts that joined an open incident."})
 	m.OutboxDepth = prometheus.NewGauge(prometheus.GaugeOpts{Name: "streamwatch_outbox_depth", Help: "Slack deliveries waiting in the outbox."})

@@ -84,7 +84,7 @@ end
 -- arrived within it. Then the rate stays above the limit until the oldest of those leaves the
 -- minute, and the flood ends flood_quiet after that: count_new moves the end there when it is
 -- later than ends (the end known so far; 0 for none), to the half second, which spares a write
--- per alert during a storm.
+-- per alert during a storm; it returns the end it wrote as its second value.
 local function count_new(channel, ends)
   local w = fk(channel) .. ":win"
   redis.call("LPUSH", w, now)
@@ -95,6 +95,7 @@ local function count_new(channel, ends)
   if hot + flood_quiet > ends + 500 then
     redis.call("HSET", fk(channel), "hot_until", hot, "ends_at", hot + flood_quiet)
     redis.call("ZADD", P .. ":floods", hot + flood_quiet, channel)
+    return true, hot + flood_quiet
   end
   return true
 end
@@ -137,7 +138,9 @@ end
 -- newest new keys wait in five rotating fields for the next thread update (the pump).
 local function flood_join(fid, key, title, sev, detail, labels)
   local z = ik(fid, "flood:keys")
-  local f = redis.call("HMGET", ik(fid), "keys_full", "distinct", "pending_new", "keys_unlisted")
+  -- One read for the flood's own fields (the first four) and for duplicate() (the rest).
+  local v = redis.call("HMGET", ik(fid), "keys_full", "distinct", "pending_new", "keys_unlisted", unpack(dup_fields))
+  local f = {v[1], v[2], v[3], v[4]}
   local fresh, set = false, {}
   if f[1] ~= "1" then
     fresh = redis.call("ZINCRBY", z, 1, key) == "1"
@@ -152,12 +155,11 @@ local function flood_join(fid, key, title, sev, detail, labels)
   local distinct = tonumber(f[2]) or 0
   if fresh then
     distinct = distinct + 1
-    for _, v in ipairs({"distinct", distinct, "pending_new", (tonumber(f[3]) or 0) + 1, "newest" .. (distinct % 5), key}) do
-      set[#set + 1] = v
+    for _, x in ipairs({"distinct", distinct, "pending_new", (tonumber(f[3]) or 0) + 1, "newest" .. (distinct % 5), key}) do
+      set[#set + 1] = x
     end
   end
-  if #set > 0 then redis.call("HSET", ik(fid), unpack(set)) end
-  duplicate(fid, sev, detail)
+  duplicate(fid, sev, detail, {select(5, unpack(v))}, set)
   if not fresh then return false end
   -- The rankings count every alert of the first ` + strconv.Itoa(floodExact) + ` new keys, then one in ` + strconv.Itoa(floodSample) + `
   -- for ` + strconv.Itoa(floodSample) + `: a big flood's ranking is an estimate, and costs a fifth of what joining would.

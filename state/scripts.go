@@ -89,9 +89,18 @@ local function close_flood(id)
 end
 -- list_alert sets an alert's state in the incident's alert list; a new alert finds no room in
 -- a full list and is counted as unlisted instead (the incident's count has it all the same).
+-- (Within a script run a list only grows: once found full it is not counted again.)
+local full_lists = {}
 local function list_alert(id, fp, v)
   local a = ik(id, "alerts")
-  if redis.call("HLEN", a) < max_alerts or redis.call("HEXISTS", a, fp) == 1 then
+  if not full_lists[id] then
+    if redis.call("HLEN", a) < max_alerts then
+      redis.call("HSET", a, fp, v)
+      return
+    end
+    full_lists[id] = true
+  end
+  if redis.call("HEXISTS", a, fp) == 1 then
     redis.call("HSET", a, fp, v)
   else
     redis.call("HINCRBY", ik(id), "alerts_unlisted", 1)
@@ -205,11 +214,14 @@ local function open(key, h, title, sev, pipeline, channel, source, links)
   return id, previous
 end
 
+-- dup_fields are the fields of an incident duplicate() reads, in the order it reads them.
+local dup_fields = {"severity", "count", "pending", "all_resolved", "last_flush", "severity_by",
+  "silenced_until", "flood", "quiet", "first_seen"}
 -- duplicate counts an occurrence of open incident id; it returns what news_of needs to know of
--- the incident (one read serves both).
-local function duplicate(id, sev, detail)
-  local v = redis.call("HMGET", ik(id), "severity", "count", "pending", "all_resolved", "last_flush",
-    "severity_by", "silenced_until", "flood", "quiet", "first_seen")
+-- the incident (one read serves both). v is dup_fields' values when the caller read them along
+-- with its own; extra are field-value pairs the caller sets with duplicate()'s (one HSET).
+local function duplicate(id, sev, detail, v, extra)
+  v = v or redis.call("HMGET", ik(id), unpack(dup_fields))
   local pending = tonumber(v[3] or "0") or 0
   local set = {"last_seen", now_s, "last_detail", detail, "count", (tonumber(v[2] or "0") or 0) + 1,
     "pending", pending + 1}
@@ -236,26 +248,46 @@ local function duplicate(id, sev, detail)
       redis.call("ZADD", P .. ":due", "NX", due, id)
     end
   end
+  if extra then
+    for _, x in ipairs(extra) do set[#set + 1] = x end
+  end
   redis.call("HSET", ik(id), unpack(set))
   return v[8], v[9], v[10]
 end
 ` + luaFlood + `
 -- new_key records a firing alert whose key has no open incident: it opens the key's own
 -- incident, or joins the channel's flood.
+-- floods is each channel's flood as this run knows it ({id, ends}, or false for none): within a
+-- run now stands still, so only this run's own alerts change it, and a storm's batch reads it
+-- once, not once per alert.
+local floods = {}
+local function flood_of(channel)
+  local f = floods[channel]
+  if f == nil then
+    local id, ends = active_flood(channel)
+    f = id and {id, ends} or false
+    floods[channel] = f
+  end
+  if f then return f[1], f[2] end
+  return nil
+end
 local function new_key(key, h, title, sev, pipeline, channel, source, detail, labels, links)
   -- streamwatch's own symptoms (one per pipeline) neither count nor join a flood.
   if flood_limit > 0 and not own_source(source) then
-    local fid, ends = active_flood(channel)
+    local fid, ends = flood_of(channel)
     if fid then
       if flood_join(fid, key, title, sev, detail, labels) then
-        count_new(channel, ends)
+        local _, moved = count_new(channel, ends)
+        if moved then floods[channel][2] = moved end
         return fid, "flooded", ""
       end
       return fid, "duplicate", ""
     end
-    if count_new(channel, 0) then
+    local hot, moved = count_new(channel, 0)
+    if hot then
       local previous
       fid, previous = flood_open(channel)
+      floods[channel] = {fid, moved or 0}
       flood_join(fid, key, title, sev, detail, labels)
       return fid, "flood_opened", previous
     end

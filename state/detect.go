@@ -100,19 +100,10 @@ end
 local function correlate_join(id, key, h, fp, title, sev, source, pipeline)
   redis.call("SET", P .. ":dedup:" .. h, id)
   redis.call("SADD", ik(id, "keys"), key)
-  local v = redis.call("HMGET", ik(id), "first_seen", "severity", "count", "joined", "all_resolved")
+  local v = redis.call("HMGET", ik(id), "first_seen", "severity", "count", "joined", "all_resolved", "severity_by")
   local joined = tonumber(v[4]) or 0
   local set = {"last_seen", now_s, "count", (tonumber(v[3]) or 0) + 1, "joined", joined + 1}
-  local cur = tonumber(v[2]) or 0
-  if more_severe(cur, sev) ~= cur then
-    set[#set + 1] = "severity"
-    set[#set + 1] = sev
-  end
-  if v[5] == "1" then
-    set[#set + 1] = "all_resolved"
-    set[#set + 1] = "0"
-    redis.call("ZREM", P .. ":autoresolve", id)
-  end
+  on_firing(set, id, tonumber(v[2]) or 0, sev, v[6], v[5])
   if joined < ` + strconv.Itoa(maxJoinedNames) + ` then
     set[#set + 1] = "jt:" .. fp
     set[#set + 1] = title

@@ -311,3 +311,27 @@ func TestSilencedIncidentHoldsDetectionNews(t *testing.T) {
 		t.Fatalf("news after the silence: %q", news)
 	}
 }
+
+// TestCorrelatedAlertKeepsSeveritySetByHand: a severity a person set stays when an alert of the
+// pipeline joins the incident, as it does for the incident's own duplicates.
+func TestCorrelatedAlertKeepsSeveritySetByHand(t *testing.T) {
+	ctx := context.Background()
+	s, _, _, _ := newStore(t)
+	s.CorrelatePipeline = true
+	opened := record(t, s, detection("sms-replies"))[0]
+	if err := s.SetSeverity(ctx, opened.Incident, 4, "U0ALICE"); err != nil {
+		t.Fatal(err)
+	}
+	a := alert("client replied sms|sms-replies", "fp-am-1")
+	a.Severity = 1
+	if joined := record(t, s, a)[0]; joined.Result != state.ResultCorrelated {
+		t.Fatalf("alert of the same pipeline: %+v", joined)
+	}
+	inc, err := s.Get(ctx, opened.Incident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inc.Severity != 4 || inc.Count != 2 {
+		t.Fatalf("after the join: severity %d (set by hand: 4), count %d", inc.Severity, inc.Count)
+	}
+}

@@ -120,6 +120,20 @@ local function more_severe(a, b)
   if a < b then return a end
   return b
 end
+-- on_firing adds to set what a firing alert of severity sev changes in open incident id: its
+-- severity cur, unless a person set it (by), and its all_resolved flag ar, with the
+-- auto-resolve that flag scheduled.
+local function on_firing(set, id, cur, sev, by, ar)
+  if not by and more_severe(cur, sev) ~= cur then
+    set[#set + 1] = "severity"
+    set[#set + 1] = sev
+  end
+  if ar == "1" then
+    set[#set + 1] = "all_resolved"
+    set[#set + 1] = "0"
+    redis.call("ZREM", P .. ":autoresolve", id)
+  end
+end
 `
 
 // recordScript records a webhook's alerts, each as if alone: it joins the open incident of
@@ -225,17 +239,8 @@ local function duplicate(id, sev, detail, v, extra)
   local pending = tonumber(v[3] or "0") or 0
   local set = {"last_seen", now_s, "last_detail", detail, "count", (tonumber(v[2] or "0") or 0) + 1,
     "pending", pending + 1}
-  local cur = tonumber(v[1] or "0") or 0
   -- A severity a person set stays: alerts no longer change it.
-  if not v[6] and more_severe(cur, sev) ~= cur then
-    set[#set + 1] = "severity"
-    set[#set + 1] = sev
-  end
-  if v[4] == "1" then
-    set[#set + 1] = "all_resolved"
-    set[#set + 1] = "0"
-    redis.call("ZREM", P .. ":autoresolve", id)
-  end
+  on_firing(set, id, tonumber(v[1] or "0") or 0, sev, v[6], v[4])
   if pending == 0 then
     -- The first occurrence since the last update: schedule the next one, a window after the
     -- last (pending > 0 exactly while the incident is in due, or silenced: the pump clears

@@ -18,6 +18,14 @@ import (
 
 const seedTopic = "client.replies.sms"
 
+// seedSpec is the incident's checkpoint, its query started at start: batch 4 planned, 3 the
+// newest committed, and offsets/4 empty (the write the read-only directory cut short).
+func seedSpec(start time.Time) sparktest.Spec {
+	return sparktest.Spec{Start: start, LatestBatch: 4, LatestCommit: 3,
+		Topics: []sparktest.Topic{{Name: seedTopic, Partitions: 3, RecordsPerBatch: 2}},
+		Files:  map[string]string{"offsets/4": ""}}
+}
+
 // seedKafka is the incident's Kafka: replies on the topic, the documented group idle with old
 // commits, and the deployed job consuming with another group.
 func seedKafka(t *testing.T, otherConsumer bool) *kafkatest.Cluster {
@@ -84,9 +92,7 @@ func TestE2ESeedIncidentDiagnosis(t *testing.T) {
 	kc := seedKafka(t, true)
 	base := storagetest.SharedTempDir(t)
 	dir := filepath.Join(base, "checkpoints", "sms-replies")
-	spec := sparktest.Spec{Start: time.Now().Add(-40 * time.Minute), LatestBatch: 4, LatestCommit: 3,
-		Topics: []sparktest.Topic{{Name: seedTopic, Partitions: 3, RecordsPerBatch: 2}},
-		Files:  map[string]string{"offsets/4": ""}}
+	spec := seedSpec(time.Now().Add(-40 * time.Minute))
 	if err := sparktest.WriteCheckpoint(dir, spec); err != nil {
 		t.Fatal(err)
 	}

@@ -94,21 +94,8 @@ func waitMetric(t *testing.T, in *instance, line string) {
 // command runs a slash command in channel and returns the text of its reply.
 func command(t *testing.T, s *slackfake.Server, channel, text string) string {
 	t.Helper()
-	env, err := s.SendSlashCommand(context.Background(), slackfake.SlashCommand{ChannelID: channel, UserID: "U0ALICE", Text: text})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var reply string
-	waitFor(t, s, "the reply to "+text, func(s *slackfake.Server) bool {
-		for _, p := range s.ResponsePosts() {
-			if p.EnvelopeID == env.ID {
-				reply = p.Text + "\n" + string(p.Blocks)
-				return true
-			}
-		}
-		return false
-	})
-	return reply
+	p := askIn(t, s, "U0ALICE", channel, text)
+	return p.Text + "\n" + string(p.Blocks)
 }
 
 var floodRoot = regexp.MustCompile(`^\S+ (INC-\d+): Alert flood in <#C0DEFAULT>`)

@@ -24,9 +24,7 @@ func TestE2EBackupRepairWatch(t *testing.T) {
 	base := t.TempDir()
 	dir := filepath.Join(base, "checkpoints", "sms-replies")
 	backups := filepath.Join(base, "backups")
-	spec := sparktest.Spec{Start: time.Now().Add(-40 * time.Minute), LatestBatch: 4, LatestCommit: 3,
-		Topics: []sparktest.Topic{{Name: seedTopic, Partitions: 3, RecordsPerBatch: 2}},
-		Files:  map[string]string{"offsets/4": ""}}
+	spec := seedSpec(time.Now().Add(-40 * time.Minute))
 	if err := sparktest.WriteCheckpoint(dir, spec); err != nil {
 		t.Fatal(err)
 	}

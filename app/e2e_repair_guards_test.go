@@ -22,9 +22,7 @@ import (
 func TestE2ERepairGuards(t *testing.T) {
 	base := t.TempDir()
 	old := time.Now().Add(-40 * time.Minute)
-	spec := sparktest.Spec{Start: old, LatestBatch: 4, LatestCommit: 3,
-		Topics: []sparktest.Topic{{Name: seedTopic, Partitions: 3, RecordsPerBatch: 2}},
-		Files:  map[string]string{"offsets/4": ""}}
+	spec := seedSpec(old)
 	sms, orders := filepath.Join(base, "cp", "sms-replies"), filepath.Join(base, "cp", "orders")
 	for _, dir := range []string{sms, orders} {
 		if err := sparktest.WriteCheckpoint(dir, spec); err != nil {

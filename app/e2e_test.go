@@ -431,18 +431,9 @@ func TestE2EMergeThreadsLaterDuplicatesIntoTarget(t *testing.T) {
 	in.ok("/webhooks/generic", generic("ReplyPipelineLag", "second"))
 	s := in.slack
 	waitFor(t, s, "two roots", func(s *slackfake.Server) bool { return len(roots(s, "C0PIPE")) == 2 })
-	env, err := s.SendSlashCommand(context.Background(), slackfake.SlashCommand{ChannelID: "C0PIPE", UserID: "U0ALICE", Text: "incident merge INC-2 INC-1"})
-	if err != nil {
-		t.Fatal(err)
+	if p := askIn(t, s, "U0ALICE", "C0PIPE", "incident merge INC-2 INC-1"); !strings.Contains(p.Text, "INC-2 merged into INC-1") {
+		t.Fatalf("the merge reply: %q", p.Text)
 	}
-	waitFor(t, s, "the merge reply", func(s *slackfake.Server) bool {
-		for _, p := range s.ResponsePosts() {
-			if p.EnvelopeID == env.ID && strings.Contains(p.Text, "INC-2 merged into INC-1") {
-				return true
-			}
-		}
-		return false
-	})
 	in.ok("/webhooks/generic", generic("ReplyPipelineLag", "second"))
 	var first, second slackfake.Message
 	for _, r := range roots(s, "C0PIPE") {

@@ -39,9 +39,7 @@ func TestE2ESeedWorldFreshStart(t *testing.T) {
 	kc := seedKafka(t, true)
 	base := storagetest.SharedTempDir(t)
 	dir := filepath.Join(base, "checkpoints", "sms-replies")
-	spec := sparktest.Spec{Start: time.Now().Add(-40 * time.Minute), LatestBatch: 4, LatestCommit: 3,
-		Topics: []sparktest.Topic{{Name: seedTopic, Partitions: 3, RecordsPerBatch: 2}},
-		Files:  map[string]string{"offsets/4": ""}}
+	spec := seedSpec(time.Now().Add(-40 * time.Minute))
 	if err := sparktest.WriteCheckpoint(dir, spec); err != nil {
 		t.Fatal(err)
 	}

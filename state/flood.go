@@ -55,7 +55,7 @@ end
 `
 
 // luaFlood is the flood side of recordScript (see the comment at the top of this file). It
-// needs now, now_s, flood_limit, flood_quiet, quiet_text and duplicate() declared before it.
+// needs now, now_s, flood_limit, flood_quiet, quiet_text, dup_fields and duplicate() declared before it.
 var luaFlood = luaFloodEnd + `
 -- active_flood returns the id of channel's flood incident and when the flood ends while it
 -- lasts, and ends a flood whose time is up.
@@ -136,11 +136,14 @@ end
 -- are counted as unlisted and a HyperLogLog estimates how many keys they were; whether one was
 -- seen before is not known (a HyperLogLog is no membership test), so it counts as new. The
 -- newest new keys wait in five rotating fields for the next thread update (the pump).
+-- flood_fields are dup_fields, then the flood's own: one read serves duplicate() and flood_join.
+local flood_fields = {unpack(dup_fields)}
+for _, name in ipairs({"keys_full", "distinct", "pending_new", "keys_unlisted"}) do flood_fields[#flood_fields + 1] = name end
 local function flood_join(fid, key, title, sev, detail, labels)
   local z = ik(fid, "flood:keys")
-  -- One read for the flood's own fields (the first four) and for duplicate() (the rest).
-  local v = redis.call("HMGET", ik(fid), "keys_full", "distinct", "pending_new", "keys_unlisted", unpack(dup_fields))
-  local f = {v[1], v[2], v[3], v[4]}
+  local v = redis.call("HMGET", ik(fid), unpack(flood_fields))
+  local n = #dup_fields
+  local f = {v[n + 1], v[n + 2], v[n + 3], v[n + 4]}
   local fresh, set = false, {}
   if f[1] ~= "1" then
     fresh = redis.call("ZINCRBY", z, 1, key) == "1"
@@ -159,7 +162,7 @@ local function flood_join(fid, key, title, sev, detail, labels)
       set[#set + 1] = x
     end
   end
-  duplicate(fid, sev, detail, {select(5, unpack(v))}, set)
+  duplicate(fid, sev, detail, v, set)
   if not fresh then return false end
   -- The rankings count every alert of the first ` + strconv.Itoa(floodExact) + ` new keys, then one in ` + strconv.Itoa(floodSample) + `
   -- for ` + strconv.Itoa(floodSample) + `: a big flood's ranking is an estimate, and costs a fifth of what joining would.

@@ -1,6 +1,8 @@
 // Package testredis gives tests a real redis-server: the one REDIS_URL names, or a throwaway
 // server started on a free loopback port for the test binary's lifetime. It also starts servers
-// that need a password, serve TLS only (StartTLS) or form a Redis Cluster (StartCluster).
+// that need a password, serve TLS only (StartTLS), replicate another (StartReplica), form a
+// Redis Cluster with or without replicas (StartCluster, StartClusterWith), or stand behind
+// Sentinels (StartSentinels).
 package testredis
 
 import (
@@ -103,10 +105,12 @@ type Server struct {
 	exited chan struct{}  // closed when cmd has exited
 	out    *logbuf.Buffer // cmd's stdout and stderr (configuration errors come before the log file)
 	dir    string
+	bin    string // redis-server, or redis-sentinel
 	args   []string
 	tls    *tls.Config // how waitReady reaches a TLS server
-	// readyLines counts the log's "Ready to accept connections" lines before the newest
-	// launch (Restart appends to the same log).
+	// ready is the log line that says the process is ready; readyLines counts those lines
+	// before the newest launch (Restart appends to the same log).
+	ready      string
 	readyLines int
 }
 
@@ -129,11 +133,27 @@ func Start(extra ...string) (*Server, error) {
 // starts again on another. A server counts as ready only once its own log says so, so that
 // something else answering on the port is never taken for it.
 func start(listen func(s *Server) ([]string, error)) (*Server, error) {
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		return nil, fmt.Errorf("redis-server not found: install Debian's redis-server package (apt-get install redis-server) or set REDIS_URL")
+	return startProcess("redis-server", readyLine, func(s *Server) ([]string, error) {
+		args, err := listen(s)
+		if err != nil {
+			return nil, err
+		}
+		// A replica that attaches gets its first copy at once, not after the 5 s a primary
+		// waits by default for more replicas to share one transfer.
+		return append([]string{"--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--repl-diskless-sync-delay", "0",
+			"--dir", s.dir, "--logfile", filepath.Join(s.dir, "redis.log")}, args...), nil
+	})
+}
+
+// startProcess runs bin (redis-server or redis-sentinel) with the arguments args returns, and
+// waits until its log says ready; it tries another port when the one it picked is taken.
+func startProcess(bin, ready string, args func(s *Server) ([]string, error)) (*Server, error) {
+	if _, err := exec.LookPath(bin); err != nil {
+		// The Debian packages are named after their binaries.
+		return nil, fmt.Errorf("%s not found: install Debian's %s package (apt-get install %s; scripts/with-redis does when run as root)", bin, bin, bin)
 	}
 	for attempt := 1; ; attempt++ {
-		s, err := startOnce(listen)
+		s, err := startOnce(bin, ready, args)
 		if err == nil || !errors.Is(err, errPortTaken) || attempt == 10 {
 			return s, err
 		}
@@ -143,7 +163,7 @@ func start(listen func(s *Server) ([]string, error)) (*Server, error) {
 // errPortTaken is a server that found its port taken.
 var errPortTaken = errors.New("port taken")
 
-func startOnce(listen func(s *Server) ([]string, error)) (*Server, error) {
+func startOnce(bin, ready string, listen func(s *Server) ([]string, error)) (*Server, error) {
 	port, err := unusedPort()
 	if err != nil {
 		return nil, err
@@ -152,15 +172,14 @@ func startOnce(listen func(s *Server) ([]string, error)) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{Addr: "127.0.0.1:" + strconv.Itoa(port), Port: port, dir: dir}
+	s := &Server{Addr: "127.0.0.1:" + strconv.Itoa(port), Port: port, dir: dir, bin: bin, ready: ready}
 	s.URL = "redis://" + s.Addr + "/0"
 	args, err := listen(s)
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-	s.args = append([]string{"--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-		"--dir", dir, "--logfile", filepath.Join(dir, "redis.log")}, args...)
+	s.args = args
 	if err := s.launch(); err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
@@ -177,16 +196,16 @@ func startOnce(listen func(s *Server) ([]string, error)) (*Server, error) {
 
 // launch starts the server process with s.args.
 func (s *Server) launch() error {
-	bin, err := exec.LookPath("redis-server")
+	bin, err := exec.LookPath(s.bin)
 	if err != nil {
 		return err
 	}
-	s.readyLines = strings.Count(s.Log(), readyLine)
+	s.readyLines = strings.Count(s.Log(), s.ready)
 	s.out = &logbuf.Buffer{}
 	s.cmd = command(bin, s.args)
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
 	if err := s.cmd.Start(); err != nil {
-		return fmt.Errorf("start redis-server: %w", err)
+		return fmt.Errorf("start %s: %w", s.bin, err)
 	}
 	exited := make(chan struct{})
 	s.exited = exited
@@ -224,7 +243,7 @@ func (s *Server) Restart() error {
 		}
 		s.Stop()
 		if time.Now().After(deadline) {
-			return fmt.Errorf("restart redis-server on %s: not ready", s.Addr)
+			return fmt.Errorf("restart %s on %s: not ready", s.bin, s.Addr)
 		}
 	}
 }
@@ -252,7 +271,7 @@ func (s *Server) waitReady(limit time.Duration) error {
 	defer c.Close()
 	var last error
 	exited := false
-	err := wait.Until(context.Background(), limit, "redis-server on "+s.Addr+" becoming ready", func() bool {
+	err := wait.Until(context.Background(), limit, s.bin+" on "+s.Addr+" becoming ready", func() bool {
 		select {
 		case <-s.exited:
 			exited = true
@@ -260,7 +279,7 @@ func (s *Server) waitReady(limit time.Duration) error {
 		default:
 		}
 		// Its own log, not just an answer on the port: that could come from another process.
-		if strings.Count(s.Log(), readyLine) <= s.readyLines {
+		if strings.Count(s.Log(), s.ready) <= s.readyLines {
 			return false
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
@@ -270,7 +289,7 @@ func (s *Server) waitReady(limit time.Duration) error {
 	})
 	switch {
 	case exited:
-		return fmt.Errorf("redis-server on %s exited: %w", s.Addr, errors.New(tail(s.Log(), 5)))
+		return fmt.Errorf("%s on %s exited: %w", s.bin, s.Addr, errors.New(tail(s.Log(), 5)))
 	case err != nil:
 		return fmt.Errorf("%w (last ping: %v)\n%s", err, last, tail(s.Log(), 5))
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/streamwatch/streamwatch/internal/wait"
 )
 
 // gone reports whether the process pid has exited (and been reaped).
@@ -176,4 +177,73 @@ func TestStartOnATakenPort(t *testing.T) {
 	if err := c.Ping(context.Background()).Err(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestStartSentinels: a primary with two replicas behind three Sentinels; the URL names the
+// Sentinels and the master; when the primary is killed, the Sentinels promote a replica, and
+// Close stops every process.
+func TestStartSentinels(t *testing.T) {
+	began := time.Now()
+	set, err := StartSentinels(2, 3)
+	t.Logf("started in %v", time.Since(began))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, s := range append(append([]*Server{set.Primary}, set.Replicas...), set.Sentinels...) {
+		pids = append(pids, s.PID())
+	}
+	want := "redis+sentinel://" + set.Sentinels[0].Addr + "," + set.Sentinels[1].Addr + "," + set.Sentinels[2].Addr + "/mymaster"
+	if set.URL != want {
+		t.Fatalf("URL %q, want %q", set.URL, want)
+	}
+	ctx := context.Background()
+	if addr, err := set.PrimaryAddr(ctx); err != nil || addr != set.Primary.Addr {
+		t.Fatalf("primary %q (%v), want %s", addr, err, set.Primary.Addr)
+	}
+	set.Primary.Stop()
+	killed := time.Now()
+	var promoted string
+	wait.For(t, 30*time.Second, "a replica promoted", func() bool {
+		promoted, _ = set.PrimaryAddr(ctx)
+		return promoted != "" && promoted != set.Primary.Addr
+	})
+	t.Logf("promoted %v after the kill", time.Since(killed))
+	if set.Node(promoted) == nil {
+		t.Fatalf("promoted %s, not one of the replicas", promoted)
+	}
+	set.Close()
+	for _, pid := range pids {
+		if !gone(pid) {
+			t.Fatalf("process %d still runs after Close", pid)
+		}
+	}
+}
+
+// TestStartClusterWithReplicas: three masters with a replica each; the master of a key is
+// found, and once it is killed its replica takes its slots over.
+func TestStartClusterWithReplicas(t *testing.T) {
+	c, err := StartClusterWith(ClusterOptions{Masters: 3, Replicas: 1, NodeTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if len(c.Nodes) != 6 {
+		t.Fatalf("%d nodes", len(c.Nodes))
+	}
+	ctx := context.Background()
+	m, err := c.MasterOf(ctx, "{x}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Stop()
+	wait.For(t, 30*time.Second, "the replica serving the slot", func() bool {
+		n, err := c.MasterOf(ctx, "{x}")
+		if err != nil || n == m {
+			return false
+		}
+		rdb := redis.NewClient(&redis.Options{Addr: n.Addr, MaxRetries: -1})
+		defer rdb.Close()
+		return rdb.Set(ctx, "{x}", "1", 0).Err() == nil
+	})
 }

@@ -90,7 +90,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return &exitError{code: 1, err: fmt.Errorf("%s is invalid", *path)}
 		}
 		fmt.Fprintf(stdout, "%s: ok (%d pipeline%s)\n", *path, len(cfg.Pipelines), map[bool]string{true: "", false: "s"}[len(cfg.Pipelines) == 1])
-		return nil
+		return checkEnvironment(getenv, stdout)
 	}
 	if err != nil {
 		return fmt.Errorf("load configuration: %w", err)
@@ -104,6 +104,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	_ = stdout
 	return serve(ctx, cfg, getenv, log, nil)
+}
+
+// checkEnvironment validates the secrets that are set (REDIS_URL and the others), as serve
+// would read them, and says where REDIS_URL points; what is not set is not required here.
+func checkEnvironment(getenv func(string) string, stdout io.Writer) error {
+	sec, err := config.LoadSecrets(getenv, config.SecretNeeds{})
+	if err != nil {
+		fmt.Fprintf(stdout, "environment: invalid\n%v\n", err)
+		return &exitError{code: 1, err: errors.New("the environment is invalid")}
+	}
+	if sec.Redis != nil {
+		fmt.Fprintf(stdout, "%s: ok (%s)\n", config.EnvRedisURL, config.DescribeRedis(sec.Redis))
+	}
+	return nil
 }
 
 func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {

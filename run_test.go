@@ -65,6 +65,37 @@ pipelines:
 	}
 }
 
+// TestCheckConfigValidatesRedisURL: check-config reads REDIS_URL when it is set, says where
+// it points (Sentinels and their master, a cluster, one server) and names what is wrong with
+// it, never the password.
+func TestCheckConfigValidatesRedisURL(t *testing.T) {
+	cases := []struct {
+		url     string
+		wantErr bool
+		want    string
+	}{
+		{"redis+sentinel://:hunter2pass@redis-headless:26379/mymaster", false,
+			"REDIS_URL: ok (Sentinels redis-headless:26379 (master mymaster, database 0))"},
+		{"rediss+sentinel://s1:26379,s2:26379/mymaster/2", false, "REDIS_URL: ok (Sentinels s1:26379, s2:26379 (master mymaster, database 2), TLS)"},
+		{"redis://:hunter2pass@r1:7001?addr=r2:7002", false, "REDIS_URL: ok (a Redis Cluster seeded by r1:7001, r2:7002)"},
+		{"redis://:hunter2pass@redis:6379/1", false, "REDIS_URL: ok (one server, redis:6379 (database 1))"},
+		{"redis+sentinel://:hunter2pass@s1:26379", true, "REDIS_URL: names no master (want redis+sentinel://[user:password@]host1:26379,host2:26379/mastername[/db]: the name the Sentinels monitor the primary by, such as mymaster)"},
+		{"redis+sentinel://:hunter2pass@s1:x/mymaster", true, `REDIS_URL: has a Sentinel address, "s1:x", that is not host:port`},
+	}
+	for _, c := range cases {
+		out, _, err := runCapture(t, map[string]string{"REDIS_URL": c.url}, "check-config", "--config", "config/testdata/config-sketch.yaml")
+		if (err != nil) != c.wantErr || (err != nil && exitCode(err) != 1) {
+			t.Errorf("%s: err = %v, want error %v\n%s", c.url, err, c.wantErr, out)
+		}
+		if !strings.Contains(out, c.want) {
+			t.Errorf("%s: output lacks %q:\n%s", c.url, c.want, out)
+		}
+		if strings.Contains(out, "hunter2pass") || (err != nil && strings.Contains(err.Error(), "hunter2pass")) {
+			t.Errorf("%s: check-config shows the password:\n%s", c.url, out)
+		}
+	}
+}
+
 func TestConfigFromEnvironmentAndVersion(t *testing.T) {
 	out, _, err := runCapture(t, map[string]string{"STREAMWATCH_CONFIG": "deploy/config.example.yaml"}, "check-config")
 	if err != nil || !strings.Contains(out, "ok") {

@@ -101,6 +101,7 @@ func (s Secrets) Values() []string {
 	add(s.RedisURL)
 	if s.Redis != nil {
 		add(s.Redis.Password)
+		add(s.Redis.SentinelPassword)
 	}
 	add(s.WebhookToken)
 	for _, env := range sortedKeys(s.KafkaPasswords) {
@@ -168,7 +169,7 @@ func LoadSecrets(getenv func(string) string, need SecretNeeds) (Secrets, error) 
 		} else if roots, err := readCAFile(val); err != nil {
 			fail(EnvRedisTLSCAFile, "%s", err)
 		} else if s.Redis != nil && s.Redis.TLSConfig == nil {
-			fail(EnvRedisTLSCAFile, "is set but REDIS_URL is not a rediss:// (TLS) URL")
+			fail(EnvRedisTLSCAFile, "is set but REDIS_URL is not a rediss:// or rediss+sentinel:// (TLS) URL")
 		} else if s.Redis != nil {
 			s.Redis.TLSConfig.RootCAs = roots
 		}
@@ -197,17 +198,23 @@ func LoadSecrets(getenv func(string) string, need SecretNeeds) (Secrets, error) 
 // option go-redis reads kept. The URL names one server, redis://[user:password@]host[:port][/db]
 // (rediss:// for TLS), read by redis.ParseURL; or a Redis Cluster, when it has an addr=host:port
 // query parameter (each one another seed node) or cluster=true, read by redis.ParseClusterURL:
-// the options then have every seed address and IsClusterMode set, and the database must be 0.
+// the options then have every seed address and IsClusterMode set, and the database must be 0;
+// or Sentinels and the master they monitor, redis+sentinel://…/mastername (see
+// parseSentinelURL): the options then have MasterName set, which makes
+// redis.NewUniversalClient a failover client that follows the primary.
 //
 // Its errors are safe to show: url.Parse errors quote the whole URL, password included, so they
 // are never passed on, and go-redis's own messages are scrubbed of the user name and password.
 func ParseRedisURL(val string) (*redis.UniversalOptions, error) {
+	if scheme, rest, ok := strings.Cut(val, "://"); ok && (scheme == sentinelScheme || scheme == sentinelTLSScheme) {
+		return parseSentinelURL(val, scheme, rest)
+	}
 	u, err := url.Parse(val)
 	if err != nil {
-		return nil, errors.New("is not a valid URL (want redis://[user:password@]host:port[/db] or rediss://…)")
+		return nil, errors.New("is not a valid URL (want redis://[user:password@]host:port[/db], rediss://… or redis+sentinel://…)")
 	}
 	if u.Scheme != "redis" && u.Scheme != "rediss" {
-		return nil, errors.New("must be a redis:// or rediss:// URL")
+		return nil, errors.New("must be a redis://, rediss://, redis+sentinel:// or rediss+sentinel:// URL")
 	}
 	if u.Host == "" {
 		return nil, errors.New("has no host (want redis://[user:password@]host:port[/db])")
@@ -227,20 +234,7 @@ func ParseRedisURL(val string) (*redis.UniversalOptions, error) {
 		u.RawQuery = q.Encode()
 		raw = u.String()
 	}
-	scrub := func(err error) error {
-		msg := err.Error()
-		secrets := []string{val, raw}
-		if u.User != nil {
-			pw, _ := u.User.Password()
-			secrets = append(secrets, u.User.String(), pw)
-		}
-		for _, sec := range secrets {
-			if sec != "" {
-				msg = strings.ReplaceAll(msg, sec, redacted)
-			}
-		}
-		return errors.New("is not a valid Redis URL: " + msg)
-	}
+	scrub := func(err error) error { return scrubbed(err, u.User, val, raw) }
 	if !cluster {
 		o, err := redis.ParseURL(raw)
 		if err != nil {
@@ -284,6 +278,23 @@ func ParseRedisURL(val string) (*redis.UniversalOptions, error) {
 	}, nil
 }
 
+// scrubbed is a go-redis error about the URL val (raw as go-redis read it) without the URL, the
+// user information or the password.
+func scrubbed(err error, user *url.Userinfo, val, raw string) error {
+	msg := err.Error()
+	secrets := []string{val, raw}
+	if user != nil {
+		pw, _ := user.Password()
+		secrets = append(secrets, user.String(), pw)
+	}
+	for _, sec := range secrets {
+		if sec != "" {
+			msg = strings.ReplaceAll(msg, sec, redacted)
+		}
+	}
+	return errors.New("is not a valid Redis URL: " + msg)
+}
+
 // readCAFile reads a PEM bundle of CA certificates.
 func readCAFile(path string) (*x509.CertPool, error) {
 	pem, err := os.ReadFile(path)
@@ -295,4 +306,22 @@ func readCAFile(path string) (*x509.CertPool, error) {
 		return nil, fmt.Errorf("%s holds no PEM certificate", path)
 	}
 	return roots, nil
+}
+
+// DescribeRedis says where o points, without credentials: "Sentinels a:26379, b:26379 (master
+// mymaster, database 0)", "a Redis Cluster seeded by …" or "one server …", and ", TLS".
+func DescribeRedis(o *redis.UniversalOptions) string {
+	var d string
+	switch {
+	case o.MasterName != "":
+		d = fmt.Sprintf("Sentinels %s (master %s, database %d)", strings.Join(o.Addrs, ", "), o.MasterName, o.DB)
+	case o.IsClusterMode:
+		d = "a Redis Cluster seeded by " + strings.Join(o.Addrs, ", ")
+	default:
+		d = fmt.Sprintf("one server, %s (database %d)", strings.Join(o.Addrs, ", "), o.DB)
+	}
+	if o.TLSConfig != nil {
+		d += ", TLS"
+	}
+	return d
 }

@@ -98,9 +98,9 @@ func TestLoadSecretsErrors(t *testing.T) {
 		{"token with newline", map[string]string{EnvSlackBotToken: "xoxb-secretvalue\n"}, allNeeds,
 			EnvSlackBotToken, "contains whitespace"},
 		{"redis scheme", map[string]string{EnvRedisURL: "http://:secretvalue@redis:6379"}, allNeeds,
-			EnvRedisURL, "must be a redis:// or rediss:// URL"},
+			EnvRedisURL, "must be a redis://, rediss://, redis+sentinel:// or rediss+sentinel:// URL"},
 		{"redis unparseable", map[string]string{EnvRedisURL: "redis://:secretvalue@redis:port"}, allNeeds,
-			EnvRedisURL, "is not a valid URL (want redis://[user:password@]host:port[/db] or rediss://…)"},
+			EnvRedisURL, "is not a valid URL (want redis://[user:password@]host:port[/db], rediss://… or redis+sentinel://…)"},
 		{"redis bad database", map[string]string{EnvRedisURL: "redis://u:secretvalue@redis:6379/zero"}, allNeeds,
 			EnvRedisURL, `is not a valid Redis URL: redis: invalid database number: "zero"`},
 		{"redis unknown option", map[string]string{EnvRedisURL: "redis://u:secretvalue@redis:6379/0?colour=blue"}, allNeeds,
@@ -301,7 +301,7 @@ func TestLoadSecretsRedisTLSCAFile(t *testing.T) {
 		{"rediss://127.0.0.1:6380/0", "/nonexistent/ca.pem", "cannot be read: open /nonexistent/ca.pem: no such file or directory"},
 		{"rediss://127.0.0.1:6380/0", notPEM, notPEM + " holds no PEM certificate"},
 		{"rediss://127.0.0.1:6380/0", caFile + "\n", "has whitespace around the file name"},
-		{"redis://127.0.0.1:6379/0", caFile, "is set but REDIS_URL is not a rediss:// (TLS) URL"},
+		{"redis://127.0.0.1:6379/0", caFile, "is set but REDIS_URL is not a rediss:// or rediss+sentinel:// (TLS) URL"},
 	} {
 		vars := goodEnv()
 		vars[EnvRedisURL], vars[EnvRedisTLSCAFile] = tt.url, tt.file

@@ -154,7 +154,8 @@ func (a *App) Run(ctx context.Context) error {
 	defer a.close()
 	cfg := a.opt.Config
 	a.log.Info("streamwatch starting", "version", a.opt.Version, "http", a.Addr().String(),
-		"pipelines", len(cfg.Pipelines), "redis_tls", a.opt.Secrets.Redis.TLSConfig != nil)
+		"pipelines", len(cfg.Pipelines), "redis_tls", a.opt.Secrets.Redis.TLSConfig != nil,
+		"redis", config.DescribeRedis(a.opt.Secrets.Redis), "redis_min_replicas_acked", cfg.Redis.MinReplicasAcked)
 	if len(a.servers) > 1 {
 		a.log.Info("metrics and health on their own address", "metrics_listen", a.servers[1].ln.Addr().String())
 	}

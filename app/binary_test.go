@@ -62,6 +62,8 @@ type binaryRun struct {
 	redisURL, prefix string
 	slack            *slackfake.Server
 	extra            string // the pipeline's keys and more, appended to the configuration
+	redisExtra       string // more keys of the redis section, after key_prefix: ", min_replicas_acked: 1"
+	flags            []string
 	env              []string
 	// dir holds the configuration (and a copy of the binary when cred is set); "" a temporary
 	// folder.
@@ -99,11 +101,11 @@ func startBinary(t *testing.T, r binaryRun) *proc {
 	}
 	cfg := fmt.Sprintf(`http: {listen: "127.0.0.1:0"}
 slack: {default_channel: C0DEFAULT, thread_coalesce: 300ms}
-redis: {key_prefix: %s}
+redis: {key_prefix: %s%s}
 pipelines:
   - name: sms-replies
     channel: C0PIPE
-%s`, r.prefix, r.extra)
+%s`, r.prefix, r.redisExtra, r.extra)
 	f, err := os.CreateTemp(r.dir, "config-*.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +118,7 @@ pipelines:
 		t.Fatal(err)
 	}
 	p := &proc{logs: &logbuf.Buffer{}, exited: make(chan struct{})}
-	p.cmd = exec.Command(bin, "serve", "--config", f.Name())
+	p.cmd = exec.Command(bin, append([]string{"serve", "--config", f.Name()}, r.flags...)...)
 	p.cmd.Dir = r.dir
 	p.cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "SLACK_BOT_TOKEN=" + botToken, "SLACK_APP_TOKEN=" + appToken,
 		"REDIS_URL=" + r.redisURL, "STREAMWATCH_WEBHOOK_TOKEN=" + webhookToken, "SLACK_API_URL=" + r.slack.APIURL()}, r.env...)

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/slack-go/slack"
@@ -37,9 +38,16 @@ func (a *App) build() error {
 	store.Retention = cfg.Alerts.IncidentRetention
 	store.FloodLimit, store.FloodQuietFor = int(cfg.Alerts.Flood.NewIncidentsPerMinute), cfg.Alerts.Flood.QuietFor
 	store.CorrelatePipeline = cfg.Alerts.CorrelatePipeline
+	store.MinReplicasAcked, store.ReplicaAckTimeout = int(cfg.Redis.MinReplicasAcked), cfg.Redis.ReplicaAckTimeout
 	a.store = store
 
 	m := metrics.New()
+	store.OnReplicaWait = func(use string, took time.Duration, ok bool) {
+		m.ReplicaWait.WithLabelValues(use).Observe(took.Seconds())
+		if !ok {
+			m.ReplicaWaitTimeouts.WithLabelValues(use).Inc()
+		}
+	}
 	a.transport = http.DefaultTransport.(*http.Transport).Clone()
 	httpClient := &http.Client{Timeout: a.opt.SlackTimeout, Transport: m.Transport(a.transport)}
 	apiOpts := []slack.Option{slack.OptionAppLevelToken(sec.SlackAppToken), slack.OptionHTTPClient(httpClient)}
@@ -67,6 +75,7 @@ func (a *App) build() error {
 	}
 	handler.Authz = bot.NewRemediators(api, cfg.Slack.Remediators, perPipeline)
 	handler.Directory = bot.NewChannels(api)
+	handler.Replication = store
 	handler.Audit = func(ctx context.Context, e state.AuditEntry) {
 		if err := store.Audit(ctx, e); err != nil {
 			log.Warn("audit", "err", err)

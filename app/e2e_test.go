@@ -53,6 +53,7 @@ type setup struct {
 	extra       string // appended YAML
 	slackExtra  string // more keys of the slack section, each line indented by two spaces
 	alertsExtra string // more keys of the alerts section, each line indented by two spaces
+	redisExtra  string // more keys of the redis section, each line indented by two spaces
 	metrics     bool   // serve /metrics, /healthz and /readyz on a listener of their own (http.metrics_listen)
 	env         map[string]string
 	noWait      bool               // return without waiting until /readyz says ready
@@ -109,14 +110,14 @@ func start(t *testing.T, su setup) *instance {
   thread_coalesce: %s
 %sredis:
   key_prefix: %s
-alerts:
+%salerts:
 %s  routes:
     - match_re: {alertname: "^(client replied sms|ReplyPipeline.*)$"}
       pipeline: sms-replies
 pipelines:
   - name: sms-replies
     channel: C0PIPE
-%s`, httpExtra, su.coalesce, su.slackExtra, su.prefix, su.alertsExtra, su.extra))
+%s`, httpExtra, su.coalesce, su.slackExtra, su.prefix, su.redisExtra, su.alertsExtra, su.extra))
 	if err != nil {
 		t.Fatal(err)
 	}

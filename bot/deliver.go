@@ -104,7 +104,7 @@ type deliverer struct {
 
 // newDeliverer returns the deliverer of the bot's outbox.
 func (b *Bot) newDeliverer() *deliverer {
-	return &deliverer{out: b.opt.Store, slack: slackMessages{b.opt.API}, metrics: b.opt.Metrics, log: b.log, replica: b.opt.Replica,
+	return &deliverer{out: b.outbox(), slack: slackMessages{b.opt.API}, metrics: b.opt.Metrics, log: b.log, replica: b.opt.Replica,
 		poll: b.opt.Poll, claimAfter: b.opt.ClaimAfter, timeout: b.opt.DeliveryTimeout, wait: b.opt.Poll, now: b.opt.Now, authBad: &b.authBad,
 		retryAt: map[string]time.Time{}, attempts: map[string]int{}, replied: map[string]bool{}, posted: map[string]string{},
 		paused: map[string]time.Time{}, flooded: map[string]bool{}}

@@ -103,6 +103,10 @@ func (b *Bot) webhook(source string, decode func([]byte) ([]alerts.Alert, error)
 		// Not the request's context: a sender that hangs up does not undo the recording (a run
 		// other webhooks share goes on), so wait for it and count what it stored.
 		outs, err := b.opt.Store.RecordAlerts(context.WithoutCancel(r.Context()), recs)
+		if errors.Is(err, state.ErrNotReplicated) {
+			b.notReplicated(w, source, list, outs, err)
+			return
+		}
 		if err != nil {
 			m.AlertsReceived.WithLabelValues(source, "unavailable").Add(float64(len(list)))
 			if errors.Is(err, state.ErrUnavailable) {

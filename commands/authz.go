@@ -127,6 +127,9 @@ func (h *Handler) maySee(ctx context.Context, req Request, inc *state.Incident) 
 
 // record fills in who, where and how, and appends e to the audit trail.
 func (h *Handler) record(ctx context.Context, req Request, e state.AuditEntry) {
+	if e.Outcome != "refused" {
+		changed(ctx)
+	}
 	if h.Audit == nil {
 		return
 	}

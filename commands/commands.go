@@ -174,9 +174,12 @@ type Handler struct {
 	// nil lets everyone see every channel.
 	Directory Directory
 	// Audit records every change, every remediation and every refusal; nil records nothing.
-	Audit    func(ctx context.Context, e state.AuditEntry)
-	Now      func() time.Time
-	commands []*Command
+	Audit func(ctx context.Context, e state.AuditEntry)
+	// Replication, when set, has a command's reply say when what it changed is not yet on
+	// Redis's replicas (redis.min_replicas_acked; replicas.go).
+	Replication Replication
+	Now         func() time.Time
+	commands    []*Command
 	// silences, when set (RegisterSilences), add the silences in force to `status`.
 	silences Silences
 
@@ -294,7 +297,7 @@ func (h *Handler) Dispatch(ctx context.Context, req Request) (Reply, string) {
 	if err == nil {
 		path = c.Path
 	}
-	return h.run(ctx, req, c, args, err), path
+	return h.replicated(ctx, func(ctx context.Context) Reply { return h.run(ctx, req, c, args, err) }), path
 }
 
 func (h *Handler) run(ctx context.Context, req Request, c *Command, args []string, err error) Reply {

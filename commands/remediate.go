@@ -147,6 +147,9 @@ func (h *Handler) remediation(ctx context.Context, r Remediation, notes Notes, r
 		if err != nil {
 			return Reply{}, err
 		}
+		if p.ID != "" {
+			changed(ctx) // the plan is stored for --confirm
+		}
 		return h.proposalReply(kind, p), nil
 	}
 	if err := h.guard(ctx, req, Guard{Action: "confirm checkpoint " + string(kind) + "s", Access: AccessRemediator,

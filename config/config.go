@@ -108,6 +108,13 @@ func sevLevel(s string) (int, bool) {
 // Redis holds the non-secret Redis settings; the address is REDIS_URL.
 type Redis struct {
 	KeyPrefix string `yaml:"key_prefix" default:"streamwatch"`
+	// MinReplicasAcked, when at least 1, makes a webhook answer 2xx only after Redis's WAIT
+	// confirms that this many replicas have the batch's writes (and the outbox, commands and
+	// locks wait for them too); 0 acknowledges what the primary alone has.
+	MinReplicasAcked int64 `yaml:"min_replicas_acked" default:"0"`
+	// ReplicaAckTimeout is how long WAIT waits for those replicas; past it a webhook answers
+	// 503, so that the sender retries.
+	ReplicaAckTimeout time.Duration `yaml:"replica_ack_timeout" default:"1s"`
 }
 
 // Alerts is alert intake: deduplication, auto-resolution and routing to pipelines.

@@ -53,7 +53,7 @@ func TestParseSketch(t *testing.T) {
 			Escalation: Escalation{After: 15 * time.Minute, Mention: []string{"S0ONCALL"},
 				Severities: []string{"SEV1", "SEV2"}},
 		},
-		Redis: Redis{KeyPrefix: "streamwatch"},
+		Redis: Redis{KeyPrefix: "streamwatch", ReplicaAckTimeout: time.Second},
 		Alerts: Alerts{
 			GroupBy: []string{"alertname", "pipeline"},
 			Routes: []Route{
@@ -150,7 +150,7 @@ func TestDefaults(t *testing.T) {
 			ThreadCoalesce: 10 * time.Second,
 			Escalation:     Escalation{After: 15 * time.Minute, Severities: []string{"SEV1", "SEV2"}},
 		},
-		Redis: Redis{KeyPrefix: "streamwatch"},
+		Redis: Redis{KeyPrefix: "streamwatch", ReplicaAckTimeout: time.Second},
 		Alerts: Alerts{GroupBy: []string{"alertname", "pipeline"}, CorrelatePipeline: true, IncidentRetention: 2160 * time.Hour,
 			Flood: Flood{NewIncidentsPerMinute: 20, QuietFor: 5 * time.Minute}},
 		Kafka:    Kafka{SampleInterval: 30 * time.Second},

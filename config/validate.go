@@ -194,6 +194,13 @@ func (v *validator) redis(r Redis) {
 	} else if strings.ContainsFunc(r.KeyPrefix, isSpaceOrControl) {
 		v.errorf("redis.key_prefix", "must not contain spaces or control characters")
 	}
+	if r.MinReplicasAcked < 0 {
+		v.errorf("redis.min_replicas_acked", "must be 0 (do not wait for replicas) or more, not %d", r.MinReplicasAcked)
+	}
+	// WAIT takes whole milliseconds, and 0 would wait forever.
+	if r.ReplicaAckTimeout < time.Millisecond || r.ReplicaAckTimeout > time.Minute {
+		v.errorf("redis.replica_ack_timeout", "must be between 1ms and 1m, not %s", r.ReplicaAckTimeout)
+	}
 }
 
 func isSpaceOrControl(r rune) bool { return r <= ' ' || r == 0x7f }

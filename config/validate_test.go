@@ -139,6 +139,14 @@ func TestValidationErrors(t *testing.T) {
 			"slack.escalation.severities", "at least one severity, or nothing would escalate (after: 0s turns escalation off)"},
 		{"empty key prefix", head + "redis: {key_prefix: ''}\n",
 			"redis.key_prefix", "must not be empty"},
+		{"negative replicas", head + "redis: {min_replicas_acked: -1}\n",
+			"redis.min_replicas_acked", "must be 0 (do not wait for replicas) or more, not -1"},
+		{"replicas not a number", head + "redis: {min_replicas_acked: all}\n",
+			"redis.min_replicas_acked", `expected an integer, got "all"`},
+		{"zero ack timeout", head + "redis: {min_replicas_acked: 1, replica_ack_timeout: 0s}\n",
+			"redis.replica_ack_timeout", "must be between 1ms and 1m, not 0s"},
+		{"long ack timeout", head + "redis: {replica_ack_timeout: 2m}\n",
+			"redis.replica_ack_timeout", "must be between 1ms and 1m, not 2m0s"},
 
 		// Alerts and routes.
 		{"empty group_by", head + "alerts: {group_by: []}\n",

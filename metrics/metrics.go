@@ -31,6 +31,10 @@ type Metrics struct {
 	CommandSeconds  *prometheus.HistogramVec
 	ProbeResults    *prometheus.CounterVec
 	Lag             *prometheus.GaugeVec
+	// ReplicaWait and ReplicaWaitTimeouts measure Redis's WAIT (redis.min_replicas_acked) by
+	// what it confirms: webhook, outbox, command, lock.
+	ReplicaWait         *prometheus.HistogramVec
+	ReplicaWaitTimeouts *prometheus.CounterVec
 }
 
 // New registers every family on a registry of its own (several bots in one test
@@ -38,7 +42,7 @@ type Metrics struct {
 func New() *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry()}
 	m.AlertsReceived = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "streamwatch_alerts_received_total",
-		Help: "Alerts received by webhook source and outcome: opened, duplicate, flooded (joined a flood incident), correlated (joined the pipeline's incident), silenced (held by a label silence), resolved, ignored (recorded all of them); rejected, unavailable (not recorded)."}, []string{"source", "outcome"})
+		Help: "Alerts received by webhook source and outcome: opened, duplicate, flooded (joined a flood incident), correlated (joined the pipeline's incident), silenced (held by a label silence), resolved, ignored (recorded all of them); unreplicated (recorded on the primary, not confirmed by redis.min_replicas_acked replicas: answered 503); rejected, unavailable (not recorded)."}, []string{"source", "outcome"})
 	m.IncidentsOpened = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamwatch_incidents_opened_total", Help: "Incidents opened."})
 	m.Duplicates = prometheus.NewCounter(prometheus.CounterOpts{Name: "streamwatch_duplicates_threaded_total", Help: "Alerts that joined an open incident."})
 	m.OutboxDepth = prometheus.NewGauge(prometheus.GaugeOpts{Name: "streamwatch_outbox_depth", Help: "Slack deliveries waiting in the outbox."})
@@ -60,9 +64,14 @@ func New() *Metrics {
 		Help: "Checkpoint probe results by pipeline and status."}, []string{"pipeline", "status"})
 	m.Lag = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "streamwatch_lag_records",
 		Help: "Total consumer lag in records by pipeline, from the last sample."}, []string{"pipeline"})
+	m.ReplicaWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "streamwatch_redis_replica_wait_seconds",
+		Help:    "How long Redis's WAIT took to confirm writes on redis.min_replicas_acked replicas (or to give up), by what it confirmed: webhook, outbox, command, lock.",
+		Buckets: prometheus.ExponentialBuckets(0.0005, 3, 10)}, []string{"for"})
+	m.ReplicaWaitTimeouts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "streamwatch_redis_replica_wait_timeouts_total",
+		Help: "WAITs that ended with fewer than redis.min_replicas_acked replicas confirming, by what they confirmed (a webhook then answers 503)."}, []string{"for"})
 	m.reg.MustRegister(m.AlertsReceived, m.IncidentsOpened, m.Duplicates, m.OutboxDepth, m.OutboxOldest,
 		m.IncidentsOpen, m.Flood, m.DeliveryLatency,
-		m.SlackCalls, m.SlackErrors, m.CommandSeconds, m.ProbeResults, m.Lag,
+		m.SlackCalls, m.SlackErrors, m.CommandSeconds, m.ProbeResults, m.Lag, m.ReplicaWait, m.ReplicaWaitTimeouts,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -113,6 +113,7 @@ func (s *Scheduler) runTick(ctx context.Context, j Job, tick, next time.Time) {
 	if missed > 0 {
 		s.Log.Warn("scheduled ticks were missed (no replica ran them)", "job", j.Name, "missed", missed)
 	}
+	s.Log.Debug("scheduled job runs", "job", j.Name, "tick", tick.Unix(), "replica", s.Replica)
 	if err := j.Run(ctx, tick, missed); err != nil {
 		s.Log.Warn("scheduled job failed", "job", j.Name, "tick", tick, "err", err)
 	}

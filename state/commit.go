@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // committer lets concurrent RecordAlerts calls share one script run (a group commit). Under
@@ -44,7 +46,9 @@ const commitTimeout = 10 * time.Second
 // no other client sees the call half done. Calls made while another is in flight share the
 // next script run. Errors wrap ErrUnavailable when Redis is unreachable. After an error the
 // alerts may have been recorded all the same (an answer lost on the way back): the sender
-// retries, and those alerts count once more as duplicates; none is lost.
+// retries, and those alerts count once more as duplicates; none is lost. With
+// MinReplicasAcked, an error wrapping ErrNotReplicated comes with the outcomes: the alerts are
+// recorded on the primary, but too few replicas confirmed them (replicas.go).
 func (s *Store) RecordAlerts(ctx context.Context, as []AlertRecord) ([]Outcome, error) {
 	for _, a := range as {
 		if a.Key == "" {
@@ -124,21 +128,20 @@ func (s *Store) runBatch(ctx context.Context, batch []*commitReq, alerts int) {
 	for _, r := range batch {
 		all = append(all, r.recs...)
 	}
-	out, err := s.recordBatch(ctx, all)
+	out, err := s.recordReplicated(ctx, all)
 	for _, r := range batch {
-		if err != nil {
-			r.err = err
-		} else {
+		if out != nil { // recorded; an error then says the replicas did not confirm it
 			r.out, out = out[:len(r.recs):len(r.recs)], out[len(r.recs):]
 		}
+		r.err = err
 		close(r.done)
 	}
 }
 
-// recordBatch runs recordScript once over as, matched against the label silences in force;
-// when they changed meanwhile (another replica made or ended one), it reads them again and
-// runs again.
-func (s *Store) recordBatch(ctx context.Context, as []AlertRecord) ([]Outcome, error) {
+// recordBatch runs recordScript once over as on rdb, matched against the label silences in
+// force; when they changed meanwhile (another replica made or ended one), it reads them again
+// and runs again.
+func (s *Store) recordBatch(ctx context.Context, rdb redis.Scripter, as []AlertRecord) ([]Outcome, error) {
 	// What does not depend on the silences is computed once.
 	per := make([][]any, len(as))
 	for i, a := range as {
@@ -166,7 +169,7 @@ func (s *Store) recordBatch(ctx context.Context, as []AlertRecord) ([]Outcome, e
 			args = append(args, per[i]...)
 			args = append(args, silenceOf(active, a, now))
 		}
-		res, err := recordScript.Run(ctx, s.rdb, []string{s.base}, args...).StringSlice()
+		res, err := recordScript.Run(ctx, rdb, []string{s.base}, args...).StringSlice()
 		if err != nil {
 			return nil, wrap("record alert", err)
 		}
@@ -196,7 +199,7 @@ func (s *Store) recordBatch(ctx context.Context, as []AlertRecord) ([]Outcome, e
 		if len(keep) > 0 {
 			// The alerts are recorded: a context that cannot be kept now only leaves incident
 			// show without their labels, which is no reason to make the sender retry.
-			_ = keepContextScript.Run(ctx, s.rdb, []string{s.base}, keep...).Err()
+			_ = keepContextScript.Run(ctx, rdb, []string{s.base}, keep...).Err()
 		}
 		return out, nil
 	}

@@ -33,6 +33,7 @@ package state
 //	P:autoresolve             zset    incident id → time (ms) it auto-resolves
 //	P:envelope:<id>           string  a handled socket-mode envelope (expires after a day)
 //	P:lock:<name>             string  a lock with an expiry (scheduled jobs, singletons)
+//	P:replicated              string  the write Confirm's WAIT follows (replicas.go): when it last ran (ms)
 //	P:seq:silence             string  INCR counter behind silence ids SIL-1, SIL-2, …
 //	P:silence:<id>            hash    a silence: kind (labels, incident), matchers or incident, by,
 //	                                  reason, created, until, ended, hits; expires Store.Retention

@@ -2,6 +2,7 @@ package state
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -19,11 +20,23 @@ func (s *Store) FirstDelivery(ctx context.Context, envelopeID string) (bool, err
 }
 
 // TryLock takes the named lock for ttl if nobody holds it. A holder that dies frees it when
-// ttl passes.
+// ttl passes. With MinReplicasAcked the lock counts as taken only once the replicas confirm
+// it: a lock a failover loses could be taken again by another replica (replicas.go); one they
+// do not confirm is given back, and the error wraps ErrNotReplicated.
 func (s *Store) TryLock(ctx context.Context, name, owner string, ttl time.Duration) (bool, error) {
+	mark, err := s.Mark(ctx)
+	if err != nil {
+		return false, fmt.Errorf("lock %s: %w", name, err)
+	}
 	ok, err := s.rdb.SetNX(ctx, s.key("lock", name), owner, ttl).Result()
 	if err != nil {
 		return false, wrap("lock "+name, err)
+	}
+	if ok {
+		if err := s.Confirm(ctx, "lock", mark); err != nil {
+			_ = s.Unlock(context.WithoutCancel(ctx), name, owner)
+			return false, fmt.Errorf("lock %s: %w", name, err)
+		}
 	}
 	return ok, nil
 }

@@ -42,6 +42,12 @@ type Store struct {
 	// open incident streamwatch opened for it, and a symptom streamwatch finds (detection, a
 	// failing probe) to the pipeline's open incident, instead of opening another (detect.go).
 	CorrelatePipeline bool
+	// MinReplicasAcked (redis.min_replicas_acked), when positive, makes what streamwatch
+	// acknowledges wait until WAIT confirms this many replicas have it, for up to
+	// ReplicaAckTimeout; OnReplicaWait, when set, hears of every WAIT (replicas.go).
+	MinReplicasAcked  int
+	ReplicaAckTimeout time.Duration
+	OnReplicaWait     func(use string, took time.Duration, ok bool)
 
 	commit committer
 	sil    silenceCache
@@ -53,15 +59,28 @@ func New(rdb redis.UniversalClient, prefix string) *Store {
 		prefix = "streamwatch"
 	}
 	return &Store{rdb: rdb, base: "{" + prefix + "}", now: time.Now, Coalesce: 10 * time.Second,
-		FloodQuietFor: 5 * time.Minute}
+		FloodQuietFor: 5 * time.Minute, ReplicaAckTimeout: time.Second}
 }
 
 // SetClock replaces the clock; tests use it.
 func (s *Store) SetClock(now func() time.Time) { s.now = now }
 
-// Ping reports whether Redis answers.
+// Ping reports whether the primary that holds the keys answers: in a cluster, the master of
+// their slot, not any node.
 func (s *Store) Ping(ctx context.Context) error {
-	if err := s.rdb.Ping(ctx).Err(); err != nil {
+	c := redis.Cmdable(s.rdb)
+	cc, cluster := s.rdb.(*redis.ClusterClient)
+	if cluster {
+		m, err := s.primary(ctx)
+		if err != nil {
+			return wrap("ping", err)
+		}
+		c = m
+	}
+	if err := c.Ping(ctx).Err(); err != nil {
+		if cluster {
+			cc.ReloadState(ctx) // the slot may have a new master by now
+		}
 		return wrap("ping", err)
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -26,6 +27,22 @@ func (s *Server) StartReplica(extra ...string) (*Server, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// StartReplicated starts a primary and one replica of it, both closed when tb ends.
+func StartReplicated(tb testing.TB) (primary, replica *Server) {
+	tb.Helper()
+	primary, err := Start()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(primary.Close)
+	replica, err = primary.StartReplica()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(replica.Close)
+	return primary, replica
 }
 
 // WaitReplicaOnline waits until the primary s lists r as an online replica: after the first
@@ -182,4 +199,30 @@ func (set *Sentinels) Close() {
 	if set.Primary != nil {
 		set.Primary.Close()
 	}
+}
+
+// Role is what the server says it is now: "master" or "slave".
+func (s *Server) Role(ctx context.Context) (string, error) {
+	c := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1})
+	defer c.Close()
+	info, err := c.Info(ctx, "replication").Result()
+	if err != nil {
+		return "", err
+	}
+	for _, l := range strings.Split(info, "\n") {
+		if r, ok := strings.CutPrefix(strings.TrimSpace(l), "role:"); ok {
+			return r, nil
+		}
+	}
+	return "", fmt.Errorf("%s: INFO replication has no role", s.Addr)
+}
+
+// Promoted is the replica that has become the primary, nil while none has.
+func (set *Sentinels) Promoted(ctx context.Context) *Server {
+	for _, r := range set.Replicas {
+		if role, err := r.Role(ctx); err == nil && role == "master" {
+			return r
+		}
+	}
+	return nil
 }

@@ -8,8 +8,10 @@
 //  3. repeats -reps times: alert ingest into a fresh streamwatch process (batches of 1 and 20,
 //     half duplicates), with its resident set idle and at peak; the same alerts into a fresh
 //     Alertmanager, and into another from twice the connections; an alert storm against Slack's
-//     fake with its per-channel rate limit; the first -distinct-reps times a storm of distinct
-//     alerts (and once with flood protection off); once, Redis memory per incident and alert;
+//     fake with its per-channel rate limit; the ingest again with a replica attached, with
+//     redis.min_replicas_acked 0 and 1 (replicas.go); the first -distinct-reps times a storm of
+//     distinct alerts (and once with flood protection off); once, Redis memory per incident and
+//     alert;
 //  4. runs the lag and checkpoint benchmarks with -count -reps;
 //  5. writes every figure as min / median / max over the runs.
 //
@@ -177,7 +179,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		if rep%2 == 0 {
 			steps[0], steps[1] = steps[1], steps[0]
 		}
-		steps = append(steps, e.storm)
+		steps = append(steps, e.storm, e.ingestReplicated)
 		if rep <= o.distinctReps {
 			steps = append(steps, func(ctx context.Context, rep int, res *results) error { return e.distinctStorm(ctx, rep, true, res) })
 		}

@@ -34,6 +34,7 @@ type results struct {
 	storms    []stormResult
 	distinct  []distinctResult
 	memory    []memResult
+	replicas  []replicaRun // ingest with min_replicas_acked 1 against 0 (replicas.go)
 	// cpu[target][batch][component]: CPU milliseconds per 1,000 alerts, one per run.
 	cpu map[string]map[int]map[string][]float64
 

@@ -191,7 +191,8 @@ type redisServer struct {
 	client *redis.Client
 }
 
-func startRedis(ctx context.Context, dir, tag string) (*redisServer, error) {
+// startRedis starts a redis-server; extra are more of its arguments (--replicaof …).
+func startRedis(ctx context.Context, dir, tag string, extra ...string) (*redisServer, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, errors.New("redis-server not found: install Debian's redis-server package (apt-get install redis-server)")
@@ -204,7 +205,7 @@ func startRedis(ctx context.Context, dir, tag string) (*redisServer, error) {
 	if err := os.MkdirAll(data, 0o755); err != nil {
 		return nil, err
 	}
-	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", data}, redisArgs...)
+	args := append(append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", data}, redisArgs...), extra...)
 	p, err := startProcess("redis-server", filepath.Join(dir, tag+".log"), os.Environ(), bin, args...)
 	if err != nil {
 		return nil, err
@@ -226,6 +227,12 @@ func startRedis(ctx context.Context, dir, tag string) (*redisServer, error) {
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
+}
+
+// port is the server's port, as its URL says.
+func (r *redisServer) port() string {
+	hostPort := strings.TrimSuffix(strings.TrimPrefix(r.url, "redis://"), "/0")
+	return hostPort[strings.LastIndex(hostPort, ":")+1:]
 }
 
 func (r *redisServer) close() {

@@ -471,6 +471,7 @@ func (e *env) render(m machine, res *results, took time.Duration) string {
 			format(s.min, f.unit), format(s.median, f.unit), format(s.max, f.unit), s.n, f.verdict())
 	}
 	w("\n")
+	e.renderReplicas(&b, res)
 	e.renderMethod(&b, res)
 	e.renderSkipped(&b, res)
 	e.renderRuns(&b, res)

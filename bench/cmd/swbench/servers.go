@@ -50,8 +50,9 @@ func randomHex(n int) string {
 
 // startStreamwatch runs `streamwatch serve` against the Redis server and Slack's fake, with a
 // fresh key prefix, and waits until /readyz answers 200 (Redis answers, the socket is up).
-// alerts, when not empty, are more keys of the alerts section, each line indented by two spaces.
-func (e *env) startStreamwatch(ctx context.Context, slack *slackfake.Server, coalesce time.Duration, tag, alerts string) (*streamwatch, error) {
+// alerts, when not empty, are more keys of the alerts section, each line indented by two spaces;
+// redisKeys are more keys of the redis section ("min_replicas_acked: 1").
+func (e *env) startStreamwatch(ctx context.Context, slack *slackfake.Server, coalesce time.Duration, tag, alerts string, redisKeys ...string) (*streamwatch, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -64,12 +65,12 @@ slack:
   thread_coalesce: %s
 redis:
   key_prefix: %s
-alerts:
+%salerts:
 %s  group_by: [alertname, pipeline]
 pipelines:
   - name: bench
     channel: C0BENCH
-`, port, alertChannel, coalesce, prefix, alerts)
+`, port, alertChannel, coalesce, prefix, indented(redisKeys), alerts)
 	path := filepath.Join(e.tmp, tag+".yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		return nil, err
@@ -87,6 +88,15 @@ pipelines:
 		return nil, err
 	}
 	return sw, nil
+}
+
+// indented is lines, each indented by two spaces and ended.
+func indented(lines []string) string {
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString("  " + l + "\n")
+	}
+	return b.String()
 }
 
 // alertmanager is Prometheus Alertmanager running as its own process, without gossip.

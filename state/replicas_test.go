@@ -273,3 +273,38 @@ func TestRecordAlertsWaitsOnTheSlotsMaster(t *testing.T) {
 		t.Fatalf("the slot's master answers: %v", err)
 	}
 }
+
+// TestWhatTheKeyIsFor: a primary acknowledges an alert its replica never got (the replica's
+// link broke a moment before, and it is paused, so it has not reconnected), then dies, and the
+// replica is promoted. Without min_replicas_acked the alert was answered as recorded and is
+// gone; with it, the webhook was told it is not safe (503: the sender sends it again, to the
+// new primary).
+func TestWhatTheKeyIsFor(t *testing.T) {
+	ctx := context.Background()
+	for _, acked := range []int{0, 1} {
+		rp := newReplicated(t)
+		rp.store.MinReplicasAcked = acked
+		if err := rp.replica.Pause(); err != nil {
+			t.Fatal(err)
+		}
+		if err := client(t, rp.primary.Addr).ClientKillByFilter(ctx, "TYPE", "replica").Err(); err != nil {
+			t.Fatal(err)
+		}
+		out, err := rp.store.RecordAlert(ctx, alert("k", "fp"))
+		rp.primary.Stop()
+		if err := rp.replica.Resume(); err != nil {
+			t.Fatal(err)
+		}
+		promoted := client(t, rp.replica.Addr)
+		if err := promoted.SlaveOf(ctx, "NO", "ONE").Err(); err != nil {
+			t.Fatal(err)
+		}
+		_, gone := rp.onReplica.Get(ctx, "INC-1")
+		switch {
+		case acked == 0 && (err != nil || out.Result != state.ResultOpened || !errors.Is(gone, state.ErrNotFound)):
+			t.Fatalf("without the key: answered %+v %v, on the promoted replica %v; want acknowledged, then lost", out, err, gone)
+		case acked == 1 && !errors.Is(err, state.ErrNotReplicated):
+			t.Fatalf("with min_replicas_acked 1: answered %+v %v; want not replicated", out, err)
+		}
+	}
+}

@@ -230,6 +230,20 @@ func (s *Server) Stop() {
 	s.cmd = nil
 }
 
+// Pause stops the server (SIGSTOP by its PID): it keeps its connections but answers nothing
+// (a replica reads no more of its primary's stream) until Resume.
+func (s *Server) Pause() error { return s.signal(syscall.SIGSTOP) }
+
+// Resume lets a paused server run again (SIGCONT).
+func (s *Server) Resume() error { return s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig syscall.Signal) error {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return fmt.Errorf("%s on %s is not running", s.bin, s.Addr)
+	}
+	return s.cmd.Process.Signal(sig)
+}
+
 // Restart starts the server again on the same port with the same arguments.
 func (s *Server) Restart() error {
 	s.Stop()

@@ -26,7 +26,11 @@ func (d *Detector) keepProgress(ctx context.Context, ds []*detected) error {
 	}
 	samples := make(map[string]state.ProgressSample, len(ds))
 	for _, x := range ds {
-		samples[x.p.Name] = ProgressOf(x.obs, x.prog)
+		// A round that learnt nothing of a pipeline (its cluster unreachable, no checkpoint)
+		// is no sample: a chart says there are none rather than draw nothing.
+		if s := ProgressOf(x.obs, x.prog); s.Waiting >= 0 || s.GroupLag >= 0 || s.Batch >= 0 {
+			samples[x.p.Name] = s
+		}
 	}
 	return d.Progress.Record(ctx, samples)
 }
@@ -69,8 +73,12 @@ type Charts struct {
 	Now       func() time.Time
 }
 
-// NoChartError says in one sentence why a pipeline's chart cannot be drawn.
-type NoChartError struct{ Reason string }
+// NoChartError says in one sentence why a pipeline's chart cannot be drawn. Unsampled: the
+// pipeline has no samples and never will (charts are off, or it has no kafka section).
+type NoChartError struct {
+	Reason    string
+	Unsampled bool
+}
 
 func (e *NoChartError) Error() string { return e.Reason }
 
@@ -90,9 +98,9 @@ func (c *Charts) Chart(ctx context.Context, pipeline string, span time.Duration,
 	case !ok:
 		return charts.Chart{}, fmt.Errorf("no pipeline named %q", pipeline)
 	case !cfg.Charts.Enabled || c.Samples == nil:
-		return charts.Chart{}, &NoChartError{Reason: "Charts are off (charts.enabled: false)."}
+		return charts.Chart{}, &NoChartError{Reason: "Charts are off (charts.enabled: false).", Unsampled: true}
 	case !p.Kafka.Enabled():
-		return charts.Chart{}, &NoChartError{Reason: fmt.Sprintf("No chart of %s: it has no kafka section, so streamwatch samples no progress of it.", pipeline)}
+		return charts.Chart{}, &NoChartError{Reason: fmt.Sprintf("No chart of %s: it has no kafka section, so streamwatch samples no progress of it.", pipeline), Unsampled: true}
 	}
 	window := c.Samples.Window()
 	if span <= 0 || span > window {

@@ -210,7 +210,7 @@ func niceMax(m float64) float64 {
 	}
 	m *= 1.12
 	step := math.Pow(10, math.Floor(math.Log10(m)))
-	for _, f := range []float64{1, 2, 2.5, 5, 10} {
+	for _, f := range []float64{1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10} {
 		if f*step >= m {
 			return f * step
 		}

@@ -12,7 +12,7 @@ import (
 // ChartReply is a chart as a reply: one line saying what it shows, the chart with its file
 // name, title and alt text.
 func ChartReply(c charts.Chart, incident string) Reply {
-	name := c.Pipeline + "-progress-" + c.To.In(c.Location()).Format("20060102-1504") + ".png"
+	name := c.Pipeline + "-progress-" + c.To.In(c.Location()).Format("20060102-150405") + ".png"
 	if incident != "" {
 		name = incident + "-" + name
 	}

@@ -169,7 +169,7 @@ func TestE2EDetectStallJoinRecover(t *testing.T) {
 	// rounds tick on the wall clock of a shared machine, so the delay is reported, not judged.
 	t.Logf("the root came %v after the stop (stale_after 3s, rounds every 1s)", time.Since(stopped))
 	root := roots(s, "C0PIPE")[0]
-	if !strings.Contains(root.Text, "sms-replies: no checkpoint commit for") || !strings.Contains(root.Text, "while 8 records wait") {
+	if !strings.Contains(root.Text, "sms-replies: 8 records have waited") || !strings.Contains(root.Text, "with no checkpoint commit") {
 		t.Fatalf("root does not name the stall with its numbers: %q", root.Text)
 	}
 	waitFor(t, s, "the root showing the waiting records and the last commit's age", func(s *slackfake.Server) bool {
@@ -300,6 +300,87 @@ func TestE2EDetectQuietTopicOpensNothing(t *testing.T) {
 	}
 }
 
+// TestE2EDetectQuietTopicBurst: a topic quiet for ten times stale_after (the checkpoint and the
+// group caught up, the newest commit that old), then a burst of records. The stall clock
+// counts from the burst, not from the old commit: a query that commits the burst within
+// stale_after/2 opens nothing, and a query that stopped opens one root about stale_after
+// after the burst, saying how long the records have waited, not how long since the commit.
+func TestE2EDetectQuietTopicBurst(t *testing.T) {
+	const staleAfter = 10 * time.Second
+	config := func(w *sparkWorld) string {
+		return strings.Replace(w.config(""), "stale_after: 3s", "stale_after: "+staleAfter.String(), 1)
+	}
+	quiet := func(t *testing.T) *sparkWorld {
+		w := newSparkWorld(t)
+		w.produce(10)
+		w.commit(1, time.Now().Add(-10*staleAfter)) // read up to offset 10 that long ago
+		if err := w.kc.Commit(context.Background(), "sms-replies-prod", detectTopic, map[int32]int64{0: 10, 1: 10}); err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	burst := func(w *sparkWorld) time.Time {
+		at := time.Now()
+		if err := w.kc.Produce(context.Background(), detectTopic, []int{3, 0}, at); err != nil {
+			w.t.Fatal(err)
+		}
+		return at
+	}
+
+	t.Run("the query commits the burst", func(t *testing.T) {
+		w := quiet(t)
+		in := start(t, setup{extra: config(w)})
+		waitObservedRounds(t, in, 2)
+		burstAt := burst(w)
+		wait.For(t, 20*time.Second, "a round seeing the burst wait beyond the checkpoint", func() bool {
+			v, ok := scrape(t, in, waitingCheckpoint)
+			return ok && v == 3
+		})
+		// The query commits the burst (batch 2 reads up to offset 15 on partition 0; the
+		// generator writes every partition's offsets alike, and partition 1 holds 10).
+		w.commit(2, time.Time{})
+		t.Logf("the query committed the burst %v after it (stale_after %s)", time.Since(burstAt), staleAfter)
+		wait.For(t, 20*time.Second, "a round seeing the burst committed", func() bool {
+			v, ok := scrape(t, in, waitingCheckpoint)
+			return ok && v == 0
+		})
+		waitObservedRounds(t, in, 3)
+		for _, sym := range []string{"checkpoint_stale", "group_stalled", "lag"} {
+			if v, ok := scrape(t, in, fmt.Sprintf(`streamwatch_pipeline_symptom_active{pipeline="sms-replies",symptom=%q}`, sym)); !ok || v != 0 {
+				t.Errorf("%s = %v (present %v) after a burst committed in time", sym, v, ok)
+			}
+		}
+		for _, ch := range []string{"C0PIPE", "C0DEFAULT"} {
+			if m := in.slack.Messages(ch); len(m) != 0 {
+				t.Fatalf("%s got %d message(s) for a burst committed in time: %q", ch, len(m), m[0].Text)
+			}
+		}
+	})
+
+	t.Run("the query stopped", func(t *testing.T) {
+		w := quiet(t)
+		in := start(t, setup{extra: config(w)})
+		waitObservedRounds(t, in, 2)
+		burstAt := burst(w)
+		waitFor(t, in.slack, "the detection root", func(s *slackfake.Server) bool { return len(roots(s, "C0PIPE")) == 1 })
+		t.Logf("the root came %v after the burst (stale_after %s, rounds every 1s, two rounds to open)", time.Since(burstAt), staleAfter)
+		root := roots(in.slack, "C0PIPE")[0]
+		m := regexp.MustCompile(`sms-replies: 3 records have waited (\S+) with no checkpoint commit`).FindStringSubmatch(root.Text)
+		if m == nil {
+			t.Fatalf("the root does not say how long the records have waited: %q", root.Text)
+		}
+		waited, err := time.ParseDuration(m[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Counted from the burst: at least stale_after, and nowhere near the quiet time
+		// since the newest commit (ten times stale_after).
+		if waited < staleAfter || waited > time.Since(burstAt)+time.Second {
+			t.Errorf("the root says the records waited %s; the burst was %s ago (the commit %s ago)", waited, time.Since(burstAt), 10*staleAfter)
+		}
+	})
+}
+
 // TestE2EDetectTwoReplicasOneIncident: two replicas sharing Redis and Slack judge each round
 // once: one incident, one root, one diagnosis.
 func TestE2EDetectTwoReplicasOneIncident(t *testing.T) {
@@ -407,7 +488,7 @@ func TestE2EDetectJoinsTheAlertsIncident(t *testing.T) {
 
 	w.produce(3) // the query has stopped
 	waitFor(t, s, "detection's join in the alert's thread", func(s *slackfake.Server) bool {
-		return len(threadWith(s, "C0PIPE", root.TS, "Joined this incident: sms-replies: no checkpoint commit")) == 1
+		return len(threadWith(s, "C0PIPE", root.TS, "Joined this incident: sms-replies: 6 records have waited")) == 1
 	})
 	waitFor(t, s, "the root showing the symptom", func(s *slackfake.Server) bool {
 		return strings.Contains(string(mustMessage(s, "C0PIPE", root.TS).Blocks), "Detected: checkpoint stale: 6 records wait beyond the checkpoint")

@@ -61,7 +61,8 @@ kafka:
 	for i := 0; i < 6; i++ {
 		produced += 20
 		committed += 10
-		if err := kc.Produce(ctx, seedTopic, []int{20, 20, 20}, time.Time{}); err != nil {
+		// Stamped an hour ago: the records of a producer that has been outpacing the group.
+		if err := kc.Produce(ctx, seedTopic, []int{20, 20, 20}, time.Now().Add(-time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 		if err := kc.Commit(ctx, "sms-replies-prod", seedTopic, map[int32]int64{0: committed, 1: committed, 2: committed}); err != nil {
@@ -90,11 +91,17 @@ kafka:
 		t.Fatal(err)
 	}
 	r = ask(t, in.slack, "diagnose sms-replies")
-	// A checkpoint that stopped while records wait is a live symptom; nothing here explains it,
-	// and the reply says so rather than guessing.
+	// A checkpoint that stopped while records have waited an hour is a live symptom; nothing
+	// here explains it, and the reply says so rather than guessing: what it checked, and the
+	// next step.
 	body := string(r.Blocks)
-	if !strings.Contains(body, "[PROGRESS_STOPPED]") || !strings.Contains(body, "records wait on the brokers") ||
-		!strings.Contains(body, "No cause found for progress stopped") {
-		t.Fatalf("stale checkpoint: %q\n%s", r.Text, r.Blocks)
+	for _, want := range []string{"[PROGRESS_STOPPED]", "records have waited 1h", "No probable cause found for progress stopped",
+		"CHECKPOINT_NOT_WRITABLE ruled out", "OFFSETS_GONE ruled out: every offset the checkpoint resumes from is still on the brokers", "Next step: "} {
+		if !strings.Contains(body, want) {
+			t.Fatalf("stale checkpoint lacks %q: %q\n%s", want, r.Text, r.Blocks)
+		}
+	}
+	if !strings.Contains(r.Text, "no cause found for progress stopped") || strings.Contains(r.Text, "healthy") {
+		t.Errorf("summary %q", r.Text)
 	}
 }

@@ -91,7 +91,7 @@ func chartUpload(c commands.Chart) (*Upload, error) {
 // threadFile is the file an outbox entry shares in its thread: a chart note's chart, drawn
 // now; nil for every other entry, or when the chart cannot be drawn (its text still goes).
 func threadFile(e state.Delivery) *Upload {
-	if e.Kind != state.KindEvent || e.Event != "chart" {
+	if e.Kind != state.KindEvent || e.Name != "chart" {
 		return nil
 	}
 	r, ok := commands.DecodeReply(e.Detail)

@@ -47,7 +47,7 @@ func TestCheckpointLines(t *testing.T) {
 		"  pending total: 309 records",
 		"State:     operator 0 (dedupe): 4/4 partitions, newest versions 141..141 (want 141)",
 		"Findings:\n  CRITICAL UNCOMMITTED_BATCH [offsets/141]: batch 141 was planned 1h0m ago and never committed",
-		"  CRITICAL STALE [commits/140]: no commit for 1h0m (stale after 10m0s)",
+		"  CRITICAL STALE [commits/140]: 309 records have waited 1h0m with no commit (stale after 10m0s)",
 		"    - 309 records are waiting on the brokers: the query is stalled, not idle",
 	} {
 		if !strings.Contains(text, want) {

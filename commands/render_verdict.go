@@ -42,9 +42,19 @@ func verdictLines(v pipeline.Verdict) []string {
 		}
 		out = append(out, "   next: "+strings.ReplaceAll(c.Next, "PIPELINE", v.Pipeline))
 	}
-	for _, id := range v.Unexplained {
-		out = append(out, fmt.Sprintf("No cause found for %s: look at the driver (`logs %s`), then restart the query once the cause is fixed.",
-			symptomTitle(v.Symptoms, id), v.Pipeline))
+	if len(v.Unexplained) > 0 {
+		var titles []string
+		for _, id := range v.Unexplained {
+			titles = append(titles, symptomTitle(v.Symptoms, id))
+		}
+		out = append(out, fmt.Sprintf("No probable cause found for %s. This is not healthy: the symptom is live. What was checked:", strings.Join(titles, "; ")))
+		for _, c := range v.Checked {
+			if c.Status == pipeline.CheckFound {
+				continue
+			}
+			out = append(out, fmt.Sprintf("- %s %s: %s", c.Cause, c.Status, c.Evidence))
+		}
+		out = append(out, "Next step: "+nextStep(v.Next, v.Pipeline))
 	}
 	if v.Access != "" {
 		out = append(out, "access: "+v.Access)
@@ -98,11 +108,51 @@ func verdictSummary(v pipeline.Verdict) string {
 		for _, s := range v.Symptoms {
 			titles = append(titles, s.Title)
 		}
-		return v.Pipeline + ": " + strings.Join(titles, "; ") + "; no probable cause found"
+		ruled := 0
+		for _, c := range v.Checked {
+			if c.Status == pipeline.CheckRuledOut {
+				ruled++
+			}
+		}
+		return fmt.Sprintf("%s: %s; no probable cause found (%d causes ruled out); next: %s", v.Pipeline, strings.Join(titles, "; "), ruled,
+			nextStepShort[v.Next])
 	}
 	var ids []string
 	for _, c := range v.Causes {
 		ids = append(ids, fmt.Sprintf("%s (%s)", c.ID, c.Confidence))
 	}
-	return v.Pipeline + ": probable cause " + strings.Join(ids, ", ")
+	s := v.Pipeline + ": probable cause " + strings.Join(ids, ", ")
+	if len(v.Unexplained) > 0 {
+		var titles []string
+		for _, id := range v.Unexplained {
+			titles = append(titles, symptomTitle(v.Symptoms, id))
+		}
+		s += "; no cause found for " + strings.Join(titles, "; ")
+	}
+	return s
+}
+
+// nextStepShort names each next step in a few words, for the one-line summary.
+var nextStepShort = map[pipeline.NextStep]string{
+	pipeline.NextWaitForChecks: "diagnose again",
+	pipeline.NextConfigureLogs: "read the driver log",
+	pipeline.NextWriteProbe:    "probe with a write test",
+	pipeline.NextReadLogs:      "read the driver log",
+	pipeline.NextCheckJob:      "look at the job itself",
+	"":                         "look at the job itself",
+}
+
+// nextStep is the one step to take about a symptom nothing explains.
+func nextStep(n pipeline.NextStep, p string) string {
+	switch n {
+	case pipeline.NextWaitForChecks:
+		return "run `diagnose " + p + "` again: some checks did not finish in time, and the missing one may hold the cause"
+	case pipeline.NextConfigureLogs:
+		return "read the driver log around the stop: the query's own error is the evidence streamwatch lacks (set pipelines[].logs.paths so that it reads it next time)"
+	case pipeline.NextWriteProbe:
+		return "run `probe " + p + "` with a write test: write access could not be judged without writing"
+	case pipeline.NextReadLogs:
+		return "read the driver log around the stop (`logs " + p + "`): it shows lines streamwatch does not recognise as a cause"
+	}
+	return "look at the job itself (Spark UI: a batch stuck in a sink or waiting for executors), then restart the query and `watch " + p + "`"
 }

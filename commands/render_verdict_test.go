@@ -42,12 +42,42 @@ func TestVerdictReply(t *testing.T) {
 		}
 	}
 	for v, want := range map[*pipeline.Verdict]string{
-		{Pipeline: "p", Healthy: true}:                                             "p: healthy",
-		{Pipeline: "p", Healthy: true, Risks: []string{"x"}}:                       "p: healthy, 1 risk",
-		{Pipeline: "p", Symptoms: []pipeline.Symptom{{Title: "progress stopped"}}}: "p: progress stopped; no probable cause found",
+		{Pipeline: "p", Healthy: true}:                       "p: healthy",
+		{Pipeline: "p", Healthy: true, Risks: []string{"x"}}: "p: healthy, 1 risk",
+		{Pipeline: "p", Symptoms: []pipeline.Symptom{{Title: "progress stopped"}}, Next: pipeline.NextReadLogs,
+			Checked: []pipeline.Check{{Status: pipeline.CheckRuledOut}, {Status: pipeline.CheckNotChecked}}}: "p: progress stopped; no probable cause found (1 causes ruled out); next: read the driver log",
 	} {
 		if got := verdictSummary(*v); got != want {
 			t.Errorf("summary %q, want %q", got, want)
 		}
+	}
+}
+
+// TestNoCauseIsAnAnswer: a live symptom without a cause lists every cause checked, ruled out
+// or not checked with its one line of evidence, and the one next step; it never reads as
+// healthy.
+func TestNoCauseIsAnAnswer(t *testing.T) {
+	v := pipeline.Verdict{Pipeline: "sms-replies",
+		Symptoms:    []pipeline.Symptom{{ID: pipeline.SymptomProgressStopped, Title: "progress stopped"}},
+		Unexplained: []string{pipeline.SymptomProgressStopped},
+		Checked: []pipeline.Check{
+			{Cause: pipeline.CauseNotWritable, Status: pipeline.CheckRuledOut, Evidence: "uid 185 may create files in /cp (judged without writing)"},
+			{Cause: pipeline.CauseClusterMismatch, Status: pipeline.CheckNotChecked, Evidence: "no deployed config names the bootstrap servers"},
+		},
+		Next: pipeline.NextCheckJob}
+	r := VerdictReply(v)
+	text := strings.Join(r.Sections[0].Text(), "\n")
+	for _, want := range []string{
+		"No probable cause found for progress stopped. This is not healthy: the symptom is live.",
+		"- CHECKPOINT_NOT_WRITABLE ruled out: uid 185 may create files in /cp",
+		"- CLUSTER_MISMATCH not checked: no deployed config names the bootstrap servers",
+		"Next step: look at the job itself",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the reply lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(r.Text, "healthy") || strings.Contains(text, "is healthy") {
+		t.Errorf("a live symptom reads as healthy: %q\n%s", r.Text, text)
 	}
 }

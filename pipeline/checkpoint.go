@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/streamwatch/streamwatch/config"
@@ -16,55 +17,130 @@ type Offsets interface {
 	Offsets(ctx context.Context, cluster, group string, topics ...string) (*kafka.Offsets, error)
 }
 
-// brokerTimeout bounds the read of the brokers' log ends a checkpoint is compared with.
+// Brokers reads what the Kafka brokers hold (kafka.Clusters): every partition's earliest and
+// latest offsets, and the timestamps of records at given offsets.
+type Brokers interface {
+	TopicRanges(ctx context.Context, cluster string, topics ...string) (*kafka.TopicRanges, error)
+	RecordTimes(ctx context.Context, cluster string, qs []kafka.RecordQuery, perPartition int32) (map[kafka.TopicPartition]kafka.RecordTime, []kafka.Unavailable, error)
+}
+
+// brokerTimeout bounds the reads of the brokers a checkpoint is compared with.
 const brokerTimeout = 10 * time.Second
 
 // Checkpoints reads pipelines' Spark checkpoints and compares them with the brokers: the
-// records the query has not planned yet are the log ends minus the newest offsets file.
+// records waiting beyond the checkpoint's offsets that the brokers still hold, the offsets
+// retention deleted before the query read them, and partitions the checkpoint does not know.
 type Checkpoints struct {
 	Config *config.Config
 	Getenv func(string) string
-	// Kafka reads the brokers' log ends; nil, or a pipeline without Kafka, leaves the
-	// comparison out.
-	Kafka Offsets
+	// Kafka reads the brokers; nil, or a pipeline without Kafka, leaves the comparison out.
+	Kafka Brokers
 }
 
-// Diagnose reads the named pipeline's checkpoint, with the log ends of its topics when the
-// pipeline names a Kafka cluster and the brokers answer within brokerTimeout.
+// CheckpointReading is a checkpoint read against the brokers.
+type CheckpointReading struct {
+	Report *spark.Report
+	// Brokers is what the brokers hold of the documented topics and of those the checkpoint
+	// reads; nil when not read (no Kafka, or BrokersErr).
+	Brokers    *kafka.TopicRanges
+	BrokersErr error
+}
+
+// Diagnose reads the named pipeline's checkpoint against the brokers (Read) and returns its
+// report.
 func (c *Checkpoints) Diagnose(ctx context.Context, name string) (*spark.Report, error) {
+	r, err := c.Read(ctx, name)
+	return r.Report, err
+}
+
+// Read reads the named pipeline's checkpoint and, when the pipeline names a Kafka cluster and
+// the brokers answer within brokerTimeout, what the brokers hold of the documented topics and
+// of the topics the checkpoint reads, with the timestamp of the oldest record waiting beyond
+// the checkpoint (its stall clock starts there, not at the newest commit).
+func (c *Checkpoints) Read(ctx context.Context, name string) (CheckpointReading, error) {
 	p, ok := c.Config.Pipeline(name)
 	if !ok {
-		return nil, fmt.Errorf("unknown pipeline %q", name)
+		return CheckpointReading{}, fmt.Errorf("unknown pipeline %q", name)
 	}
 	if p.Checkpoint.Location == "" {
-		return nil, fmt.Errorf("pipeline %s has no checkpoint.location", name)
+		return CheckpointReading{}, fmt.Errorf("pipeline %s has no checkpoint.location", name)
 	}
 	st, err := storage.Open(p.Checkpoint.Location, StorageOptions(c.Config, c.Getenv))
 	if err != nil {
-		return nil, err
+		return CheckpointReading{}, err
 	}
+	var out CheckpointReading
 	opts := spark.Options{StaleAfter: p.Checkpoint.StaleAfter}
 	if p.Kafka.Enabled() && c.Kafka != nil {
 		kctx, cancel := context.WithTimeout(ctx, brokerTimeout)
-		if off, err := c.Kafka.Offsets(kctx, p.Kafka.Cluster, p.Kafka.Group, p.Kafka.Topics...); err == nil {
-			opts.LogEndOffsets = logEnds(off)
-		}
+		out.Brokers, opts.WaitingSince, out.BrokersErr = c.brokers(kctx, st, p)
 		cancel()
+		if out.Brokers != nil {
+			opts.LogEndOffsets, opts.LogStartOffsets = rangeEnds(out.Brokers)
+		}
 	}
-	return spark.Diagnose(ctx, st, opts)
+	out.Report, err = spark.Diagnose(ctx, st, opts)
+	return out, err
 }
 
-// logEnds are the known log ends of off by topic and partition.
-func logEnds(off *kafka.Offsets) spark.KafkaOffsets {
-	out := spark.KafkaOffsets{}
-	for _, pl := range off.Partitions {
-		if pl.LogEnd < 0 {
-			continue
+// brokers reads the ranges of the documented topics and of those the newest commit read, and
+// the timestamp of the oldest record waiting beyond that commit's offsets.
+func (c *Checkpoints) brokers(ctx context.Context, st storage.Store, p *config.Pipeline) (*kafka.TopicRanges, time.Time, error) {
+	prog, _ := spark.ReadProgress(ctx, st, nil)
+	topics := slices.Clone(p.Kafka.Topics)
+	if prog != nil {
+		for t := range prog.Offsets {
+			if !slices.Contains(topics, t) {
+				topics = append(topics, t)
+			}
 		}
-		if out[pl.Topic] == nil {
-			out[pl.Topic] = map[int32]int64{}
-		}
-		out[pl.Topic][pl.Partition] = pl.LogEnd
 	}
-	return out
+	tr, err := c.Kafka.TopicRanges(ctx, p.Kafka.Cluster, topics...)
+	if err != nil || prog == nil || prog.Batch < 0 {
+		return tr, time.Time{}, err
+	}
+	var qs []kafka.RecordQuery
+	for t, parts := range prog.Offsets {
+		for part, off := range parts {
+			r, ok := tr.Partitions[kafka.TopicPartition{Topic: t, Partition: part}]
+			if !ok || r.End < 0 || r.End-max(off, r.Start) <= 0 {
+				continue
+			}
+			qs = append(qs, kafka.RecordQuery{Topic: t, Partition: part, Offset: max(off, r.Start)})
+		}
+	}
+	if len(qs) == 0 {
+		return tr, time.Time{}, nil
+	}
+	times, _, terr := c.Kafka.RecordTimes(ctx, p.Kafka.Cluster, qs, recordTimeBytes)
+	if terr != nil {
+		return tr, time.Time{}, nil
+	}
+	var oldest time.Time
+	for _, t := range times {
+		if !t.At.IsZero() && (oldest.IsZero() || t.At.Before(oldest)) {
+			oldest = t.At
+		}
+	}
+	return tr, oldest, nil
+}
+
+// rangeEnds are the known log ends and log starts of tr by topic and partition.
+func rangeEnds(tr *kafka.TopicRanges) (ends, starts spark.KafkaOffsets) {
+	ends, starts = spark.KafkaOffsets{}, spark.KafkaOffsets{}
+	for tp, r := range tr.Partitions {
+		if r.End >= 0 {
+			if ends[tp.Topic] == nil {
+				ends[tp.Topic] = map[int32]int64{}
+			}
+			ends[tp.Topic][tp.Partition] = r.End
+		}
+		if r.Start >= 0 {
+			if starts[tp.Topic] == nil {
+				starts[tp.Topic] = map[int32]int64{}
+			}
+			starts[tp.Topic][tp.Partition] = r.Start
+		}
+	}
+	return ends, starts
 }

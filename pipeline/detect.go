@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -27,6 +28,7 @@ type RoundSource interface {
 // DetectKafka reads the timestamps of records and commits to publish groups (kafka.Clusters).
 type DetectKafka interface {
 	RecordTimes(ctx context.Context, cluster string, qs []kafka.RecordQuery, perPartition int32) (map[kafka.TopicPartition]kafka.RecordTime, []kafka.Unavailable, error)
+	TopicRanges(ctx context.Context, cluster string, topics ...string) (*kafka.TopicRanges, error)
 	CommitOffsets(ctx context.Context, cluster, group string, offsets map[kafka.TopicPartition]int64, metadata string) error
 }
 
@@ -78,6 +80,16 @@ type Detector struct {
 	stores   map[string]storage.Store   // checkpoint locations, opened once
 	progress map[string]*spark.Progress // the last checkpoint read of each pipeline
 	times    map[recordKey]time.Time    // timestamps of the records at checkpoint offsets
+	// starts are the log starts of partitions where the checkpoint's offset was found below
+	// it: retention deleted records the query never read, which no longer wait.
+	starts map[partKey]int64
+}
+
+// partKey names a partition of a cluster.
+type partKey struct {
+	cluster   string
+	topic     string
+	partition int32
 }
 
 // recordKey names the record at an offset of a partition of a cluster.
@@ -111,6 +123,10 @@ type detected struct {
 	obs   Observation
 	// checkpoint are the checkpoint's offsets of the pipeline's topics, by partition.
 	checkpoint map[kafka.TopicPartition]int64
+	// prev is the state the last round left; waiting the clock of records waiting beyond
+	// the checkpoint after this round.
+	prev    DetectState
+	waiting HeldClock
 }
 
 // Round takes one sampling round and judges every pipeline by it. tick identifies the round
@@ -131,10 +147,8 @@ func (d *Detector) Round(ctx context.Context, tick time.Time) (*kafka.Round, err
 	}
 	d.readCheckpoints(ctx, ds)
 	d.readRecordTimes(ctx, ds)
-	now := d.now()
 	names := make([]string, len(ds))
 	for i, x := range ds {
-		x.obs = d.observe(x, now)
 		names[i] = x.p.Name
 	}
 	if err := d.keepProgress(ctx, ds); err != nil {
@@ -143,6 +157,11 @@ func (d *Detector) Round(ctx context.Context, tick time.Time) (*kafka.Round, err
 	records, err := d.Store.DetectRecords(ctx, names...)
 	if err != nil {
 		return r, errors.Join(rerr, err)
+	}
+	now := d.now()
+	for _, x := range ds {
+		x.prev = d.previous(x.p.Name, records[x.p.Name])
+		x.obs, x.waiting = d.observe(x, now, x.prev.Waiting)
 	}
 	errs := []error{rerr}
 	for _, x := range ds {
@@ -224,7 +243,9 @@ func waitingBeyond(pl kafka.PartitionLag, off, allowed int64) bool {
 // readRecordTimes fetches the timestamps of the records at the checkpoint's offsets of the
 // partitions where records wait: one Fetch per partition leader for every pipeline of a
 // cluster, and only for an offset not fetched before (the record at an offset that did not
-// move is the same record).
+// move is the same record). An offset retention deleted answers out of range: then the
+// partitions' log starts are read (rarely: only then) and the oldest record still there is
+// fetched instead.
 func (d *Detector) readRecordTimes(ctx context.Context, ds []*detected) {
 	byCluster := map[string][]kafka.RecordQuery{}
 	d.mu.Lock()
@@ -233,11 +254,19 @@ func (d *Detector) readRecordTimes(ctx context.Context, ds []*detected) {
 	}
 	// Forget the records whose partition moved on: the cache holds one entry per partition.
 	keep := map[recordKey]time.Time{}
+	starts := map[partKey]int64{}
 	for _, x := range ds {
 		for _, pl := range x.round.Partitions {
 			tp := kafka.TopicPartition{Topic: pl.Topic, Partition: pl.Partition}
 			off, ok := x.checkpoint[tp]
-			if !ok || !waitingBeyond(pl, off, x.p.Kafka.AllowedLag) {
+			if !ok {
+				continue
+			}
+			pk := partKey{x.round.Cluster, pl.Topic, pl.Partition}
+			if st, ok := d.starts[pk]; ok && st > off {
+				starts[pk], off = st, st
+			}
+			if !waitingBeyond(pl, off, x.p.Kafka.AllowedLag) {
 				continue
 			}
 			k := recordKey{x.round.Cluster, pl.Topic, pl.Partition, off}
@@ -248,30 +277,72 @@ func (d *Detector) readRecordTimes(ctx context.Context, ds []*detected) {
 			byCluster[x.round.Cluster] = append(byCluster[x.round.Cluster], kafka.RecordQuery{Topic: pl.Topic, Partition: pl.Partition, Offset: off})
 		}
 	}
-	d.times = keep
+	d.times, d.starts = keep, starts
 	d.mu.Unlock()
 	var wg sync.WaitGroup
 	for cluster, qs := range byCluster {
 		wg.Go(func() {
-			qs = dedupQueries(qs)
-			times, unavailable, err := d.Kafka.RecordTimes(ctx, cluster, qs, recordTimeBytes)
-			if err != nil {
-				d.log().Warn("detection: record timestamps", "cluster", cluster, "err", err)
+			gone := d.fetchTimes(ctx, cluster, dedupQueries(qs))
+			if len(gone) == 0 {
 				return
 			}
-			for _, u := range unavailable {
-				d.log().Debug("detection: record timestamps unavailable", "cluster", cluster, "what", u.What, "err", u.Err)
-			}
-			d.mu.Lock()
-			defer d.mu.Unlock()
-			for _, q := range qs {
-				if t, ok := times[kafka.TopicPartition{Topic: q.Topic, Partition: q.Partition}]; ok && !t.At.IsZero() {
-					d.times[recordKey{cluster, q.Topic, q.Partition, q.Offset}] = t.At
+			var topics []string
+			for _, q := range gone {
+				if !slices.Contains(topics, q.Topic) {
+					topics = append(topics, q.Topic)
 				}
 			}
+			tr, err := d.Kafka.TopicRanges(ctx, cluster, topics...)
+			if err != nil {
+				d.log().Warn("detection: log starts", "cluster", cluster, "err", err)
+				return
+			}
+			var again []kafka.RecordQuery
+			d.mu.Lock()
+			for _, q := range gone {
+				r := tr.Partitions[kafka.TopicPartition{Topic: q.Topic, Partition: q.Partition}]
+				if r.Start > q.Offset {
+					d.starts[partKey{cluster, q.Topic, q.Partition}] = r.Start
+					if r.End > r.Start {
+						again = append(again, kafka.RecordQuery{Topic: q.Topic, Partition: q.Partition, Offset: r.Start})
+					}
+				}
+			}
+			d.mu.Unlock()
+			d.fetchTimes(ctx, cluster, again)
 		})
 	}
 	wg.Wait()
+}
+
+// fetchTimes fetches and keeps the timestamps of the records qs name; it returns the queries
+// whose offset the brokers no longer hold.
+func (d *Detector) fetchTimes(ctx context.Context, cluster string, qs []kafka.RecordQuery) []kafka.RecordQuery {
+	if len(qs) == 0 {
+		return nil
+	}
+	times, unavailable, err := d.Kafka.RecordTimes(ctx, cluster, qs, recordTimeBytes)
+	if err != nil {
+		d.log().Warn("detection: record timestamps", "cluster", cluster, "err", err)
+		return nil
+	}
+	for _, u := range unavailable {
+		d.log().Debug("detection: record timestamps unavailable", "cluster", cluster, "what", u.What, "err", u.Err)
+	}
+	var gone []kafka.RecordQuery
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, q := range qs {
+		t, ok := times[kafka.TopicPartition{Topic: q.Topic, Partition: q.Partition}]
+		switch {
+		case !ok:
+		case t.OutOfRange:
+			gone = append(gone, q)
+		case !t.At.IsZero():
+			d.times[recordKey{cluster, q.Topic, q.Partition, q.Offset}] = t.At
+		}
+	}
+	return gone
 }
 
 // dedupQueries drops repeated queries (two pipelines reading one topic).
@@ -287,10 +358,15 @@ func dedupQueries(qs []kafka.RecordQuery) []kafka.RecordQuery {
 	return out
 }
 
-// observe turns a pipeline's round, checkpoint and record times into an observation.
-func (d *Detector) observe(x *detected, now time.Time) Observation {
+// observe turns a pipeline's round, checkpoint and record times into an observation, with
+// the clock of records waiting beyond the checkpoint: the checkpoint is stale once records
+// have waited stale_after with no commit, counted from the later of the newest commit and
+// the moment they began to wait (the oldest waiting record's timestamp, else the first round
+// that saw them, never before the last round that saw none), so a quiet topic's idle time
+// does not count.
+func (d *Detector) observe(x *detected, now time.Time, clock HeldClock) (Observation, HeldClock) {
 	p, r := x.p, x.round
-	obs := Observation{At: now, Batch: -1, CommitAge: -1, Waiting: -1, GroupWaiting: -1, Group: p.Kafka.Group,
+	obs := Observation{At: now, Batch: -1, CommitAge: -1, Waiting: -1, GroupWaiting: -1, WaitingFor: -1, Group: p.Kafka.Group,
 		Holds: map[Signal]bool{}, StaleAfter: p.Checkpoint.StaleAfter, MaxLag: p.Detect.MaxLag}
 	allowed := p.Kafka.AllowedLag
 	keepParts := d.Config.HTTP.MetricsPartitions
@@ -315,84 +391,106 @@ func (d *Detector) observe(x *detected, now time.Time) Observation {
 	}
 
 	// The checkpoint against the brokers.
+	var committedAt time.Time
 	switch {
 	case x.perr != nil:
 		obs.CheckpointErr = x.perr.Error()
 	case x.prog != nil:
 		obs.CheckpointKnown, obs.Batch = true, x.prog.Batch
 		if x.prog.Batch >= 0 && !x.prog.CommittedAt.IsZero() {
-			obs.CommitAge = max(now.Sub(x.prog.CommittedAt), 0)
+			committedAt = x.prog.CommittedAt
+			obs.CommitAge = max(now.Sub(committedAt), 0)
 		}
 	}
-	if obs.CheckpointKnown && len(x.checkpoint) > 0 {
-		var waiting int64
-		anyWaits, ends, timesKnown := false, 0, true
-		d.mu.Lock()
-		for _, pl := range r.Partitions {
-			tp := kafka.TopicPartition{Topic: pl.Topic, Partition: pl.Partition}
-			off, ok := x.checkpoint[tp]
-			pp := PartitionProgress{Topic: pl.Topic, Partition: pl.Partition, Waiting: -1, GroupWaiting: pl.Lag}
-			if ok && pl.LogEnd >= 0 {
-				ends++
-				pp.Waiting = max(pl.LogEnd-off, 0)
-				waiting += pp.Waiting
-				if waitingBeyond(pl, off, allowed) {
-					anyWaits = true
-					if at, ok := d.times[recordKey{r.Cluster, pl.Topic, pl.Partition, off}]; ok {
-						pp.Oldest, pp.OldestKnown = max(now.Sub(at), 0), true
-						if !obs.OldestKnown || pp.Oldest > obs.Oldest {
-							obs.Oldest, obs.OldestKnown, obs.OldestAt = pp.Oldest, true, tpKey(tp)
-						}
-					} else {
-						timesKnown = false
+	if !obs.CheckpointKnown || len(x.checkpoint) == 0 {
+		return obs, clock
+	}
+	var waiting int64
+	anyWaits, ends, timesKnown := false, 0, true
+	var oldestAt time.Time
+	d.mu.Lock()
+	for _, pl := range r.Partitions {
+		tp := kafka.TopicPartition{Topic: pl.Topic, Partition: pl.Partition}
+		off, ok := x.checkpoint[tp]
+		pp := PartitionProgress{Topic: pl.Topic, Partition: pl.Partition, Waiting: -1, GroupWaiting: pl.Lag}
+		if ok && pl.LogEnd >= 0 {
+			if st, gone := d.starts[partKey{r.Cluster, pl.Topic, pl.Partition}]; gone && st > off {
+				// Records retention deleted before the query read them no longer wait.
+				obs.Lost += st - off
+				off = st
+			}
+			ends++
+			pp.Waiting = max(pl.LogEnd-off, 0)
+			waiting += pp.Waiting
+			if waitingBeyond(pl, off, allowed) {
+				anyWaits = true
+				if at, ok := d.times[recordKey{r.Cluster, pl.Topic, pl.Partition, off}]; ok {
+					if oldestAt.IsZero() || at.Before(oldestAt) {
+						oldestAt = at
 					}
+					// A record cannot have waited since before the last round that saw
+					// nothing waiting, whatever its timestamp says.
+					at = later(at, clock.Clear)
+					pp.Oldest, pp.OldestKnown = max(now.Sub(at), 0), true
+					if !obs.OldestKnown || pp.Oldest > obs.Oldest {
+						obs.Oldest, obs.OldestKnown, obs.OldestAt = pp.Oldest, true, tpKey(tp)
+					}
+				} else {
+					timesKnown = false
 				}
-			}
-			if keepParts {
-				obs.Partitions = append(obs.Partitions, pp)
 			}
 		}
-		d.mu.Unlock()
-		if ends > 0 {
-			obs.Waiting = waiting
-			if obs.CommitAge >= 0 {
-				obs.Holds[SignalStale] = anyWaits && obs.CommitAge >= p.Checkpoint.StaleAfter
-			}
-			if p.Detect.MaxLag > 0 {
-				switch {
-				case !anyWaits:
-					obs.Holds[SignalLag] = false
-				case obs.OldestKnown && obs.Oldest > p.Detect.MaxLag:
-					// One partition known to be over is enough, whatever the others.
-					obs.Holds[SignalLag] = true
-				case timesKnown:
-					obs.Holds[SignalLag] = false
-				}
-			}
-			if !anyWaits {
-				obs.Oldest, obs.OldestKnown = 0, true
-			}
+		if keepParts {
+			obs.Partitions = append(obs.Partitions, pp)
 		}
 	}
-	return obs
+	d.mu.Unlock()
+	if ends == 0 {
+		return obs, clock
+	}
+	obs.Waiting = waiting
+	clock = clock.Observe(now, anyWaits, oldestAt)
+	obs.WaitingSince = clock.Since
+	if anyWaits && obs.CommitAge >= 0 {
+		obs.WaitingFor = clock.For(now, committedAt)
+		obs.Holds[SignalStale] = obs.WaitingFor >= p.Checkpoint.StaleAfter
+	} else if obs.CommitAge >= 0 {
+		obs.Holds[SignalStale] = false
+	}
+	if p.Detect.MaxLag > 0 {
+		switch {
+		case !anyWaits:
+			obs.Holds[SignalLag] = false
+		case obs.OldestKnown && obs.Oldest > p.Detect.MaxLag:
+			// One partition known to be over is enough, whatever the others.
+			obs.Holds[SignalLag] = true
+		case timesKnown:
+			obs.Holds[SignalLag] = false
+		}
+	}
+	if !anyWaits {
+		obs.Oldest, obs.OldestKnown = 0, true
+	}
+	return obs, clock
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // judge applies a pipeline's observation to its state, acts on the change, publishes its
 // position and stores the record.
 func (d *Detector) judge(ctx context.Context, x *detected, rec state.DetectRecord, tick time.Time) error {
-	p, obs := x.p, x.obs
-	var prev DetectState
-	if len(rec.State) > 0 {
-		if err := json.Unmarshal(rec.State, &prev); err != nil {
-			d.log().Warn("detection: stored state unreadable; starting afresh", "pipeline", p.Name, "err", err)
-			prev = DetectState{}
-		}
-	}
+	p, obs, prev := x.p, x.obs, x.prev
 	var pub PublishState
 	if len(rec.Publish) > 0 {
 		_ = json.Unmarshal(rec.Publish, &pub)
 	}
 	next, change, fresh := Step(prev, obs)
+	next.Waiting = x.waiting
 	obs.Active = next.Active()
 	var errs []error
 	if err := d.act(ctx, p, &next, change, fresh, obs); err != nil {
@@ -410,6 +508,18 @@ func (d *Detector) judge(ctx context.Context, x *detected, rec state.DetectRecor
 		d.log().Warn("detection: a later round's record was stored first; this one is dropped", "pipeline", p.Name, "tick", tick)
 	}
 	return errors.Join(errs...)
+}
+
+// previous is the state a pipeline's last round left.
+func (d *Detector) previous(name string, rec state.DetectRecord) DetectState {
+	var prev DetectState
+	if len(rec.State) > 0 {
+		if err := json.Unmarshal(rec.State, &prev); err != nil {
+			d.log().Warn("detection: stored state unreadable; starting afresh", "pipeline", name, "err", err)
+			return DetectState{}
+		}
+	}
+	return prev
 }
 
 func stateRecord(tick time.Time, st, obs, pub []byte) state.DetectRecord {

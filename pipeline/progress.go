@@ -185,7 +185,7 @@ func (c *Charts) events(ctx context.Context, p *config.Pipeline, inc *state.Inci
 		}
 		for _, e := range tl {
 			// Detection's recovery, or the recovery watch's report of progress.
-			if e.Event == "recovered" || (e.Event == "remediation" && e.Actor == "streamwatch" && strings.HasPrefix(e.Detail, "Recovery:")) {
+			if e.Name == state.EventRecovered || (e.Name == state.EventRemediation && e.Actor == "streamwatch" && strings.HasPrefix(e.Detail, "Recovery:")) {
 				add(e.At, charts.Recovered, "recovered")
 			}
 		}

@@ -15,8 +15,9 @@ type Signal string
 
 // The symptoms, in the order they are named.
 const (
-	// SignalStale: no checkpoint commit for checkpoint.stale_after while the brokers hold
-	// records beyond the checkpoint's offsets.
+	// SignalStale: records have waited beyond the checkpoint's offsets for
+	// checkpoint.stale_after with no checkpoint commit (from the later of the newest commit
+	// and the moment they began to wait).
 	SignalStale Signal = "checkpoint_stale"
 	// SignalStalled: the documented group is STALLED or STOPPED (kafka.stall_after).
 	SignalStalled Signal = "group_stalled"
@@ -42,8 +43,15 @@ type Observation struct {
 	CheckpointErr   string        `json:"ckpt_err,omitempty"`
 	Batch           int64         `json:"batch"`
 	CommitAge       time.Duration `json:"commit_age,omitempty"` // -1: no commit yet
-	// Waiting is the records the brokers hold beyond the checkpoint's offsets (-1: unknown).
+	// Waiting is the records the brokers still hold beyond the checkpoint's offsets (-1:
+	// unknown); Lost those retention deleted before the query read them.
 	Waiting int64 `json:"waiting"`
+	Lost    int64 `json:"lost,omitempty"`
+	// WaitingSince is when records began to wait beyond the checkpoint (zero: none wait);
+	// WaitingFor how long they have waited with no checkpoint commit (-1: none wait, or no
+	// commit to measure from): the checkpoint_stale clock.
+	WaitingSince time.Time     `json:"waiting_since,omitzero"`
+	WaitingFor   time.Duration `json:"waiting_for"`
 	// Oldest is the age of the oldest of them, from its own timestamp; OldestKnown says
 	// whether it could be read; OldestAt names its partition.
 	Oldest      time.Duration `json:"oldest,omitempty"`
@@ -97,6 +105,8 @@ type DetectState struct {
 	Suppressed bool `json:"suppressed,omitempty"`
 	// Noticed: with detect.open_incident off, the channel was told of the episode.
 	Noticed bool `json:"noticed,omitempty"`
+	// Waiting is the clock of records waiting beyond the checkpoint.
+	Waiting HeldClock `json:"waiting,omitzero"`
 }
 
 // Active lists the active symptoms, in order.
@@ -193,11 +203,11 @@ func symptomList(syms []Signal, obs Observation) string {
 }
 
 // Headline is a detection incident's title: the pipeline and its main symptom with its
-// numbers ("sms-replies: no checkpoint commit for 6m12s while 1,240 records wait").
+// numbers ("sms-replies: 1,240 records have waited 6m12s with no checkpoint commit").
 func Headline(pipeline string, active []Signal, obs Observation) string {
 	switch {
 	case slices.Contains(active, SignalStale):
-		return fmt.Sprintf("%s: no checkpoint commit for %s while %s wait", pipeline, human.Age(obs.CommitAge), records(obs.Waiting))
+		return fmt.Sprintf("%s: %s have waited %s with no checkpoint commit", pipeline, records(obs.Waiting), human.Age(obs.WaitingFor))
 	case slices.Contains(active, SignalLag):
 		return fmt.Sprintf("%s: Spark %s behind (%s wait)", pipeline, human.Age(obs.Oldest), records(obs.Waiting))
 	case slices.Contains(active, SignalStalled):
@@ -214,10 +224,16 @@ func Numbers(obs Observation) string {
 	if obs.CheckpointKnown {
 		if obs.Waiting >= 0 {
 			s := records(obs.Waiting) + " wait beyond the checkpoint"
+			if obs.WaitingFor >= 0 && obs.Waiting > 0 {
+				s += fmt.Sprintf(" (for %s with no commit)", human.Age(obs.WaitingFor))
+			}
 			if obs.OldestKnown && obs.Waiting > 0 {
 				s += fmt.Sprintf(", the oldest %s old (%s)", human.Age(obs.Oldest), obs.OldestAt)
 			}
 			parts = append(parts, s)
+			if obs.Lost > 0 {
+				parts = append(parts, fmt.Sprintf("%s deleted by retention before the query read them", records(obs.Lost)))
+			}
 		}
 		if obs.Batch >= 0 {
 			parts = append(parts, fmt.Sprintf("last checkpoint commit %s ago (batch %d)", human.Age(obs.CommitAge), obs.Batch))

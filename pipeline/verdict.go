@@ -48,8 +48,15 @@ type Inputs struct {
 	Logs          *driverlog.Report
 	LogsErr       error
 	Drift         []deployconf.Difference
+	Deployed      *deployconf.Deployed // the deployed options the drift was read from
 	DriftErr      error
-	Unfinished    []string // checks still running at the deadline
+	// Brokers is what the brokers hold of the documented topics and those the checkpoint
+	// reads (Checkpoints.Read).
+	Brokers    *kafka.TopicRanges
+	BrokersErr error
+	// Contract is what the configuration documents about the pipeline.
+	Contract   Contract
+	Unfinished []string // checks still running at the deadline
 }
 
 // Symptom IDs: what is wrong now, seen live.
@@ -60,6 +67,7 @@ const (
 	SymptomProbeFailing        = "PROBE_FAILING"
 	SymptomLogErrors           = "LOG_ERRORS"
 	SymptomBrokersUnreachable  = "BROKERS_UNREACHABLE"
+	SymptomRecordsUnread       = "RECORDS_UNREAD"
 )
 
 // Cause IDs, in the order the product tells them apart.
@@ -69,7 +77,18 @@ const (
 	CauseCorrupt       = "CHECKPOINT_CORRUPT"
 	CauseBrokerDown    = "BROKER_UNREACHABLE"
 	CauseSlowConsumer  = "CONSUMER_SLOWER_THAN_PRODUCER"
+	// Contradictions of the pipeline's contract, besides the group.
+	CauseTopicMismatch      = "TOPIC_MISMATCH"
+	CauseClusterMismatch    = "CLUSTER_MISMATCH"
+	CauseCheckpointMismatch = "CHECKPOINT_LOCATION_MISMATCH"
+	// The checkpoint against what the brokers hold.
+	CauseOffsetsGone       = "OFFSETS_GONE"
+	CausePartitionsUnknown = "PARTITIONS_UNKNOWN"
 )
+
+// Causes lists every cause, in the order the product tells them apart.
+var Causes = []string{CauseNotWritable, CauseGroupMismatch, CauseTopicMismatch, CauseClusterMismatch, CauseCheckpointMismatch,
+	CauseCorrupt, CauseOffsetsGone, CausePartitionsUnknown, CauseBrokerDown, CauseSlowConsumer}
 
 // Confidence says how well a cause is supported.
 type Confidence string
@@ -121,9 +140,42 @@ type Cause struct {
 	Signals    []string // the independent sources that support it
 	Explains   []string // the present symptoms it explains (IDs)
 	Evidence   []string
-	Next       string
-	direct     bool
+	// Contradictions are the documented facts behind a contract cause: field, documented
+	// and observed value, and where each was seen.
+	Contradictions []Contradiction
+	Next           string
+	direct         bool
 }
+
+// Check is one cause as the diagnosis looked for it: found, ruled out by its evidence, or
+// not checked (and why).
+type Check struct {
+	Cause    string
+	Status   CheckStatus
+	Evidence string
+}
+
+// CheckStatus is what a diagnosis concluded of a cause.
+type CheckStatus string
+
+// The check statuses.
+const (
+	CheckFound      CheckStatus = "found"
+	CheckRuledOut   CheckStatus = "ruled out"
+	CheckNotChecked CheckStatus = "not checked"
+)
+
+// NextStep is the one thing a person should do when a symptom has no probable cause.
+type NextStep string
+
+// The next steps, most specific first.
+const (
+	NextConfigureLogs NextStep = "configure_logs"  // logs.paths is not set: the driver's own errors are unseen
+	NextReadLogs      NextStep = "read_logs"       // the driver log shows nothing streamwatch knows: read it around the stop
+	NextWriteProbe    NextStep = "write_probe"     // only a real write would tell: probe with write
+	NextCheckJob      NextStep = "check_job"       // everything streamwatch checks holds: look at the job itself
+	NextWaitForChecks NextStep = "wait_for_checks" // checks did not finish in time: run diagnose again
+)
 
 // Verdict is the answer of diagnose.
 type Verdict struct {
@@ -145,6 +197,16 @@ type Verdict struct {
 	Access     string
 	Notes      []string
 	Unfinished []string
+	// Contradictions are every documented fact that something observed contradicts, each
+	// marked with its cause and whether it is only a risk.
+	Contradictions []Contradiction
+	// Checked is every cause the diagnosis looked for and what it concluded; Next is the one
+	// step to take when a symptom has no cause ("" otherwise).
+	Checked []Check
+	Next    NextStep
+	// Restart says what Spark does on restart with offsets retention deleted: "fail"
+	// (failOnDataLoss true, the default) or "skip"; "" when none are gone.
+	Restart string
 }
 
 type causeDef struct {
@@ -168,6 +230,21 @@ var causeDefs = map[string]causeDef{
 	CauseSlowConsumer: {"The consumer is healthy but slower than the producer: lag grows while commits advance",
 		"Scale the job (more executors or partitions) or reduce the batch work; nothing is stuck.",
 		[]string{SymptomLagGrowing}},
+	CauseTopicMismatch: {"The query reads other topics than the documented ones",
+		"Compare the job's subscribe/assign/subscribePattern with the pipeline's kafka.topics; redeploy with the documented topics, or document the ones it reads.",
+		[]string{SymptomRecordsUnread, SymptomProgressStopped, SymptomDocumentedGroupIdle}},
+	CauseClusterMismatch: {"The job reads another Kafka cluster than the documented one",
+		"Compare the job's kafka.bootstrap.servers with the documented cluster's brokers; redeploy against the documented cluster, or correct the documentation.",
+		[]string{SymptomRecordsUnread, SymptomProgressStopped, SymptomDocumentedGroupIdle}},
+	CauseCheckpointMismatch: {"The job writes its checkpoint somewhere else than the documented location",
+		"Compare the job's checkpointLocation with the pipeline's checkpoint.location: streamwatch reads and probes a checkpoint the job does not write.",
+		[]string{SymptomProgressStopped}},
+	CauseOffsetsGone: {"Retention deleted records the query had not read: the checkpoint resumes from offsets the brokers no longer hold",
+		"With failOnDataLoss (Spark's default) the query fails until the offsets are moved past the gap: decide whether the lost records must be replayed from elsewhere, then restart with failOnDataLoss=false once, or repair the checkpoint's offsets; raise the topic's retention.",
+		[]string{SymptomProgressStopped}},
+	CausePartitionsUnknown: {"Partitions of the topics the query reads are not in its checkpoint",
+		"Spark adds new partitions of a subscribed topic at its next batch: if the query runs, they are read soon; with assign= it never reads them (add them); if the query is stopped, restart it.",
+		[]string{SymptomRecordsUnread}},
 }
 
 // judge is one Judge call's working state.
@@ -177,6 +254,7 @@ type judge struct {
 	symptoms map[string]*Symptom
 	signals  map[string]map[string]bool // cause → source → direct
 	evidence map[string][]string
+	contras  []Contradiction
 }
 
 // Judge establishes the symptoms and names the causes that explain them.
@@ -192,9 +270,10 @@ func Judge(in Inputs) Verdict {
 	j.checkpoint()
 	j.probes()
 	j.logs()
-	j.drift()
+	j.contract()
 	j.errors()
 	j.conclude()
+	j.checked()
 	return j.v
 }
 
@@ -317,8 +396,15 @@ func (j *judge) checkpoint() {
 		switch f.Code {
 		case spark.CodeStale:
 			if c.PendingTotal > 0 {
-				j.symptom(SymptomProgressStopped, "progress stopped", srcCheckpoint,
-					fmt.Sprintf("%s while %s records wait on the brokers", strings.TrimSuffix(f.Summary, "."), human.Digits(c.PendingTotal)))
+				ev := fmt.Sprintf("%s while %s records wait on the brokers", strings.TrimSuffix(f.Summary, "."), human.Digits(c.PendingTotal))
+				if c.WaitingFor >= 0 {
+					ev = fmt.Sprintf("%s records have waited %s on the brokers with no checkpoint commit (stale after %s)",
+						human.Digits(c.PendingTotal), human.Age(c.WaitingFor), human.Age(c.StaleAfter))
+					if c.Committed != nil {
+						ev += fmt.Sprintf("; last commit %s (batch %d)", stamp(c.Committed.ModTime), c.Committed.ID)
+					}
+				}
+				j.symptom(SymptomProgressStopped, "progress stopped", srcCheckpoint, ev)
 			} else {
 				j.v.Notes = append(j.v.Notes, "checkpoint: "+f.Summary+"; no records wait on the brokers (an idle topic needs no commits)")
 			}
@@ -326,6 +412,21 @@ func (j *judge) checkpoint() {
 			j.signal(CauseCorrupt, srcCheckpoint, true, fileEvidence(f))
 		case spark.CodeUnreadable:
 			j.v.Notes = append(j.v.Notes, "checkpoint: "+f.Summary)
+		case spark.CodeOffsetsGone:
+			j.v.Restart = "fail"
+			restart := "on restart Spark fails on them (failOnDataLoss is true, Spark's default)"
+			if d := j.in.Deployed; d != nil && d.FailOnDataLoss != "" {
+				restart = fmt.Sprintf("on restart Spark fails on them (failOnDataLoss=%s, %s)", d.FailOnDataLoss, d.Sources[deployconf.FieldFailOnDataLoss])
+				if !d.FailsOnDataLoss() {
+					j.v.Restart = "skip"
+					restart = fmt.Sprintf("on restart Spark skips them (failOnDataLoss=%s, %s)", d.FailOnDataLoss, d.Sources[deployconf.FieldFailOnDataLoss])
+				}
+			}
+			ev := []string{fmt.Sprintf("%s records on %s of %s are no longer on the brokers: retention deleted them before the query read them; %s",
+				human.Digits(c.LostRecords), human.Count(c.LostPartitions, "partition"), f.File, restart)}
+			j.signal(CauseOffsetsGone, srcBrokers, true, append(ev, f.Evidence...)...)
+		case spark.CodePartitionGone:
+			j.v.Risks = append(j.v.Risks, "checkpoint: "+fileEvidence(f)+" ("+strings.Join(f.Evidence, ", ")+")")
 		case spark.CodeTempFilesLeft, spark.CodeStateBehind, spark.CodeMissing:
 			if f.Severity >= spark.SeverityWarning {
 				j.v.Risks = append(j.v.Risks, "checkpoint: "+fileEvidence(f))
@@ -408,21 +509,43 @@ func (j *judge) logs() {
 	}
 }
 
-func (j *judge) drift() {
-	for _, d := range j.in.Drift {
-		ev := fmt.Sprintf("deployed config: %s documented %q, deployed %q (%s)", d.Field, d.Documented, d.Deployed, d.Evidence)
-		if d.Field == deployconf.FieldGroup {
-			if d.Reason != "" {
-				ev += ": " + d.Reason
-			}
-			j.signal(CauseGroupMismatch, srcConfig, false, ev)
-			continue
-		}
-		if d.Reason != "" {
-			ev += ": " + d.Reason
-		}
-		j.v.Risks = append(j.v.Risks, ev)
+// contract compares what the configuration documents with the deployed config, the
+// checkpoint and the brokers: each contradiction supports the cause of its field (a cause
+// when a symptom it explains is present, a risk otherwise); records waiting on documented
+// topics the checkpoint does not read are a symptom.
+func (j *judge) contract() {
+	for _, c := range contradictions(j.in) {
+		c.Cause = contractCause[c.Field]
+		j.contras = append(j.contras, c)
+		j.signal(c.Cause, c.Source, c.Source != srcConfig, c.line())
 	}
+	u := unreadOf(j.in)
+	if u.records <= 0 {
+		return
+	}
+	for _, e := range u.evidence(j.in) {
+		j.symptom(SymptomRecordsUnread, "records wait on documented topics the query does not read", srcBrokers, e)
+	}
+	if u.newPartitions > 0 {
+		j.signal(CausePartitionsUnknown, srcCheckpoint, true, fmt.Sprintf("%s records on %s of the topics the query reads are not in its newest offsets",
+			human.Digits(u.newRecords), human.Count(u.newPartitions, "partition")))
+	}
+}
+
+// line is the contradiction as evidence: the field, both values and where each was seen.
+func (c Contradiction) line() string {
+	verb := "observed"
+	switch c.Source {
+	case srcConfig:
+		verb = "deployed"
+	case srcCheckpoint:
+		verb = "read"
+	}
+	s := fmt.Sprintf("%s: %s documented %q (%s), %s %q (%s)", c.Source, c.Field, c.Documented, c.DocumentedAt, verb, c.Observed, c.ObservedAt)
+	if c.Reason != "" {
+		s += ": " + c.Reason
+	}
+	return s
 }
 
 func (j *judge) errors() {
@@ -447,7 +570,7 @@ func (j *judge) errors() {
 // conclude names the causes that explain a present symptom and grades them; the others are
 // risks.
 func (j *judge) conclude() {
-	for _, id := range []string{SymptomProgressStopped, SymptomDocumentedGroupIdle, SymptomLagGrowing, SymptomProbeFailing, SymptomLogErrors, SymptomBrokersUnreachable} {
+	for _, id := range []string{SymptomProgressStopped, SymptomRecordsUnread, SymptomDocumentedGroupIdle, SymptomLagGrowing, SymptomProbeFailing, SymptomLogErrors, SymptomBrokersUnreachable} {
 		if s := j.symptoms[id]; s != nil {
 			j.v.Symptoms = append(j.v.Symptoms, *s)
 		}
@@ -456,6 +579,11 @@ func (j *judge) conclude() {
 	for id, sources := range j.signals {
 		def := causeDefs[id]
 		c := Cause{ID: id, Title: def.title, Next: def.next, Evidence: j.evidence[id]}
+		for _, k := range j.contras {
+			if k.Cause == id {
+				c.Contradictions = append(c.Contradictions, k)
+			}
+		}
 		for src, direct := range sources {
 			c.Signals = append(c.Signals, src)
 			c.direct = c.direct || direct
@@ -477,6 +605,11 @@ func (j *judge) conclude() {
 		if len(c.Explains) == 0 {
 			for _, e := range c.Evidence {
 				j.v.Risks = append(j.v.Risks, riskOf(id)+": "+e)
+			}
+			for i := range j.contras {
+				if j.contras[i].Cause == id {
+					j.contras[i].Risk = true
+				}
 			}
 			continue
 		}
@@ -513,6 +646,7 @@ func (j *judge) conclude() {
 			j.v.Unexplained = append(j.v.Unexplained, s.ID)
 		}
 	}
+	j.v.Contradictions = j.contras
 	j.v.Healthy = len(j.v.Symptoms) == 0 && len(j.in.Unfinished) == 0
 }
 
@@ -537,8 +671,15 @@ func (j *judge) explains(cause string, s *Symptom) bool {
 	own := j.signals[cause]
 	switch s.ID {
 	case SymptomProgressStopped:
-		if cause == CauseGroupMismatch {
+		switch cause {
+		case CauseGroupMismatch, CauseTopicMismatch:
+			// The documented group stops on the documented topic; the checkpoint of a query
+			// that reads other topics can still commit.
 			return slices.Contains(s.sources, srcKafka)
+		case CauseCheckpointMismatch:
+			return slices.Contains(s.sources, srcCheckpoint)
+		case CauseOffsetsGone:
+			return j.v.Restart == "fail"
 		}
 		return true
 	case SymptomLogErrors:
@@ -561,6 +702,16 @@ func riskOf(cause string) string {
 		return "corrupt checkpoint file (no live symptom of it)"
 	case CauseGroupMismatch:
 		return "consumer group (no live symptom of it)"
+	case CauseTopicMismatch:
+		return "topics (no live symptom of it)"
+	case CauseClusterMismatch:
+		return "Kafka cluster (no live symptom of it)"
+	case CauseCheckpointMismatch:
+		return "checkpoint location (no live symptom of it)"
+	case CauseOffsetsGone:
+		return "records deleted unread (the query skips them: failOnDataLoss=false)"
+	case CausePartitionsUnknown:
+		return "partitions not in the checkpoint (no live symptom of them)"
 	}
 	return cause
 }

@@ -193,8 +193,8 @@ func TestJudge(t *testing.T) {
 func TestRunNamesWhatDidNotFinish(t *testing.T) {
 	c := pipeline.Checks{
 		Lag: func(ctx context.Context) (*kafka.LagReport, error) { <-ctx.Done(); return nil, ctx.Err() },
-		Checkpoint: func(context.Context) (*spark.Report, error) {
-			return stopped(spark.Finding{Code: spark.CodeCorruptFile, File: "offsets/4", Summary: "offsets/4 is corrupt (empty)"}), nil
+		Checkpoint: func(context.Context) (pipeline.CheckpointReading, error) {
+			return pipeline.CheckpointReading{Report: stopped(spark.Finding{Code: spark.CodeCorruptFile, File: "offsets/4", Summary: "offsets/4 is corrupt (empty)"})}, nil
 		},
 		Logs: func(context.Context) (*driverlog.Report, error) { return nil, errors.New("no file matches /var/log/x") },
 	}

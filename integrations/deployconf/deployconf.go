@@ -27,6 +27,7 @@ const (
 	FieldPattern            = "pattern"
 	FieldBootstrap          = "bootstrap"
 	FieldCheckpointLocation = "checkpointLocation"
+	FieldFailOnDataLoss     = "failOnDataLoss"
 )
 
 // MaxFileSize bounds what Load reads: options files are a few kilobytes.
@@ -50,6 +51,10 @@ type Deployed struct {
 	// CheckpointIsRoot says CheckpointLocation is spark.sql.streaming.checkpointLocation: the
 	// root under which Spark checkpoints a query without its own option, in <root>/<queryName>.
 	CheckpointIsRoot bool
+
+	// FailOnDataLoss is the Kafka source's failOnDataLoss as written ("" when not set: Spark's
+	// default, true).
+	FailOnDataLoss string
 
 	// Sources maps each Field* found to "file:line" where its value was read.
 	Sources map[string]string
@@ -194,7 +199,7 @@ func (d *Deployed) resolve(settings []setting) {
 			chosen[s.opt] = s
 		}
 	}
-	for opt := optGroupID; opt <= optCheckpointRoot; opt++ {
+	for opt := optGroupID; opt <= optLast; opt++ {
 		c, ok := chosen[opt]
 		if !ok {
 			continue
@@ -265,6 +270,16 @@ func (d *Deployed) resolve(settings []setting) {
 		d.CheckpointIsRoot = true
 		use(FieldCheckpointLocation, s)
 	}
+	if s, ok := chosen[optFailOnDataLoss]; ok {
+		d.FailOnDataLoss = s.value
+		use(FieldFailOnDataLoss, s)
+	}
+}
+
+// FailsOnDataLoss says whether the query fails, rather than skips, when offsets it would read
+// are gone: Spark's failOnDataLoss, true unless the file sets it to false.
+func (d Deployed) FailsOnDataLoss() bool {
+	return !strings.EqualFold(strings.TrimSpace(d.FailOnDataLoss), "false")
 }
 
 func (d *Deployed) source(line int) string { return d.File + ":" + strconv.Itoa(line) }

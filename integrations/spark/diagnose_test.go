@@ -77,7 +77,7 @@ func TestDiagnoseStale(t *testing.T) {
 
 	r := diagnose(t, dir, spark.Options{Now: at(now), StaleAfter: 10 * time.Minute, LogEndOffsets: logEnd(140, 50)})
 	f := mustFinding(t, r, spark.CodeStale)
-	if f.File != "commits/140" || f.Severity != spark.SeverityCritical || !strings.Contains(f.Summary, "no commit for 2h0m (stale after 10m0s)") ||
+	if f.File != "commits/140" || f.Severity != spark.SeverityCritical || !strings.Contains(f.Summary, "150 records have waited 2h0m with no commit (stale after 10m0s)") ||
 		!evidenceContains(f, "150 records are waiting on the brokers") {
 		t.Errorf("STALE = %+v", f)
 	}
@@ -97,6 +97,78 @@ func TestDiagnoseStale(t *testing.T) {
 	if r.Has(spark.CodeStale) {
 		t.Errorf("findings = %s, want no STALE within 3h", codes(r))
 	}
+}
+
+// TestDiagnoseStaleCountsOnlyWhileRecordsWait: the stall clock starts when the oldest waiting
+// record arrived, not at the newest commit: a topic quiet for two hours whose records arrived
+// a minute ago is not stale; the same records 30 minutes old are.
+func TestDiagnoseStaleCountsOnlyWhileRecordsWait(t *testing.T) {
+	t.Parallel()
+	spec := healthy()
+	dir := writeCheckpoint(t, spec)
+	now := spec.CommittedAt(140).Add(2 * time.Hour)
+	cases := []struct {
+		name       string
+		since      time.Time
+		wantStale  bool
+		wantWaited time.Duration
+	}{
+		{"records arrived a minute ago", now.Add(-time.Minute), false, time.Minute},
+		{"records arrived 30 minutes ago", now.Add(-30 * time.Minute), true, 30 * time.Minute},
+		{"arrival unknown: the newest commit bounds it", time.Time{}, true, 2 * time.Hour},
+		{"a timestamp before the newest commit: the commit bounds it", spec.CommittedAt(140).Add(-time.Hour), true, 2 * time.Hour},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := diagnose(t, dir, spark.Options{Now: at(now), StaleAfter: 10 * time.Minute, LogEndOffsets: logEnd(140, 3), WaitingSince: c.since})
+			if r.Has(spark.CodeStale) != c.wantStale {
+				t.Fatalf("findings = %s, want STALE %v", codes(r), c.wantStale)
+			}
+			if r.WaitingFor != c.wantWaited {
+				t.Errorf("WaitingFor = %s, want %s", r.WaitingFor, c.wantWaited)
+			}
+			if !c.wantStale && !evidenceContains(&r.Findings[0], "waiting 1m0s (within stale_after 10m0s)") {
+				t.Errorf("OK evidence = %q", r.Findings[0].Evidence)
+			}
+		})
+	}
+}
+
+// TestDiagnoseAgainstTheBrokersRange: offsets retention deleted before the query read them
+// are counted as lost, not as waiting; partitions the checkpoint does not know are counted
+// with their records; a partition the brokers no longer have is named.
+func TestDiagnoseAgainstTheBrokersRange(t *testing.T) {
+	t.Parallel()
+	spec := healthy()
+	dir := writeCheckpoint(t, spec)
+	now := spec.CommittedAt(140).Add(time.Minute)
+	ends, starts := logEnd(140, 10), logEnd(140, 0)
+	next := ends[smsTopic.Name][0]
+	// Partition 0: retention moved the log start 4 past the checkpoint's offset.
+	starts[smsTopic.Name][0] = next - 10 + 4
+	// A fourth partition the checkpoint does not know, holding 7 records.
+	ends[smsTopic.Name][3], starts[smsTopic.Name][3] = 7, 0
+	// Partition 2 is gone from the brokers.
+	delete(ends[smsTopic.Name], 2)
+	delete(starts[smsTopic.Name], 2)
+	r := diagnose(t, dir, spark.Options{Now: at(now), LogEndOffsets: ends, LogStartOffsets: starts})
+	if r.LostRecords != 4 || r.LostPartitions != 1 {
+		t.Errorf("lost %d records on %d partitions, want 4 on 1", r.LostRecords, r.LostPartitions)
+	}
+	// Waiting: 10 on partition 1, 6 still on the brokers on partition 0.
+	if r.PendingTotal != 16 {
+		t.Errorf("pending = %d, want 16 (only records still on the brokers)", r.PendingTotal)
+	}
+	if r.UnknownPartitions != 1 || r.UnknownRecords != 7 || r.GonePartitions != 1 {
+		t.Errorf("unknown %d/%d gone %d, want 1 partition of 7 records, 1 gone", r.UnknownPartitions, r.UnknownRecords, r.GonePartitions)
+	}
+	if f := mustFinding(t, r, spark.CodeOffsetsGone); f.Severity != spark.SeverityCritical || !strings.Contains(f.Summary, "4 records on 1 partition") {
+		t.Errorf("OFFSETS_GONE = %+v", f)
+	}
+	if f := mustFinding(t, r, spark.CodeUnknownPartition); !strings.Contains(f.Summary, "1 partition") || !evidenceContains(f, "/3: 7 records") {
+		t.Errorf("UNKNOWN_PARTITIONS = %+v", f)
+	}
+	mustFinding(t, r, spark.CodePartitionGone)
 }
 
 func TestDiagnoseUncommittedBatch(t *testing.T) {

@@ -1,0 +1,250 @@
+package pipeline
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/streamwatch/streamwatch/config"
+	"github.com/streamwatch/streamwatch/integrations/deployconf"
+	"github.com/streamwatch/streamwatch/integrations/kafka"
+	"github.com/streamwatch/streamwatch/integrations/spark"
+)
+
+// Contract is what a pipeline's configuration documents about it (pipelines[]): the facts a
+// deployment, its checkpoint and the brokers can contradict.
+type Contract struct {
+	Pipeline   string
+	Cluster    string
+	Brokers    []string
+	Topics     []string
+	Group      string
+	Checkpoint string
+}
+
+// ContractOf is pipeline p's documented facts.
+func ContractOf(cfg *config.Config, p *config.Pipeline) Contract {
+	c := Contract{Pipeline: p.Name, Cluster: p.Kafka.Cluster, Topics: p.Kafka.Topics, Group: p.Kafka.Group,
+		Checkpoint: p.Checkpoint.Location}
+	if cl, ok := cfg.Kafka.Clusters[p.Kafka.Cluster]; ok {
+		c.Brokers = cl.Brokers
+	}
+	return c
+}
+
+// The documented fields a contradiction can be about.
+const (
+	FieldGroup      = "group"
+	FieldTopics     = "topics"
+	FieldBrokers    = "bootstrap servers"
+	FieldCheckpoint = "checkpoint location"
+)
+
+// DocumentedAt is where the configuration documents a field of pipeline name.
+func DocumentedAt(name, field string) string {
+	switch field {
+	case FieldGroup:
+		return "pipelines[" + name + "].kafka.group"
+	case FieldTopics:
+		return "pipelines[" + name + "].kafka.topics"
+	case FieldBrokers:
+		return "kafka.clusters (pipelines[" + name + "].kafka.cluster)"
+	case FieldCheckpoint:
+		return "pipelines[" + name + "].checkpoint.location"
+	}
+	return "pipelines[" + name + "]"
+}
+
+// Contradiction is one documented fact that something observed contradicts: the deployed
+// configuration, the checkpoint's own files, or the brokers.
+type Contradiction struct {
+	Field        string // Field*
+	Documented   string
+	DocumentedAt string // where the configuration says it
+	Observed     string
+	ObservedAt   string // where it was seen: "job.conf:13: subscribe=x", "checkpoint offsets/12", "brokers of cluster main"
+	Source       string // the signal's source (deployed config, checkpoint files, brokers)
+	Reason       string // what follows from it, or ""
+	// Cause is the cause the contradiction supports; Risk says no present symptom needs it.
+	Cause string
+	Risk  bool
+}
+
+// contractCause is the cause a contradiction of each field supports.
+var contractCause = map[string]string{
+	FieldGroup:      CauseGroupMismatch,
+	FieldTopics:     CauseTopicMismatch,
+	FieldBrokers:    CauseClusterMismatch,
+	FieldCheckpoint: CauseCheckpointMismatch,
+}
+
+// driftField maps the deployed config's fields onto the documented ones.
+func driftField(f string) string {
+	switch f {
+	case deployconf.FieldGroup:
+		return FieldGroup
+	case deployconf.FieldTopics, deployconf.FieldPattern:
+		return FieldTopics
+	case deployconf.FieldBootstrap:
+		return FieldBrokers
+	case deployconf.FieldCheckpointLocation:
+		return FieldCheckpoint
+	}
+	return ""
+}
+
+// contradictions compares the contract with the deployed config, the checkpoint and the
+// brokers. The deployed config is text a person wrote (an indirect signal); the checkpoint's
+// offsets and the brokers are what the query really read and what really exists (direct).
+func contradictions(in Inputs) []Contradiction {
+	c := in.Contract
+	var out []Contradiction
+	for _, d := range in.Drift {
+		f := driftField(d.Field)
+		if f == "" {
+			continue
+		}
+		obs := d.Deployed
+		if obs == "" {
+			obs = "not set"
+		}
+		out = append(out, Contradiction{Field: f, Documented: d.Documented, DocumentedAt: DocumentedAt(c.Pipeline, f),
+			Observed: obs, ObservedAt: d.Evidence, Source: srcConfig, Reason: d.Reason})
+	}
+	if len(c.Topics) == 0 {
+		return out
+	}
+	documented := strings.Join(sortedSet(c.Topics), ", ")
+	if read, file := checkpointTopics(in.Checkpoint); len(read) > 0 && !slices.Equal(read, sortedSet(c.Topics)) {
+		out = append(out, Contradiction{Field: FieldTopics, Documented: documented, DocumentedAt: DocumentedAt(c.Pipeline, FieldTopics),
+			Observed: strings.Join(read, ", "), ObservedAt: "checkpoint " + file, Source: srcCheckpoint,
+			Reason: topicsReason(sortedSet(c.Topics), read)})
+	}
+	if b := in.Brokers; b != nil {
+		for _, t := range b.Missing {
+			if slices.Contains(c.Topics, t) {
+				out = append(out, Contradiction{Field: FieldTopics, Documented: t, DocumentedAt: DocumentedAt(c.Pipeline, FieldTopics),
+					Observed: "no such topic", ObservedAt: "brokers of cluster " + c.Cluster, Source: srcBrokers,
+					Reason: "the documented topic does not exist on the documented cluster"})
+			}
+		}
+	}
+	return out
+}
+
+func topicsReason(documented, read []string) string {
+	var parts []string
+	if only := without(documented, read); len(only) > 0 {
+		parts = append(parts, "documented but not read by the query: "+strings.Join(only, ", "))
+	}
+	if only := without(read, documented); len(only) > 0 {
+		parts = append(parts, "read by the query but not documented: "+strings.Join(only, ", "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// checkpointTopics are the Kafka topics the checkpoint's newest offsets read (of the
+// committed batch, else the planned one), sorted, with that file; none for a query that reads
+// no Kafka source.
+func checkpointTopics(r *spark.Report) ([]string, string) {
+	if r == nil {
+		return nil, ""
+	}
+	pb := r.CommittedOffsets
+	if pb == nil || pb.Offsets == nil {
+		pb = r.Planned
+	}
+	if pb == nil || pb.Offsets == nil {
+		return nil, ""
+	}
+	var topics []string
+	for _, s := range pb.Offsets.Sources {
+		for t := range s.Kafka {
+			topics = append(topics, t)
+		}
+	}
+	return sortedSet(topics), pb.File
+}
+
+// unread is what waits on documented topics that the checkpoint has no offsets for: whole
+// topics it does not read, and partitions of topics it reads that its newest offsets do not
+// know. Records count what the brokers still hold.
+type unread struct {
+	topics     []string // documented topics the checkpoint does not read
+	partitions int
+	records    int64
+	// new are the partitions of read topics the checkpoint does not know (a part of the above).
+	newPartitions int
+	newRecords    int64
+}
+
+func unreadOf(in Inputs) unread {
+	var u unread
+	read, _ := checkpointTopics(in.Checkpoint)
+	b := in.Brokers
+	if len(read) == 0 || b == nil {
+		return u
+	}
+	for _, t := range sortedSet(in.Contract.Topics) {
+		if slices.Contains(read, t) || slices.Contains(b.Missing, t) {
+			continue
+		}
+		n := int64(0)
+		for _, p := range b.Topic(t) {
+			if r := b.Partitions[kafka.TopicPartition{Topic: t, Partition: p}].Records(); r > 0 {
+				n += r
+				u.partitions++
+			}
+		}
+		if n > 0 {
+			u.topics = append(u.topics, t)
+			u.records += n
+		}
+	}
+	if r := in.Checkpoint; r.UnknownRecords > 0 {
+		for _, k := range r.Kafka {
+			if k.Note == spark.NoteNotInCheckpoint && slices.Contains(in.Contract.Topics, k.Topic) && k.LogEnd > k.LogStart && k.LogStart >= 0 {
+				u.newPartitions++
+				u.newRecords += k.LogEnd - k.LogStart
+			}
+		}
+		u.partitions += u.newPartitions
+		u.records += u.newRecords
+	}
+	return u
+}
+
+func (u unread) evidence(in Inputs) []string {
+	var out []string
+	_, file := checkpointTopics(in.Checkpoint)
+	if len(u.topics) > 0 {
+		out = append(out, fmt.Sprintf("%s: %d records on the brokers; the checkpoint (%s) has no offsets for %s",
+			strings.Join(u.topics, ", "), u.records-u.newRecords, file, map[bool]string{true: "it", false: "them"}[len(u.topics) == 1]))
+	}
+	if u.newPartitions > 0 {
+		out = append(out, fmt.Sprintf("%d records on %d partition(s) of the topics it reads that %s does not know", u.newRecords, u.newPartitions, file))
+	}
+	return out
+}
+
+func sortedSet(xs []string) []string {
+	var out []string
+	for _, x := range xs {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// without is a less b; both sorted.
+func without(a, b []string) []string {
+	var out []string
+	for _, x := range a {
+		if _, found := slices.BinarySearch(b, x); !found {
+			out = append(out, x)
+		}
+	}
+	return out
+}

@@ -187,6 +187,11 @@ func TestE2EDetectStallJoinRecover(t *testing.T) {
 		return len(threadWith(s, "C0PIPE", root.TS, "Automatic diagnosis")) == 1
 	})
 	// Its chart follows the diagnosis, once: the stall shaded, the peak in its alt text.
+	defer func() {
+		if t.Failed() {
+			t.Log(grepLines(in.logs.String(), "chart", "ERROR", "WARN"))
+		}
+	}()
 	waitFor(t, s, "the chart after the diagnosis", func(s *slackfake.Server) bool { return len(chartsIn(s, "C0PIPE", root.TS)) == 1 })
 	first := chartsIn(s, "C0PIPE", root.TS)[0]
 	if diag := threadWith(s, "C0PIPE", root.TS, "Automatic diagnosis")[0]; compareTS(first.TS, diag.TS) <= 0 {

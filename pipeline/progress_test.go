@@ -160,3 +160,34 @@ func TestChartCannotBeDrawn(t *testing.T) {
 		}
 	}
 }
+
+// TestStalls: a stall runs from the last commit before the checkpoint went stale with records
+// waiting to the next commit, or to the first round with nothing waiting; one still going has
+// no end; stale commits with nothing waiting are no stall.
+func TestStalls(t *testing.T) {
+	t0 := time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC)
+	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
+	sample := func(m int, waiting int64, batch int64, committed int) state.ProgressSample {
+		return state.ProgressSample{At: at(m), Waiting: waiting, GroupLag: -1, Oldest: -1, Batch: batch, CommittedAt: at(committed)}
+	}
+	for _, tc := range []struct {
+		name    string
+		samples []state.ProgressSample
+		want    []charts.Span
+	}{
+		{"progressing", []state.ProgressSample{sample(0, 5, 1, 0), sample(5, 5, 2, 5), sample(10, 5, 3, 10)}, nil},
+		{"quiet topic", []state.ProgressSample{sample(0, 0, 1, 0), sample(30, 0, 1, 0), sample(60, 1, 1, 0)}, nil},
+		{"stall, then a commit", []state.ProgressSample{sample(0, 5, 1, 0), sample(11, 50, 1, 0), sample(20, 90, 1, 0), sample(25, 0, 2, 24)},
+			[]charts.Span{{From: at(0), To: at(24)}}},
+		{"stall, then nothing waits", []state.ProgressSample{sample(0, 5, 1, 0), sample(12, 50, 1, 0), sample(20, 0, 1, 0)},
+			[]charts.Span{{From: at(0), To: at(20)}}},
+		{"two stalls, the second goes on", []state.ProgressSample{sample(0, 5, 1, 0), sample(15, 5, 1, 0), sample(16, 5, 2, 16),
+			sample(40, 7, 2, 16)}, []charts.Span{{From: at(0), To: at(16)}, {From: at(16)}}},
+		{"no checkpoint", []state.ProgressSample{{At: at(0), Waiting: 50, Batch: -1}, {At: at(30), Waiting: 90, Batch: -1}}, nil},
+	} {
+		got := pipeline.Stalls(tc.samples, 10*time.Minute, 1)
+		if !slices.EqualFunc(got, tc.want, func(a, b charts.Span) bool { return a.From.Equal(b.From) && a.To.Equal(b.To) }) {
+			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}

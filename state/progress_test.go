@@ -202,3 +202,33 @@ func usedMemory(t *testing.T, rdb *redis.Client) int64 {
 	t.Fatal("no used_memory in INFO memory")
 	return 0
 }
+
+// BenchmarkProgressRecord200 is what charts add to a sampling round of 200 pipelines: one
+// script run storing each pipeline's sample, in steady state (an hour and more of rounds kept,
+// so every round folds the oldest into its minute).
+func BenchmarkProgressRecord200(b *testing.B) {
+	ctx := context.Background()
+	rdb, prefix := testredis.Client(b)
+	p := state.NewProgress(state.New(rdb, prefix), 6*time.Hour)
+	start := time.Date(2026, 12, 5, 3, 0, 0, 0, time.UTC)
+	round := func(i int) map[string]state.ProgressSample {
+		at := start.Add(time.Duration(i) * 30 * time.Second)
+		out := map[string]state.ProgressSample{}
+		for n := range 200 {
+			out[fmt.Sprintf("pipeline-%03d", n)] = state.ProgressSample{At: at, Waiting: 1_250_000 + int64(i), GroupLag: 1_180_000,
+				Oldest: 3000 * time.Second, Batch: 250_000 + int64(i), CommittedAt: at.Add(-37 * time.Second)}
+		}
+		return out
+	}
+	for i := range 150 { // past the hour: folding happens from now on
+		if err := p.Record(ctx, round(i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := p.Record(ctx, round(150+i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -26,6 +26,7 @@ func runDemo(ctx context.Context, args []string, _ func(string) string, stdout, 
 	fs.SetOutput(stderr)
 	script := fs.Bool("script", false, "play the incident and exit, without a prompt")
 	listen := fs.String("listen", "", "the webhook server's address (default: a port on 127.0.0.1 the kernel picks)")
+	out := fs.String("out", ".", "the folder the charts posted to Slack are written to, to open them")
 	if err := fs.Parse(args); err != nil {
 		return &exitError{code: 2, err: err}
 	}
@@ -40,6 +41,6 @@ func runDemo(ctx context.Context, args []string, _ func(string) string, stdout, 
 			}
 			return serve(ctx, cfg, getenv, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), ln)
 		},
-		Stdout: stdout, Stderr: stderr, Stdin: demoStdin, Script: *script, Listen: *listen,
+		Stdout: stdout, Stderr: stderr, Stdin: demoStdin, Script: *script, Listen: *listen, Out: *out,
 	})
 }

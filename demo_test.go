@@ -2,11 +2,15 @@ package main
 
 import (
 	"context"
+	"image/png"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/streamwatch/streamwatch/charts"
 	"github.com/streamwatch/streamwatch/internal/logbuf"
 )
 
@@ -17,7 +21,8 @@ func TestDemoScript(t *testing.T) {
 	defer cancel()
 	var out, errb logbuf.Buffer
 	began := time.Now()
-	if err := run(ctx, []string{"streamwatch", "demo", "--script"}, func(string) string { return "" }, &out, &errb); err != nil {
+	dir := t.TempDir()
+	if err := run(ctx, []string{"streamwatch", "demo", "--script", "--out", dir}, func(string) string { return "" }, &out, &errb); err != nil {
 		t.Fatalf("demo --script: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errb.String())
 	}
 	transcript := out.String()
@@ -36,9 +41,28 @@ func TestDemoScript(t *testing.T) {
 		{"the recovery", "sms-replies is progressing again"},
 		{"a button", "[Acknowledge]"},
 		{"a progress line", "▶ 3/7"},
+		{"the chart posted", "📈 INC-1-sms-replies-progress-"},
+		{"its alt text", "alt text: Chart of sms-replies from "},
+		{"the peak in the alt text", "records waiting beyond the checkpoint peaked at "},
+		{"where the chart went", "written to " + dir},
 	} {
 		if !strings.Contains(transcript, want.text) {
 			t.Errorf("the transcript does not show %s (%q):\n%s", want.what, want.text, transcript)
+		}
+	}
+	pngs, _ := filepath.Glob(filepath.Join(dir, "INC-1-sms-replies-progress-*.png"))
+	if len(pngs) == 0 {
+		t.Fatalf("no chart written to %s", dir)
+	}
+	for _, p := range pngs {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := png.DecodeConfig(f)
+		f.Close()
+		if err != nil || cfg.Width != charts.Width || cfg.Height != charts.Height {
+			t.Errorf("%s: %v, %d×%d", p, err, cfg.Width, cfg.Height)
 		}
 	}
 }
@@ -51,7 +75,7 @@ func TestDemoPromptUntilEOF(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var out, errb logbuf.Buffer
-	if err := run(ctx, []string{"streamwatch", "demo"}, func(string) string { return "" }, &out, &errb); err != nil {
+	if err := run(ctx, []string{"streamwatch", "demo", "--out", t.TempDir()}, func(string) string { return "" }, &out, &errb); err != nil {
 		t.Fatalf("demo: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errb.String())
 	}
 	transcript := out.String()

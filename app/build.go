@@ -60,7 +60,13 @@ func (a *App) build() error {
 	if err != nil {
 		return err
 	}
-	probes := pipeline.NewProbes(cfg, store, getenv)
+	// Charts: detection's rounds and the probes keep their numbers for them (charts.enabled).
+	progress := state.NewProgress(store, cfg.Charts.Window)
+	var probeStore pipeline.ProbeStore = store
+	if cfg.Charts.Enabled {
+		probeStore = chartedProbes{Store: store, progress: progress, log: log}
+	}
+	probes := pipeline.NewProbes(cfg, probeStore, getenv)
 	probes.Lag, probes.Now = samples, now
 	checkpoints := &pipeline.Checkpoints{Config: cfg, Getenv: getenv, Kafka: a.kafka}
 	a.diag = &pipeline.Diagnoser{Config: cfg, Getenv: getenv, Lag: monitor, Checkpoints: checkpoints, Probes: store}
@@ -93,18 +99,31 @@ func (a *App) build() error {
 	handler.RegisterLifecycle(store)
 	handler.RegisterSilences(store)
 	handler.RegisterPostmortem(store)
+	handler.RegisterChart(&pipeline.Charts{Config: cfg, Samples: progress, Incidents: store, Now: now})
 
 	// The automatic diagnosis of an incident an alert or a failing probe opens, once, in its
 	// thread; `incident diagnose` (the "Diagnose again" button) posts a fresh one.
+	// The chart of its pipeline follows it, once per incident; each recovery reply is followed
+	// by another.
 	a.diagnoses = &background{limit: 4}
 	opened := func(incident, name string) {
 		a.diagnoses.Go(func(ctx context.Context) {
 			if err := handler.PostDiagnosis(ctx, incident, name, false); err != nil {
 				log.Warn("automatic diagnosis", "incident", incident, "pipeline", name, "err", err)
 			}
+			if cfg.Charts.Enabled {
+				if err := handler.PostChart(ctx, incident, name, "chart"); err != nil {
+					log.Warn("chart", "incident", incident, "pipeline", name, "err", err)
+				}
+			}
 		})
 	}
+	var recovered func(incident, name string)
+	if cfg.Charts.Enabled {
+		recovered = func(incident, name string) { a.postChart(handler, incident, name, "") }
+	}
 	probes.Opened = opened
+	watcher.Recovered = recovered
 	// Detection judges every pipeline on each sampling round.
 	var detector *pipeline.Detector
 	if len(monitor.Pipelines()) > 0 {
@@ -113,7 +132,10 @@ func (a *App) build() error {
 			return err
 		}
 		detector = &pipeline.Detector{Config: cfg, Getenv: getenv, Rounds: sampler, Kafka: a.kafka, Store: store, Now: now,
-			Log: log, Opened: opened}
+			Log: log, Opened: opened, Recovered: recovered}
+		if cfg.Charts.Enabled {
+			detector.Progress = progress
+		}
 		probes.Notes = detector
 	}
 	m.WatchProgress(progressSource(cfg, detector, store))

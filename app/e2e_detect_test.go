@@ -186,6 +186,18 @@ func TestE2EDetectStallJoinRecover(t *testing.T) {
 	waitFor(t, s, "the automatic diagnosis in the thread", func(s *slackfake.Server) bool {
 		return len(threadWith(s, "C0PIPE", root.TS, "Automatic diagnosis")) == 1
 	})
+	// Its chart follows the diagnosis, once: the stall shaded, the peak in its alt text.
+	defer func() {
+		if t.Failed() {
+			t.Log(grepLines(in.logs.String(), "chart", "ERROR", "WARN"))
+		}
+	}()
+	waitFor(t, s, "the chart after the diagnosis", func(s *slackfake.Server) bool { return len(chartsIn(s, "C0PIPE", root.TS)) == 1 })
+	first := chartsIn(s, "C0PIPE", root.TS)[0]
+	if diag := threadWith(s, "C0PIPE", root.TS, "Automatic diagnosis")[0]; compareTS(first.TS, diag.TS) <= 0 {
+		t.Errorf("the chart (%s) came before the diagnosis (%s)", first.TS, diag.TS)
+	}
+	checkChart(t, s, first, "sms-replies", "records waiting beyond the checkpoint peaked at 8", "the shaded stall began at")
 
 	// While the stall goes on the root is edited with the numbers, the thread left alone.
 	w.produce(1)
@@ -217,16 +229,23 @@ func TestE2EDetectStallJoinRecover(t *testing.T) {
 	if !strings.Contains(rec.Text, "progress resumed") || !strings.Contains(rec.Text, "Still firing: 1 alert (client replied sms)") {
 		t.Fatalf("recovery note: %q", rec.Text)
 	}
+	// A second chart follows the recovery reply: the stall has its end now.
+	waitFor(t, s, "the chart after the recovery", func(s *slackfake.Server) bool { return len(chartsIn(s, "C0PIPE", root.TS)) == 2 })
+	second := chartsIn(s, "C0PIPE", root.TS)[1]
+	if compareTS(second.TS, rec.TS) <= 0 {
+		t.Errorf("the recovery's chart (%s) came before the recovery reply (%s)", second.TS, rec.TS)
+	}
+	checkChart(t, s, second, "sms-replies", "records waiting beyond the checkpoint peaked at 10", "and ended at", "INC-1 opened at", "recovered at")
 	if v, ok := scrape(t, in, waitingCheckpoint); !ok || v != 0 {
 		t.Errorf("records waiting after the resume = %v (present %v)", v, ok)
 	}
 	// More rounds pass: no second recovery, nothing else in the thread, no second root.
 	waitObservedRounds(t, in, 3)
-	if n := len(replies(s, "C0PIPE", root.TS)); n != threadBefore+1 {
+	if n := len(replies(s, "C0PIPE", root.TS)); n != threadBefore+2 {
 		for _, m := range replies(s, "C0PIPE", root.TS) {
 			t.Logf("reply: %q", m.Text)
 		}
-		t.Fatalf("%d thread replies after the recovery, want %d", n, threadBefore+1)
+		t.Fatalf("%d thread replies after the recovery, want %d (the recovery and its chart)", n, threadBefore+2)
 	}
 	if n := len(roots(s, "C0PIPE")); n != 1 {
 		t.Fatalf("%d roots, want 1", n)
@@ -377,9 +396,9 @@ func TestE2EDetectTwoReplicasOneIncident(t *testing.T) {
 	s := newSlack(t, slackfake.Options{})
 	su := setup{redisURL: testredis.URL(t), prefix: testredis.Prefix(), slack: s, extra: w.config("")}
 	a, _ := start(t, su), start(t, su)
-	waitFor(t, s, "the detection root and its diagnosis", func(s *slackfake.Server) bool {
+	waitFor(t, s, "the detection root, its diagnosis and its chart", func(s *slackfake.Server) bool {
 		r := roots(s, "C0PIPE")
-		return len(r) == 1 && len(threadWith(s, "C0PIPE", r[0].TS, "Automatic diagnosis")) == 1
+		return len(r) == 1 && len(threadWith(s, "C0PIPE", r[0].TS, "Automatic diagnosis")) == 1 && len(chartsIn(s, "C0PIPE", r[0].TS)) == 1
 	})
 	waitObservedRounds(t, a, 4)
 	r := roots(s, "C0PIPE")
@@ -387,12 +406,15 @@ func TestE2EDetectTwoReplicasOneIncident(t *testing.T) {
 		t.Fatalf("%d roots, want 1", len(r))
 	}
 	for _, m := range replies(s, "C0PIPE", r[0].TS) {
-		if !strings.HasPrefix(m.Text, "Automatic diagnosis") {
+		if !strings.HasPrefix(m.Text, "Automatic diagnosis") && len(m.Files) == 0 {
 			t.Errorf("unexpected thread reply while the stall persists: %q", m.Text)
 		}
 	}
-	if n := len(replies(s, "C0PIPE", r[0].TS)); n != 1 {
-		t.Fatalf("%d thread replies, want the one diagnosis", n)
+	if n, c := len(replies(s, "C0PIPE", r[0].TS)), len(chartsIn(s, "C0PIPE", r[0].TS)); n != 2 || c != 1 {
+		t.Fatalf("%d thread replies with %d charts, want the one diagnosis and one chart", n, c)
+	}
+	if n := len(s.CallsTo("files.completeUploadExternal")); n != 1 {
+		t.Errorf("%d uploads completed by two replicas, want 1", n)
 	}
 }
 

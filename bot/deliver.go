@@ -42,17 +42,22 @@ type Messages interface {
 	Update(ctx context.Context, channel, ts string, m Message) error
 }
 
-// Message is a message's text (the notification, or all of it) and its blocks.
+// Message is a message's text (the notification, or all of it) and its blocks, or the text
+// that introduces the file it shares (files.go).
 type Message struct {
 	Text     string
 	Blocks   []slack.Block
 	ThreadTS string
+	File     *Upload
 }
 
 // slackMessages is Messages over slack-go's Web API client; posts never unfurl links.
 type slackMessages struct{ api *slack.Client }
 
 func (s slackMessages) Post(ctx context.Context, channel string, m Message) (string, error) {
+	if m.File != nil {
+		return "", s.upload(ctx, channel, m)
+	}
 	opts := []slack.MsgOption{slack.MsgOptionText(m.Text, false), slack.MsgOptionDisableLinkUnfurl()}
 	if len(m.Blocks) > 0 {
 		opts = append(opts, slack.MsgOptionBlocks(m.Blocks...))
@@ -396,8 +401,9 @@ func (d *deliverer) deliver(ctx context.Context, e state.Delivery) error {
 		// once); its other events still reply.
 		quietRepeat := e.Kind == state.KindFlush && inc.Quiet
 		if text := threadText(e); text != "" && !quietRepeat && !d.replied[e.StreamID] {
-			if _, err := d.slack.Post(ctx, prog.Channel, Message{Text: text, ThreadTS: prog.RootTS}); err != nil {
-				return d.slackErr(ctx, e, prog.Channel, "chat.postMessage", err)
+			m := Message{Text: text, ThreadTS: prog.RootTS, File: threadFile(e)}
+			if _, err := d.slack.Post(ctx, prog.Channel, m); err != nil {
+				return d.slackErr(ctx, e, prog.Channel, map[bool]string{true: "files.upload", false: "chat.postMessage"}[m.File != nil], err)
 			}
 			d.slackOK()
 			d.replied[e.StreamID] = true

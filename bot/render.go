@@ -197,6 +197,11 @@ func threadBody(d state.Delivery) string {
 				return replyText(r)
 			}
 			return d.Detail // queued by a version that rendered notes before queueing them
+		case "chart": // a chart (files.go uploads it with this text), or why there is none
+			if r, ok := commands.DecodeReply(d.Detail); ok {
+				return replyText(r)
+			}
+			return mrkdwn(d.Detail)
 		case "remediation", "probe":
 			return mrkdwn(d.Detail)
 		case "detected", "recovered": // detection's news, and its recovery note

@@ -43,6 +43,9 @@ type Reply struct {
 	// File, when set, is shared in Slack as a file (a postmortem draft) before the reply is
 	// shown; the bot words the reply as a failure when it cannot share it.
 	File *File
+	// Chart, when set, is drawn and shared in Slack as an image with its alt text (before
+	// File, which may refer to it).
+	Chart *Chart `json:",omitempty"`
 }
 
 // EncodeReply is r as it travels to the bot through the outbox (a note in an incident's
@@ -183,8 +186,9 @@ type Handler struct {
 	// silences, when set (RegisterSilences), add the silences in force to `status`.
 	silences Silences
 
-	diagnoser Diagnoser // RegisterDiagnose's
-	thread    Thread    // RegisterIncidentDiagnose's
+	diagnoser Diagnoser   // RegisterDiagnose's
+	thread    Thread      // RegisterIncidentDiagnose's
+	charts    ChartSource // RegisterChart's
 }
 
 // New returns a Handler with the built-in grammar.

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/streamwatch/streamwatch/integrations/alerts"
+	"github.com/streamwatch/streamwatch/pipeline"
 	"github.com/streamwatch/streamwatch/state"
 )
 
@@ -77,6 +79,12 @@ func (h *Handler) RegisterPostmortem(src Postmortem) {
 			if channel == "" || thread == "" {
 				channel, thread = req.ChannelID, ""
 			}
+			chart, progress := h.postmortemChart(ctx, inc)
+			if chart != nil {
+				chart.Channel, chart.ThreadTS = channel, thread
+				chart.Comment = fmt.Sprintf("Progress of %s for the postmortem draft of %s: %s", inc.Pipeline, id, chart.Name)
+			}
+			draft = withSection(draft, "Progress", progress, "Timeline")
 			name := inc.ID + "-postmortem.md"
 			h.record(ctx, req, state.AuditEntry{Action: "postmortem draft", Target: id, Outcome: "done",
 				Detail: fmt.Sprintf("%s: %d timeline events", name, len(tl)), Incident: id, Pipeline: inc.Pipeline})
@@ -84,8 +92,45 @@ func (h *Handler) RegisterPostmortem(src Postmortem) {
 				Text: fmt.Sprintf("Postmortem draft of %s posted in its thread: %s, with all %d timeline events.", id, name, len(tl)),
 				File: &File{Name: name, Title: "Postmortem draft: " + inc.ID + " — " + oneLine(Title(inc)), Content: draft,
 					Channel: channel, ThreadTS: thread, Comment: fmt.Sprintf("Postmortem draft of %s, drafted by %s.", id, req.Actor())},
+				Chart: chart,
 			}, nil
 		}})
+}
+
+// postmortemChart is the progress chart the draft embeds (shared beside it, in the same
+// thread) and the draft's Progress section: the image, referred to by its file name, with its
+// alt text; or why there is no chart. An incident of no pipeline, or a deployment without
+// charts, has neither.
+func (h *Handler) postmortemChart(ctx context.Context, inc *state.Incident) (*Chart, string) {
+	if h.charts == nil || inc.Pipeline == "" {
+		return nil, ""
+	}
+	data, err := h.charts.Chart(ctx, inc.Pipeline, 0, inc.ID)
+	var no *pipeline.NoChartError
+	switch {
+	case errors.As(err, &no):
+		if no.Unsampled {
+			return nil, ""
+		}
+		return nil, md(no.Reason)
+	case err != nil:
+		return nil, md("No chart: " + err.Error())
+	}
+	c := ChartReply(data, inc.ID).Chart
+	return c, fmt.Sprintf("![%s](%s)\n\n%s (the chart is posted beside this draft as `%s`)", md(c.Alt), c.Name, md(c.Alt), mdCode(c.Name))
+}
+
+// withSection puts a "## title" section with body before the section before names; an empty
+// body adds nothing.
+func withSection(draft, title, body, before string) string {
+	if body == "" {
+		return draft
+	}
+	at := strings.Index(draft, "\n## "+before+"\n")
+	if at < 0 {
+		return draft + "\n## " + title + "\n\n" + body + "\n"
+	}
+	return draft[:at+1] + "## " + title + "\n\n" + body + "\n\n" + draft[at+1:]
 }
 
 // PostmortemDraft writes the Markdown draft of an incident: summary, impact window, response

@@ -30,6 +30,7 @@ type Config struct {
 	Alerts    Alerts     `yaml:"alerts"`
 	Kafka     Kafka      `yaml:"kafka"`
 	Storage   Storage    `yaml:"storage"`
+	Charts    Charts     `yaml:"charts"`
 	Pipelines []Pipeline `yaml:"pipelines"`
 	Health    Health     `yaml:"health"`
 	Diagnose  Diagnose   `yaml:"diagnose"`
@@ -205,6 +206,26 @@ type S3 struct {
 	Endpoint  string `yaml:"endpoint"`
 	Region    string `yaml:"region" default:"us-east-1"`
 	PathStyle bool   `yaml:"path_style" default:"true"`
+}
+
+// Charts are the progress charts (PNG) streamwatch posts in incident threads and on request
+// (`chart`), drawn from the progress samples it keeps of every pipeline it samples.
+type Charts struct {
+	// Enabled posts charts; off, no samples are kept and `chart` says charts are off.
+	Enabled bool `yaml:"enabled" default:"true"`
+	// Window is how much progress history each pipeline keeps (and the longest span a chart
+	// shows): full resolution for the last hour, one point a minute before it.
+	Window time.Duration `yaml:"window" default:"6h"`
+	// TimeZone is the IANA time zone of the charts' time axis and of their alt text.
+	TimeZone string `yaml:"time_zone" default:"UTC"`
+}
+
+// Location is the charts' time zone (UTC when the name does not load; Parse refuses that).
+func (c Charts) Location() *time.Location {
+	if loc, err := time.LoadLocation(c.TimeZone); err == nil {
+		return loc
+	}
+	return time.UTC
 }
 
 // Pipeline is one monitored data pipeline: where its incidents go, and (in later features) its

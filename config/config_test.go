@@ -74,6 +74,7 @@ func TestParseSketch(t *testing.T) {
 			}},
 		},
 		Storage: Storage{S3: S3{Region: "us-east-1", PathStyle: true}},
+		Charts:  Charts{Enabled: true, Window: 6 * time.Hour, TimeZone: "UTC"},
 		Pipelines: []Pipeline{{
 			Name:        "sms-replies",
 			Description: "inbound SMS replies, Kafka to Spark Structured Streaming to the datastore",
@@ -155,6 +156,7 @@ func TestDefaults(t *testing.T) {
 			Flood: Flood{NewIncidentsPerMinute: 20, QuietFor: 5 * time.Minute}},
 		Kafka:    Kafka{SampleInterval: 30 * time.Second},
 		Storage:  Storage{S3: S3{Region: "us-east-1", PathStyle: true}},
+		Charts:   Charts{Enabled: true, Window: 6 * time.Hour, TimeZone: "UTC"},
 		Diagnose: Diagnose{Timeout: 15 * time.Second},
 		Repair:   Repair{BackupMaxAge: time.Hour, ConfirmWithin: 10 * time.Minute, QuietFor: 2 * time.Minute},
 	}

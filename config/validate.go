@@ -118,6 +118,7 @@ func (v *validator) config(c *Config) {
 	v.alerts(c)
 	v.kafka(c.Kafka)
 	v.storage(c.Storage)
+	v.charts(c.Charts)
 	v.pipelines(c)
 	v.health(c)
 	v.positive("diagnose.timeout", c.Diagnose.Timeout)
@@ -311,6 +312,21 @@ func (v *validator) storage(s Storage) {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			v.errorf("storage.s3.endpoint", "invalid endpoint %q (want an http:// or https:// URL)", s.S3.Endpoint)
 		}
+	}
+}
+
+// maxChartsWindow bounds charts.window: every pipeline keeps a point a minute of it in Redis.
+const maxChartsWindow = 7 * 24 * time.Hour
+
+func (v *validator) charts(c Charts) {
+	switch {
+	case c.Window < time.Minute:
+		v.errorf("charts.window", "must be at least 1m, got %s", c.Window)
+	case c.Window > maxChartsWindow:
+		v.errorf("charts.window", "must be at most %s (a point a minute of it is kept per pipeline), got %s", maxChartsWindow, c.Window)
+	}
+	if _, err := time.LoadLocation(c.TimeZone); err != nil || c.TimeZone == "" || c.TimeZone == "Local" {
+		v.errorf("charts.time_zone", "unknown time zone %q (want an IANA name such as UTC or Europe/Paris)", c.TimeZone)
 	}
 }
 

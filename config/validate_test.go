@@ -82,6 +82,14 @@ func TestValidationErrors(t *testing.T) {
 		{"zero sample interval", head + "kafka: {sample_interval: 0s}\n",
 			"kafka.sample_interval", "must be greater than 0, got 0s"},
 
+		// Charts.
+		{"charts window too short", head + "charts: {window: 30s}\n",
+			"charts.window", "must be at least 1m, got 30s"},
+		{"charts window too long", head + "charts: {window: 200h}\n",
+			"charts.window", "must be at most 168h0m0s (a point a minute of it is kept per pipeline), got 200h0m0s"},
+		{"charts time zone unknown", head + "charts: {time_zone: Mars/Olympus}\n",
+			"charts.time_zone", `unknown time zone "Mars/Olympus" (want an IANA name such as UTC or Europe/Paris)`},
+
 		// Detection and publish_group (issue 16).
 		{"negative max_lag", head + "pipelines: [{name: p, detect: {max_lag: -1m}}]\n",
 			"pipelines[0].detect.max_lag", "must not be negative, got -1m0s"},

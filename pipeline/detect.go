@@ -70,6 +70,11 @@ type Detector struct {
 	// Opened, when set, is told of each incident detection opens (the app queues its
 	// automatic diagnosis). It must not block.
 	Opened func(incident, pipeline string)
+	// Recovered, when set, is told of each recovery note detection posts (the app follows it
+	// with a chart). It must not block.
+	Recovered func(incident, pipeline string)
+	// Progress, when set, keeps every round's numbers for charts (progress.go).
+	Progress ProgressStore
 
 	mu       sync.Mutex
 	stores   map[string]storage.Store   // checkpoint locations, opened once
@@ -145,6 +150,9 @@ func (d *Detector) Round(ctx context.Context, tick time.Time) (*kafka.Round, err
 	names := make([]string, len(ds))
 	for i, x := range ds {
 		names[i] = x.p.Name
+	}
+	if err := d.keepProgress(ctx, ds); err != nil {
+		rerr = errors.Join(rerr, err)
 	}
 	records, err := d.Store.DetectRecords(ctx, names...)
 	if err != nil {
@@ -560,6 +568,9 @@ func (d *Detector) act(ctx context.Context, p *config.Pipeline, st *DetectState,
 			if rec.MergedInto == "" {
 				if rec.Resolves {
 					log.Info("detection: the incident resolves: streamwatch opened it and nothing else fires", "incident", st.Incident)
+				}
+				if d.Recovered != nil && rec.Status != "" && rec.Status != state.StatusResolved {
+					d.Recovered(st.Incident, p.Name)
 				}
 				return nil
 			}

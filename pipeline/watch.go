@@ -55,6 +55,9 @@ type Watcher struct {
 	Kafka       Offsets // nil: the group's offsets are not compared
 	Now         func() time.Time
 	Log         *slog.Logger
+	// Recovered, when set, is told of each recovery the watch reports in an incident's thread
+	// (the app follows it with a chart). It must not block.
+	Recovered func(incident, pipeline string)
 }
 
 // WatchEvery is how often recovery watches look for progress.
@@ -115,10 +118,12 @@ func (w *Watcher) Tick(ctx context.Context) error {
 			continue
 		}
 		var msg string
+		recovered := false
 		switch {
 		case cur.HasBatch && base.HasBatch && cur.Batch > base.Batch, cur.HasBatch && !base.HasBatch,
 			cur.HasCommitted && cur.Committed > base.Committed:
 			msg = fmt.Sprintf("Recovery: %s is progressing again. %s", wt.Pipeline, describeProgress(base, cur))
+			recovered = true
 		case w.Now().After(wt.Until):
 			msg = fmt.Sprintf("No progress on %s within %s of watching: %s. The fix did not take; run `diagnose %s`.",
 				wt.Pipeline, wt.Until.Sub(wt.Started).Round(time.Second), cur, wt.Pipeline)
@@ -135,6 +140,8 @@ func (w *Watcher) Tick(ctx context.Context) error {
 		}
 		if err != nil {
 			w.logger().Warn("watch report", "pipeline", wt.Pipeline, "err", err)
+		} else if recovered && wt.Incident != "" && w.Recovered != nil {
+			w.Recovered(wt.Incident, wt.Pipeline)
 		}
 	}
 	return nil

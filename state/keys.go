@@ -57,6 +57,11 @@ package state
 //	                                  publish (publish_group's state), as package pipeline encodes them
 //	P:pipe:<pipeline>         hash    the pipeline's open incidents for correlation: sw (opened by
 //	                                  streamwatch), alert (opened by an alert); see detect.go
+//	P:progress:<pipeline>     list    the pipeline's progress samples of the last hour, one per
+//	                                  sampling round ("t,w,g,o,b,c"; see progress.go)
+//	P:progress:<pipeline>:minutes list one point a minute before that hour, back to charts.window
+//	P:progress:<pipeline>:probes list  probe results ("t,ok") of charts.window; the three keys
+//	                                  expire charts.window after their last write
 //
 // A closed incident (resolved or merged) expires after Store.Retention with every P:inc:<id>…
 // key, its P:ts:… lookup and its key's P:last:… link (see retention.go).

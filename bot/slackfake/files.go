@@ -13,7 +13,8 @@ import (
 )
 
 // Files, as Slack takes them today (files.upload is retired): files.getUploadURLExternal
-// answers an upload URL and a file id for a file name and its length in bytes; the client
+// answers an upload URL and a file id for a file name and its length in bytes (and keeps
+// alt_txt, an image's description for screen readers, at most 1,000 characters); the client
 // POSTs the bytes there (raw, or multipart form-encoded: the part with a file name); then
 // files.completeUploadExternal shares the files, once, in channel_id (optionally as a reply
 // in thread_ts, with initial_comment). A file is only visible once completed.
@@ -28,7 +29,9 @@ type File struct {
 	Name        string
 	Title       string
 	SnippetType string
-	Content     []byte
+	// AltText is the alt_txt given to files.getUploadURLExternal.
+	AltText string
+	Content []byte
 	// Channel is where it was shared ("" when no channel was given: a private file), ThreadTS
 	// the thread it was shared in, MessageTS the message that shares it.
 	Channel, ThreadTS, MessageTS string
@@ -37,10 +40,10 @@ type File struct {
 
 // upload is a file between files.getUploadURLExternal and files.completeUploadExternal.
 type upload struct {
-	id, name, snippet string
-	length            int
-	data              []byte
-	uploaded, shared  bool
+	id, name, snippet, alt string
+	length                 int
+	data                   []byte
+	uploaded, shared       bool
 }
 
 // maxUpload bounds what the fake accepts in one upload.
@@ -58,7 +61,7 @@ func (s *Server) getUploadURLLocked(p map[string]string) answer {
 		return errAnswer("alt_txt_too_large")
 	}
 	ticket := s.randLocked(alnum, 24)
-	u := &upload{id: "F" + s.randLocked(alnum, 10), name: p["filename"], snippet: p["snippet_type"], length: length}
+	u := &upload{id: "F" + s.randLocked(alnum, 10), name: p["filename"], snippet: p["snippet_type"], alt: p["alt_txt"], length: length}
 	s.uploads[ticket] = u
 	s.uploadsByID[u.id] = u
 	return okAnswer(map[string]any{"upload_url": s.base + "/upload/v1/" + ticket, "file_id": u.id})
@@ -183,7 +186,7 @@ func (s *Server) completeUploadLocked(p map[string]string) answer {
 		if title == "" {
 			title = u.name
 		}
-		s.files = append(s.files, File{ID: u.id, Name: u.name, Title: title, SnippetType: u.snippet, Content: u.data,
+		s.files = append(s.files, File{ID: u.id, Name: u.name, Title: title, SnippetType: u.snippet, AltText: u.alt, Content: u.data,
 			Channel: ch, ThreadTS: threadTS, MessageTS: msgTS, Comment: p["initial_comment"]})
 		out[i] = map[string]any{"id": u.id, "title": title}
 	}

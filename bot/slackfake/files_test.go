@@ -82,3 +82,23 @@ func TestFileUploadRefusals(t *testing.T) {
 		t.Fatalf("files %+v", s.Files())
 	}
 }
+
+// TestFileUploadAltText: an image uploaded with alt_txt (files.getUploadURLExternal's, as
+// Slack documents it) keeps it; more than 1,000 characters is alt_txt_too_large.
+func TestFileUploadAltText(t *testing.T) {
+	s := start(t, Options{})
+	ctx := timeout(t)
+	c := api(s)
+	png := "\x89PNG\r\n\x1a\nnot really"
+	if _, err := c.UploadFileContext(ctx, slack.UploadFileParameters{Reader: strings.NewReader(png), FileSize: len(png), Filename: "chart.png",
+		Title: "Progress", Channel: channel, AltTxt: "Chart of sms-replies: records waiting peaked at 1,240."}); err != nil {
+		t.Fatal(err)
+	}
+	if f := s.Files(); len(f) != 1 || f[0].AltText != "Chart of sms-replies: records waiting peaked at 1,240." || string(f[0].Content) != png {
+		t.Fatalf("shared %+v", f)
+	}
+	_, err := c.GetUploadURLExternalContext(ctx, slack.GetUploadURLExternalParameters{FileName: "a.png", FileSize: 3, AltTxt: strings.Repeat("é", 1001)})
+	if err == nil || !strings.Contains(err.Error(), "alt_txt_too_large") {
+		t.Fatalf("1,001 characters of alt text: %v", err)
+	}
+}

@@ -45,6 +45,9 @@ type Options struct {
 	Listen string
 	// Within bounds each wait for an expected outcome (30s).
 	Within time.Duration
+	// Out is the folder the charts posted to Slack are written to ("": the current one), so
+	// that they can be opened.
+	Out string
 }
 
 // people are the workspace's members as the transcript names them.
@@ -116,6 +119,10 @@ func Run(ctx context.Context, opt Options) (err error) {
 
 	s := &session{opt: opt, w: w, r: r, base: base, pipeCtx: pipeCtx, echo: true,
 		tr: newTranscript(out, w.slack, people, map[string]string{channelID: pipelineName, defaultChannel: "incidents"})}
+	s.tr.out = opt.Out
+	if s.tr.out == "" {
+		s.tr.out = "."
+	}
 	if err := s.play(ctx); err != nil {
 		if ctx.Err() != nil {
 			return errors.New("demo: interrupted")

@@ -70,6 +70,10 @@ func (s *session) stepPipeline(ctx context.Context) error {
 		return err
 	}
 	s.tr.Note("documented consumer group (streamwatch's config): %s; it is idle, its commits stuck at %d on every partition", documentedGroup, done)
+	if err := s.w.seedProgress(ctx, now); err != nil {
+		return err
+	}
+	s.tr.Note("streamwatch's sampling rounds have kept the pipeline's progress since the query started 45 minutes ago (the demo writes those samples; its own rounds, every 30 s, add to them): what its charts draw")
 	if err := s.w.writeJobConf(deployedGroup); err != nil {
 		return err
 	}
@@ -281,6 +285,12 @@ func (s *session) stepDiagnosis(ctx context.Context) error {
 	}
 	s.tr.Note("named: the location is not writable (CHECKPOINT_NOT_WRITABLE), the job consumes as %s, not %s (CONSUMER_GROUP_MISMATCH), and offsets/%d is corrupt (CHECKPOINT_CORRUPT)",
 		deployedGroup, documentedGroup, brokenBatch)
+	// The chart follows the diagnosis: since when, and how bad.
+	if _, err := s.threadReply(ctx, "the progress chart in INC-1's thread", func(m slackfake.Message) bool { return len(m.Files) > 0 }); err != nil {
+		return err
+	}
+	s.tr.Flush()
+	s.tr.Note("the chart shows the stall shaded from the last checkpoint commit, the replies piling up since, and INC-1's opening")
 	return nil
 }
 
@@ -411,10 +421,17 @@ func (s *session) stepRestart(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.tr.Flush()
 	if !strings.Contains(m.Text, "Recovery") {
+		s.tr.Flush()
 		return fmt.Errorf("the watch saw no recovery: %q", m.Text)
 	}
+	// The recovery reply is followed by a chart, with the repair and the recovery marked.
+	if _, err := s.threadReply(ctx, "the chart after the recovery", func(c slackfake.Message) bool {
+		return len(c.Files) > 0 && compareTS(c.TS, m.TS) > 0
+	}); err != nil {
+		return err
+	}
+	s.tr.Flush()
 	s.tr.Note("recovered: %s is progressing again", pipelineName)
 	return s.afterRecovery(ctx)
 }

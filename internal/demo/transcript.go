@@ -1,8 +1,13 @@
 package demo
 
 import (
+	"bytes"
 	"fmt"
+	"image"
+	_ "image/png" // the charts
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,6 +30,7 @@ type transcript struct {
 	ephemerals  int               // how many of Slack's ephemerals were printed
 	lastThread  string            // "channel/root-ts" of the thread the last printed message belongs to
 	lastChannel string            // the channel of the last printed root
+	out         string            // where shared images are written
 }
 
 // newTranscript follows the channels (ID → name) of the fake.
@@ -90,6 +96,7 @@ type item struct {
 	lines                    []string
 	shown                    string // what identifies a visible change
 	summary                  string // one line for an edit of a root
+	files                    []string
 }
 
 // collect renders every message of the followed channels, oldest first per channel.
@@ -98,7 +105,7 @@ func (t *transcript) collect() []item {
 	for ch := range t.channels {
 		for _, m := range t.slack.Messages(ch) {
 			it := item{key: ch + "/" + m.TS, channel: ch, ts: m.TS, thread: m.ThreadTS,
-				lines: t.people.renderMessage(m.Text, m.Blocks)}
+				lines: t.people.renderMessage(m.Text, m.Blocks), files: m.Files}
 			if m.BotID == "" {
 				it.user = m.User
 			} else if m.ThreadTS == "" && !headed(m.Blocks) {
@@ -202,6 +209,36 @@ func (t *transcript) print(it item) {
 			fmt.Fprintln(t.w, strings.TrimRight(rest+l, " "))
 		}
 	}
+	for _, id := range it.files {
+		for _, l := range t.file(id) {
+			fmt.Fprintln(t.w, rest+l)
+		}
+	}
+}
+
+// file describes a shared file: its name, and an image's size and alt text; an image is
+// written to the transcript's folder, so that it can be opened.
+func (t *transcript) file(id string) []string {
+	for _, f := range t.slack.Files() {
+		if f.ID != id {
+			continue
+		}
+		cfg, format, err := image.DecodeConfig(bytes.NewReader(f.Content))
+		if err != nil {
+			return []string{fmt.Sprintf("📎 %s (%d bytes)", f.Name, len(f.Content))}
+		}
+		lines := []string{fmt.Sprintf("📈 %s (%s, %d×%d)", f.Name, strings.ToUpper(format), cfg.Width, cfg.Height),
+			"   alt text: " + f.AltText}
+		path := filepath.Join(t.out, filepath.Base(f.Name))
+		if err := os.WriteFile(path, f.Content, 0o644); err != nil {
+			return append(lines, "   (not written: "+err.Error()+")")
+		}
+		if abs, err := filepath.Abs(path); err == nil {
+			path = abs
+		}
+		return append(lines, "   written to "+path)
+	}
+	return []string{"📎 (a file that is not shared: " + id + ")"}
 }
 
 func (t *transcript) printEdit(it item) {

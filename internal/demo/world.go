@@ -30,6 +30,8 @@ const (
 	// sparkUID is the Spark images' user: as root, the demo runs the job as it and tells
 	// streamwatch so (pipelines[].checkpoint.job_user).
 	sparkUID = 185
+	// keyPrefix is redis.key_prefix.
+	keyPrefix = "streamwatch-demo"
 )
 
 // world is the demo's embedded stand-ins: Redis, Slack, Kafka, the checkpoint folder and the
@@ -141,7 +143,7 @@ slack:
   thread_coalesce: 1s
   remediators: [%s]
 redis:
-  key_prefix: streamwatch-demo
+  key_prefix: %s
 alerts:
   routes:
     - match: {service: %s}
@@ -171,7 +173,7 @@ pipelines:
     deployed_config: %s
 diagnose:
   timeout: 10s
-`, w.listen, defaultChannel, onCall, pipelineName, pipelineName, w.kafka.ListenAddrs()[0], pipelineName, channelID, topic,
+`, w.listen, defaultChannel, onCall, keyPrefix, pipelineName, pipelineName, w.kafka.ListenAddrs()[0], pipelineName, channelID, topic,
 		documentedGroup, w.checkpoint, w.backups, jobUserYAML(), w.driverLog, w.jobConf)
 }
 

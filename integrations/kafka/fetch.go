@@ -98,7 +98,30 @@ func retriableCoordinatorError(err error) bool {
 // moved are retried once after a metadata refresh. answered counts the
 // requests that were answered.
 func (c *Cluster) logEnds(ctx context.Context, cl sarama.Client, refs []partitionRef, want []int, ends []int64) (unavailable []Unavailable, answered int) {
-	unavailable, retry, answered := c.logEndsRound(ctx, refs, want, ends, true)
+	return c.listOffsets(ctx, cl, newestOffsets, refs, want, ends)
+}
+
+// logStarts fills starts[i] with the log start offset of refs[i] (the earliest offset the
+// broker still holds: retention and deleted records move it) for every index in want, as
+// logEnds does the log ends.
+func (c *Cluster) logStarts(ctx context.Context, cl sarama.Client, refs []partitionRef, want []int, starts []int64) (unavailable []Unavailable, answered int) {
+	return c.listOffsets(ctx, cl, oldestOffsets, refs, want, starts)
+}
+
+// offsetEnd is which end of a partition's log a ListOffsets asks for.
+type offsetEnd struct {
+	at   int64  // sarama.OffsetNewest or sarama.OffsetOldest
+	what string // as Unavailable names it
+}
+
+var (
+	newestOffsets = offsetEnd{sarama.OffsetNewest, "log end offsets"}
+	oldestOffsets = offsetEnd{sarama.OffsetOldest, "log start offsets"}
+)
+
+// listOffsets is logEnds and logStarts.
+func (c *Cluster) listOffsets(ctx context.Context, cl sarama.Client, end offsetEnd, refs []partitionRef, want []int, ends []int64) (unavailable []Unavailable, answered int) {
+	unavailable, retry, answered := c.logEndsRound(ctx, end, refs, want, ends, true)
 	if len(retry) == 0 || ctx.Err() != nil {
 		return unavailable, answered
 	}
@@ -121,20 +144,20 @@ func (c *Cluster) logEnds(ctx context.Context, cl sarama.Client, refs []partitio
 		return leaders, err
 	})
 	if leaders == nil {
-		return append(unavailable, Unavailable{What: "log end offsets", Partitions: tps(refs, retry),
+		return append(unavailable, Unavailable{What: end.what, Partitions: tps(refs, retry),
 			Err: c.clusterError(fmt.Errorf("refresh metadata after leaders moved: %w", err), 0)}), answered
 	}
 	for k, i := range retry {
 		refs[i].leader = leaders[k]
 	}
-	more, _, n := c.logEndsRound(ctx, refs, retry, ends, false)
+	more, _, n := c.logEndsRound(ctx, end, refs, retry, ends, false)
 	return append(unavailable, more...), answered + n
 }
 
-// logEndsRound is one round of logEnds. With mayRetry, partitions whose
+// logEndsRound is one round of listOffsets. With mayRetry, partitions whose
 // leader moved (or that have none) are returned in retry instead of being
 // reported.
-func (c *Cluster) logEndsRound(ctx context.Context, refs []partitionRef, want []int, ends []int64, mayRetry bool) (unavailable []Unavailable, retry []int, answered int) {
+func (c *Cluster) logEndsRound(ctx context.Context, end offsetEnd, refs []partitionRef, want []int, ends []int64, mayRetry bool) (unavailable []Unavailable, retry []int, answered int) {
 	byLeader := make(map[*sarama.Broker][]int)
 	var leaderless []int
 	for _, i := range want {
@@ -148,7 +171,7 @@ func (c *Cluster) logEndsRound(ctx context.Context, refs []partitionRef, want []
 		if mayRetry {
 			retry = append(retry, leaderless...)
 		} else {
-			unavailable = append(unavailable, Unavailable{What: "log end offsets", Partitions: tps(refs, leaderless),
+			unavailable = append(unavailable, Unavailable{What: end.what, Partitions: tps(refs, leaderless),
 				Err: fmt.Errorf("cluster %s: the partitions have no leader", c.opts.Name)})
 		}
 	}
@@ -166,7 +189,7 @@ func (c *Cluster) logEndsRound(ctx context.Context, refs []partitionRef, want []
 		calls = append(calls, &call{broker: b, op: "ListOffsets", run: func() error {
 			req := sarama.NewOffsetRequest(c.cfg.Version)
 			for _, i := range idx {
-				req.AddBlock(refs[i].topic, refs[i].partition, sarama.OffsetNewest, 1)
+				req.AddBlock(refs[i].topic, refs[i].partition, end.at, 1)
 			}
 			resp, err := b.GetAvailableOffsets(req)
 			if err != nil {
@@ -195,7 +218,7 @@ func (c *Cluster) logEndsRound(ctx context.Context, refs []partitionRef, want []
 	for k, cl := range calls {
 		a := answers[k]
 		if err := c.callErr(ctx, cl, finished[k]); err != nil {
-			unavailable = append(unavailable, Unavailable{What: "log end offsets", Partitions: tps(refs, a.idx), Err: err})
+			unavailable = append(unavailable, Unavailable{What: end.what, Partitions: tps(refs, a.idx), Err: err})
 			continue
 		}
 		answered++
@@ -212,7 +235,7 @@ func (c *Cluster) logEndsRound(ctx context.Context, refs []partitionRef, want []
 			}
 		}
 		for msg, idx := range failed {
-			unavailable = append(unavailable, Unavailable{What: "log end offsets", Partitions: tps(refs, idx),
+			unavailable = append(unavailable, Unavailable{What: end.what, Partitions: tps(refs, idx),
 				Err: c.brokerError(cl.broker, cl.op, cl.started, errors.New(msg))})
 		}
 	}

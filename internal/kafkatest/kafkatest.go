@@ -131,3 +131,17 @@ func (c *Cluster) Committed(ctx context.Context, group, topic string) (map[int32
 	}
 	return out, nil
 }
+
+// DeleteRecords moves partitions' log starts up to the given offsets (partition → first offset
+// kept), as retention does: the records before them are gone.
+func (c *Cluster) DeleteRecords(ctx context.Context, topic string, before map[int32]int64) error {
+	os := kadm.Offsets{}
+	for p, o := range before {
+		os.Add(kadm.Offset{Topic: topic, Partition: p, At: o, LeaderEpoch: -1})
+	}
+	res, err := c.admin.DeleteRecords(ctx, os)
+	if err != nil {
+		return err
+	}
+	return res.Error()
+}

@@ -45,6 +45,14 @@ type Options struct {
 	// LogEndOffsets are the brokers' log-end offsets, topic -> partition -> offset. With them
 	// the report counts the records still pending; nil means unknown.
 	LogEndOffsets KafkaOffsets
+	// LogStartOffsets are the brokers' log-start offsets (the earliest each still holds). With
+	// them the pending counts leave out the records the brokers deleted before the query read
+	// them, and count those apart; nil means unknown.
+	LogStartOffsets KafkaOffsets
+	// Brokers, when set, is asked once, after the offsets files are read, for the log ends
+	// and log starts of the topics the checkpoint reads; its answer replaces LogEndOffsets
+	// and LogStartOffsets.
+	Brokers func(ctx context.Context, topics []string) (ends, starts KafkaOffsets)
 	// Concurrency bounds the state directories listed at once; 0 means 8.
 	Concurrency int
 	// MaxFileBytes bounds a file read; 0 means 16 MiB.
@@ -937,7 +945,7 @@ func (d *diagnoser) kafka() {
 		if row, ok := rows[k]; ok {
 			return row
 		}
-		row := &KafkaPartition{Source: k.src, Topic: k.topic, Partition: k.part, Committed: -1, Planned: -1, LogEnd: -1}
+		row := &KafkaPartition{Source: k.src, Topic: k.topic, Partition: k.part, Committed: -1, Planned: -1, LogEnd: -1, LogStart: -1}
 		rows[k] = row
 		return row
 	}
@@ -959,6 +967,14 @@ func (d *diagnoser) kafka() {
 	collect(r.CommittedOffsets, func(row *KafkaPartition, off int64) { row.Committed = off })
 	if len(rows) == 0 {
 		return
+	}
+	if d.opts.Brokers != nil {
+		topics := make([]string, 0, len(sourceOf))
+		for t := range sourceOf {
+			topics = append(topics, t)
+		}
+		sort.Strings(topics)
+		d.opts.LogEndOffsets, d.opts.LogStartOffsets = d.opts.Brokers(d.ctx, topics)
 	}
 	baselineCommitted := r.CommittedOffsets != nil && r.CommittedOffsets.Offsets != nil
 	switch {
@@ -984,6 +1000,17 @@ func (d *diagnoser) kafka() {
 			}
 		}
 	}
+	for topic, parts := range d.opts.LogStartOffsets {
+		src, ok := sourceOf[topic]
+		if !ok {
+			continue
+		}
+		for p, start := range parts {
+			if row, ok := rows[key{src, topic, p}]; ok {
+				row.LogStart = start
+			}
+		}
+	}
 	for _, row := range rows {
 		base := row.Planned
 		if baselineCommitted {
@@ -996,8 +1023,22 @@ func (d *diagnoser) kafka() {
 			if _, ok := brokerParts[row.Partition]; !ok {
 				row.Note = "in the checkpoint but not on the broker (partition deleted?)"
 			}
+		case base < 0 && row.LogStart >= 0:
+			// On the brokers only: every record it still holds waits.
+			row.Pending, row.PendingKnown = max(row.LogEnd-row.LogStart, 0), true
+			r.PendingKnown = true
+			r.PendingTotal += row.Pending
 		case base >= 0:
-			row.Pending, row.PendingKnown = row.LogEnd-base, true
+			from := base
+			if row.LogStart > base && row.LogStart <= row.LogEnd {
+				// The records from the checkpoint's offset to the log start are gone: they
+				// no longer wait, they were lost.
+				row.Deleted, from = row.LogStart-base, row.LogStart
+				r.DeletedTotal += row.Deleted
+				row.Note = fmt.Sprintf("the checkpoint's offset %d is below the log start %d: %d records were deleted before the query read them (expect 'Cannot fetch offset')",
+					base, row.LogStart, row.Deleted)
+			}
+			row.Pending, row.PendingKnown = row.LogEnd-from, true
 			r.PendingKnown = true
 			if row.Pending < 0 {
 				row.Note = "checkpoint is ahead of the broker's log end (topic recreated or truncated? expect 'offset was changed')"

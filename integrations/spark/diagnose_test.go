@@ -374,6 +374,44 @@ func TestDiagnoseKafkaDisagreements(t *testing.T) {
 	}
 }
 
+// TestDiagnoseLogStarts: with the brokers' log starts, records the brokers deleted before the
+// query read them are counted apart and no longer as pending; a partition only the brokers
+// have pends all the records it holds; the topics asked for are the checkpoint's own.
+func TestDiagnoseLogStarts(t *testing.T) {
+	t.Parallel()
+	spec := healthy()
+	dir := writeCheckpoint(t, spec)
+	next := smsTopic.OffsetAfter(140) // every partition's next offset
+	var asked []string
+	brokers := func(_ context.Context, topics []string) (spark.KafkaOffsets, spark.KafkaOffsets) {
+		asked = topics
+		ends := logEnd(140, 50)
+		ends[smsTopic.Name][3] = 30 // a partition the checkpoint does not know
+		starts := spark.KafkaOffsets{smsTopic.Name: {0: 0, 1: next + 20, 2: next + 50, 3: 12}}
+		return ends, starts
+	}
+	r := diagnose(t, dir, spark.Options{Now: at(spec.CommittedAt(140)), Brokers: brokers})
+	if strings.Join(asked, ",") != smsTopic.Name {
+		t.Fatalf("asked the brokers for %q", asked)
+	}
+	rows := map[int32]spark.KafkaPartition{}
+	for _, k := range r.Kafka {
+		rows[k.Partition] = k
+	}
+	want := map[int32][2]int64{0: {50, 0}, 1: {30, 20}, 2: {0, 50}, 3: {18, 0}} // pending, deleted
+	for p, w := range want {
+		if k := rows[p]; !k.PendingKnown || k.Pending != w[0] || k.Deleted != w[1] {
+			t.Errorf("p%d: pending %d (known %v), deleted %d; want %d, %d", p, k.Pending, k.PendingKnown, k.Deleted, w[0], w[1])
+		}
+	}
+	if r.PendingTotal != 50+30+18 || r.DeletedTotal != 70 {
+		t.Errorf("pending %d, deleted %d", r.PendingTotal, r.DeletedTotal)
+	}
+	if !strings.Contains(rows[1].Note, "below the log start") || rows[0].Note != "" {
+		t.Errorf("notes %q / %q", rows[1].Note, rows[0].Note)
+	}
+}
+
 func TestDiagnoseContextEnded(t *testing.T) {
 	t.Parallel()
 	spec := healthy()

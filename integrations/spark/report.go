@@ -30,6 +30,9 @@ type Report struct {
 	KafkaBaseline string
 	PendingKnown  bool  // at least one partition had a log-end offset
 	PendingTotal  int64 // records on the brokers past the baseline, over partitions with a known count
+	// DeletedTotal counts the records past the baseline the brokers no longer hold (below
+	// their log start): lost to the query, not waiting.
+	DeletedTotal int64
 
 	SourceDirs int             // sources/<i> directories
 	State      []OperatorState // one per state/<op>
@@ -112,10 +115,16 @@ type KafkaPartition struct {
 	Committed int64 // next offset after the latest committed batch; -1 unknown
 	Planned   int64 // next offset after the latest planned batch; -1 unknown
 	LogEnd    int64 // broker log-end offset; -1 unknown
+	LogStart  int64 // broker log-start offset (the earliest it still holds); -1 unknown
 	// Pending is LogEnd minus the baseline offset (Committed, or Planned when nothing is
-	// committed) when both are known; negative when the checkpoint is ahead of the broker.
+	// committed), or minus LogStart when that is higher, when both are known: the records
+	// that wait and still exist. Negative when the checkpoint is ahead of the broker. For a
+	// partition only the broker has, all the records it holds.
 	Pending      int64
 	PendingKnown bool
+	// Deleted counts the records from the baseline offset up to LogStart: the broker deleted
+	// them before the query read them.
+	Deleted int64
 	Note         string // set when checkpoint and broker disagree about the partition
 }
 

@@ -169,7 +169,7 @@ func TestE2EDetectStallJoinRecover(t *testing.T) {
 	// rounds tick on the wall clock of a shared machine, so the delay is reported, not judged.
 	t.Logf("the root came %v after the stop (stale_after 3s, rounds every 1s)", time.Since(stopped))
 	root := roots(s, "C0PIPE")[0]
-	if !strings.Contains(root.Text, "sms-replies: no checkpoint commit for") || !strings.Contains(root.Text, "while 8 records wait") {
+	if !strings.Contains(root.Text, "sms-replies: 8 records have waited") || !strings.Contains(root.Text, "with no checkpoint commit") {
 		t.Fatalf("root does not name the stall with its numbers: %q", root.Text)
 	}
 	waitFor(t, s, "the root showing the waiting records and the last commit's age", func(s *slackfake.Server) bool {
@@ -286,6 +286,104 @@ func TestE2EDetectQuietTopicOpensNothing(t *testing.T) {
 	}
 }
 
+// TestE2EDetectQuietTopicBurst (issue 22): a topic quiet for ten minutes (the query's last
+// commit and the group caught up that long ago) then gets a burst. A query that commits it
+// well within stale_after is no stall: no root, no notice, no symptom in /metrics, however
+// old its previous commit. The same burst with the query stopped opens one root once the
+// records have waited stale_after (plus the two-round hysteresis), and its title says how
+// long the records waited, not how long ago the last commit was.
+func TestE2EDetectQuietTopicBurst(t *testing.T) {
+	quiet := func(t *testing.T, staleAfter time.Duration) (*sparkWorld, *instance) {
+		w := newSparkWorld(t)
+		ctx := context.Background()
+		tenMinutesAgo := time.Now().Add(-10 * time.Minute)
+		if err := w.kc.Produce(ctx, detectTopic, []int{10, 10}, tenMinutesAgo); err != nil {
+			t.Fatal(err)
+		}
+		w.commit(1, tenMinutesAgo) // read up to offset 10: caught up, ten minutes ago
+		if err := w.kc.Commit(ctx, "sms-replies-prod", detectTopic, map[int32]int64{0: 10, 1: 10}); err != nil {
+			t.Fatal(err)
+		}
+		cfg := strings.Replace(w.config(""), "stale_after: 3s", "stale_after: "+staleAfter.String(), 1)
+		in := start(t, setup{extra: cfg})
+		wait.For(t, 20*time.Second, "a round observing the caught-up query", func() bool {
+			v, ok := scrape(t, in, waitingCheckpoint)
+			return ok && v == 0
+		})
+		return w, in
+	}
+	symptoms := func(t *testing.T, in *instance) []string {
+		t.Helper()
+		var on []string
+		for _, sym := range []string{"checkpoint_stale", "group_stalled", "lag"} {
+			v, ok := scrape(t, in, fmt.Sprintf(`streamwatch_pipeline_symptom_active{pipeline="sms-replies",symptom=%q}`, sym))
+			if !ok || v != 0 {
+				on = append(on, fmt.Sprintf("%s=%v (present %v)", sym, v, ok))
+			}
+		}
+		return on
+	}
+
+	t.Run("the query commits the burst in time", func(t *testing.T) {
+		const staleAfter = 30 * time.Second
+		w, in := quiet(t, staleAfter)
+		w.produce(3)
+		burst := time.Now()
+		wait.For(t, 20*time.Second, "the burst waiting beyond the checkpoint", func() bool {
+			v, ok := scrape(t, in, waitingCheckpoint)
+			return ok && v == 6
+		})
+		// Two more rounds see the records waiting while the last commit is ten minutes old:
+		// enough for the hysteresis, had the commit's age been the clock.
+		waitObservedRounds(t, in, 2)
+		if on := symptoms(t, in); len(on) > 0 {
+			t.Errorf("symptoms while the burst waits %v: %v", time.Since(burst), on)
+		}
+		w.commit(2, time.Time{}) // batch 2 reads up to 15, past the burst (13)
+		t.Logf("the query committed the burst %v after it arrived (stale_after %v)", time.Since(burst), staleAfter)
+		wait.For(t, 20*time.Second, "the query caught up again", func() bool {
+			v, ok := scrape(t, in, waitingCheckpoint)
+			return ok && v == 0
+		})
+		waitObservedRounds(t, in, 3)
+		if on := symptoms(t, in); len(on) > 0 {
+			t.Errorf("symptoms after the commit: %v", on)
+		}
+		for _, ch := range []string{"C0PIPE", "C0DEFAULT"} {
+			if m := in.slack.Messages(ch); len(m) != 0 {
+				t.Fatalf("%s got %d message(s) for a burst the query committed in time: %q", ch, len(m), m[0].Text)
+			}
+		}
+	})
+
+	t.Run("the query is stopped", func(t *testing.T) {
+		const staleAfter = 6 * time.Second
+		w, in := quiet(t, staleAfter)
+		w.produce(3)
+		burst := time.Now()
+		waitFor(t, in.slack, "the detection incident's root", func(s *slackfake.Server) bool { return len(roots(s, "C0PIPE")) == 1 })
+		took := time.Since(burst)
+		t.Logf("the root came %v after the burst (stale_after %v, rounds every 1s)", took, staleAfter)
+		if took < staleAfter {
+			t.Errorf("the root came %v after the burst, before the records had waited stale_after %v", took, staleAfter)
+		}
+		root := roots(in.slack, "C0PIPE")[0]
+		m := regexp.MustCompile(`^🟠 INC-1: sms-replies: 6 records have waited (\d+)s with no checkpoint commit \(`).FindStringSubmatch(root.Text)
+		if m == nil {
+			t.Fatalf("root %q does not say how long the records waited", root.Text)
+		}
+		if waited, _ := strconv.Atoi(m[1]); time.Duration(waited)*time.Second < staleAfter || time.Duration(waited)*time.Second > took+time.Second {
+			t.Errorf("root says the records waited %ss; they arrived %v before it (the last commit was ten minutes old)", m[1], took)
+		}
+		if n := len(in.slack.Messages("C0DEFAULT")); n != 0 {
+			t.Errorf("%d notices in the default channel", n)
+		}
+		if v, ok := scrape(t, in, staleActive); !ok || v != 1 {
+			t.Errorf("checkpoint_stale = %v (present %v) while the burst waits", v, ok)
+		}
+	})
+}
+
 // TestE2EDetectTwoReplicasOneIncident: two replicas sharing Redis and Slack judge each round
 // once: one incident, one root, one diagnosis.
 func TestE2EDetectTwoReplicasOneIncident(t *testing.T) {
@@ -390,7 +488,7 @@ func TestE2EDetectJoinsTheAlertsIncident(t *testing.T) {
 
 	w.produce(3) // the query has stopped
 	waitFor(t, s, "detection's join in the alert's thread", func(s *slackfake.Server) bool {
-		return len(threadWith(s, "C0PIPE", root.TS, "Joined this incident: sms-replies: no checkpoint commit")) == 1
+		return len(threadWith(s, "C0PIPE", root.TS, "Joined this incident: sms-replies: 6 records have waited")) == 1
 	})
 	waitFor(t, s, "the root showing the symptom", func(s *slackfake.Server) bool {
 		return strings.Contains(string(mustMessage(s, "C0PIPE", root.TS).Blocks), "Detected: checkpoint stale: 6 records wait beyond the checkpoint")

@@ -24,8 +24,10 @@ type RoundSource interface {
 	Round(ctx context.Context) (*kafka.Round, error)
 }
 
-// DetectKafka reads the timestamps of records and commits to publish groups (kafka.Clusters).
+// DetectKafka reads the log starts of partitions and the timestamps of records, and commits
+// to publish groups (kafka.Clusters).
 type DetectKafka interface {
+	LogStarts(ctx context.Context, cluster string, tps []kafka.TopicPartition) (map[kafka.TopicPartition]int64, []kafka.Unavailable, error)
 	RecordTimes(ctx context.Context, cluster string, qs []kafka.RecordQuery, perPartition int32) (map[kafka.TopicPartition]kafka.RecordTime, []kafka.Unavailable, error)
 	CommitOffsets(ctx context.Context, cluster, group string, offsets map[kafka.TopicPartition]int64, metadata string) error
 }
@@ -104,8 +106,20 @@ type detected struct {
 	prog  *spark.Progress // nil: no checkpoint, or unreadable
 	perr  error
 	obs   Observation
+	read  reading
 	// checkpoint are the checkpoint's offsets of the pipeline's topics, by partition.
 	checkpoint map[kafka.TopicPartition]int64
+	// starts are the log starts of the partitions where records lie beyond the checkpoint.
+	starts map[kafka.TopicPartition]int64
+}
+
+// from is the first record beyond the checkpoint on pl's partition that the brokers still
+// hold: the checkpoint's offset, or the log start when retention deleted records up to it.
+func (x *detected) from(pl kafka.PartitionLag, off int64) int64 {
+	if start, ok := x.starts[kafka.TopicPartition{Topic: pl.Topic, Partition: pl.Partition}]; ok && start > off && start <= pl.LogEnd {
+		return start
+	}
+	return off
 }
 
 // Round takes one sampling round and judges every pipeline by it. tick identifies the round
@@ -125,11 +139,12 @@ func (d *Detector) Round(ctx context.Context, tick time.Time) (*kafka.Round, err
 		ds = append(ds, &detected{p: p, round: pr})
 	}
 	d.readCheckpoints(ctx, ds)
+	d.readLogStarts(ctx, ds)
 	d.readRecordTimes(ctx, ds)
 	now := d.now()
 	names := make([]string, len(ds))
 	for i, x := range ds {
-		x.obs = d.observe(x, now)
+		x.obs, x.read = d.observe(x, now)
 		names[i] = x.p.Name
 	}
 	records, err := d.Store.DetectRecords(ctx, names...)
@@ -213,10 +228,54 @@ func waitingBeyond(pl kafka.PartitionLag, off, allowed int64) bool {
 	return pl.LogEnd >= 0 && pl.LogEnd-off > allowed
 }
 
-// readRecordTimes fetches the timestamps of the records at the checkpoint's offsets of the
-// partitions where records wait: one Fetch per partition leader for every pipeline of a
-// cluster, and only for an offset not fetched before (the record at an offset that did not
-// move is the same record).
+// readLogStarts fetches the log starts of the partitions where records lie beyond the
+// checkpoint, so that records the brokers deleted before the query read them are not counted
+// as waiting: one ListOffsets per partition leader for every pipeline of a cluster.
+func (d *Detector) readLogStarts(ctx context.Context, ds []*detected) {
+	byCluster := map[string][]kafka.TopicPartition{}
+	seen := map[string]map[kafka.TopicPartition]bool{}
+	for _, x := range ds {
+		for _, pl := range x.round.Partitions {
+			tp := kafka.TopicPartition{Topic: pl.Topic, Partition: pl.Partition}
+			if off, ok := x.checkpoint[tp]; ok && pl.LogEnd > off {
+				if seen[x.round.Cluster] == nil {
+					seen[x.round.Cluster] = map[kafka.TopicPartition]bool{}
+				}
+				if !seen[x.round.Cluster][tp] {
+					seen[x.round.Cluster][tp] = true
+					byCluster[x.round.Cluster] = append(byCluster[x.round.Cluster], tp)
+				}
+			}
+		}
+	}
+	starts := map[string]map[kafka.TopicPartition]int64{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for cluster, tps := range byCluster {
+		wg.Go(func() {
+			got, unavailable, err := d.Kafka.LogStarts(ctx, cluster, tps)
+			if err != nil {
+				d.log().Warn("detection: log starts", "cluster", cluster, "err", err)
+				return
+			}
+			for _, u := range unavailable {
+				d.log().Debug("detection: log starts unavailable", "cluster", cluster, "what", u.What, "err", u.Err)
+			}
+			mu.Lock()
+			starts[cluster] = got
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	for _, x := range ds {
+		x.starts = starts[x.round.Cluster]
+	}
+}
+
+// readRecordTimes fetches the timestamps of the oldest records the brokers hold beyond the
+// checkpoint's offsets, of the partitions where records wait: one Fetch per partition leader
+// for every pipeline of a cluster, and only for an offset not fetched before (the record at
+// an offset that did not move is the same record).
 func (d *Detector) readRecordTimes(ctx context.Context, ds []*detected) {
 	byCluster := map[string][]kafka.RecordQuery{}
 	d.mu.Lock()
@@ -229,7 +288,10 @@ func (d *Detector) readRecordTimes(ctx context.Context, ds []*detected) {
 		for _, pl := range x.round.Partitions {
 			tp := kafka.TopicPartition{Topic: pl.Topic, Partition: pl.Partition}
 			off, ok := x.checkpoint[tp]
-			if !ok || !waitingBeyond(pl, off, x.p.Kafka.AllowedLag) {
+			if !ok {
+				continue
+			}
+			if off = x.from(pl, off); !waitingBeyond(pl, off, x.p.Kafka.AllowedLag) {
 				continue
 			}
 			k := recordKey{x.round.Cluster, pl.Topic, pl.Partition, off}
@@ -279,11 +341,30 @@ func dedupQueries(qs []kafka.RecordQuery) []kafka.RecordQuery {
 	return out
 }
 
-// observe turns a pipeline's round, checkpoint and record times into an observation.
-func (d *Detector) observe(x *detected, now time.Time) Observation {
+// reading is what a round read of a pipeline's checkpoint against the brokers, before the
+// clock of its waiting records (assess) judges it.
+type reading struct {
+	known bool // the checkpoint's offsets and the log end of at least one of its partitions were read
+	waits bool // more than kafka.allowed_lag records the brokers still hold wait on some partition
+	// oldest is the timestamp of the oldest waiting record (zero: none could be read);
+	// timesKnown says every waiting partition's was read.
+	oldest     time.Time
+	oldestAt   string
+	timesKnown bool
+	// committedAt is when the newest checkpoint commit was written.
+	committedAt time.Time
+	// partOldest are the oldest waiting records' timestamps, aligned with the observation's
+	// partitions (zero: nothing waits there, or unknown).
+	partOldest []time.Time
+}
+
+// observe turns a pipeline's round, checkpoint, log starts and record times into the round's
+// numbers and what it read of the checkpoint; the checkpoint's symptoms are judged by assess.
+func (d *Detector) observe(x *detected, now time.Time) (Observation, reading) {
 	p, r := x.p, x.round
 	obs := Observation{At: now, Batch: -1, CommitAge: -1, Waiting: -1, GroupWaiting: -1, Group: p.Kafka.Group,
 		Holds: map[Signal]bool{}, StaleAfter: p.Checkpoint.StaleAfter, MaxLag: p.Detect.MaxLag}
+	var rd reading
 	allowed := p.Kafka.AllowedLag
 	keepParts := d.Config.HTTP.MetricsPartitions
 
@@ -314,59 +395,98 @@ func (d *Detector) observe(x *detected, now time.Time) Observation {
 		obs.CheckpointKnown, obs.Batch = true, x.prog.Batch
 		if x.prog.Batch >= 0 && !x.prog.CommittedAt.IsZero() {
 			obs.CommitAge = max(now.Sub(x.prog.CommittedAt), 0)
+			rd.committedAt = x.prog.CommittedAt
 		}
 	}
-	if obs.CheckpointKnown && len(x.checkpoint) > 0 {
-		var waiting int64
-		anyWaits, ends, timesKnown := false, 0, true
-		d.mu.Lock()
-		for _, pl := range r.Partitions {
-			tp := kafka.TopicPartition{Topic: pl.Topic, Partition: pl.Partition}
-			off, ok := x.checkpoint[tp]
-			pp := PartitionProgress{Topic: pl.Topic, Partition: pl.Partition, Waiting: -1, GroupWaiting: pl.Lag}
-			if ok && pl.LogEnd >= 0 {
-				ends++
-				pp.Waiting = max(pl.LogEnd-off, 0)
-				waiting += pp.Waiting
-				if waitingBeyond(pl, off, allowed) {
-					anyWaits = true
-					if at, ok := d.times[recordKey{r.Cluster, pl.Topic, pl.Partition, off}]; ok {
-						pp.Oldest, pp.OldestKnown = max(now.Sub(at), 0), true
-						if !obs.OldestKnown || pp.Oldest > obs.Oldest {
-							obs.Oldest, obs.OldestKnown, obs.OldestAt = pp.Oldest, true, tpKey(tp)
-						}
-					} else {
-						timesKnown = false
+	if !obs.CheckpointKnown || len(x.checkpoint) == 0 {
+		return obs, rd
+	}
+	var waiting, deleted int64
+	ends := 0
+	rd.timesKnown = true
+	d.mu.Lock()
+	for _, pl := range r.Partitions {
+		tp := kafka.TopicPartition{Topic: pl.Topic, Partition: pl.Partition}
+		off, ok := x.checkpoint[tp]
+		pp := PartitionProgress{Topic: pl.Topic, Partition: pl.Partition, Waiting: -1, GroupWaiting: pl.Lag}
+		var oldest time.Time
+		if ok && pl.LogEnd >= 0 {
+			ends++
+			from := x.from(pl, off)
+			deleted += from - off
+			pp.Waiting = max(pl.LogEnd-from, 0)
+			waiting += pp.Waiting
+			if waitingBeyond(pl, from, allowed) {
+				rd.waits = true
+				if at, ok := d.times[recordKey{r.Cluster, pl.Topic, pl.Partition, from}]; ok {
+					oldest = at
+					if rd.oldest.IsZero() || at.Before(rd.oldest) {
+						rd.oldest, rd.oldestAt = at, tpKey(tp)
 					}
+				} else {
+					rd.timesKnown = false
 				}
-			}
-			if keepParts {
-				obs.Partitions = append(obs.Partitions, pp)
 			}
 		}
-		d.mu.Unlock()
-		if ends > 0 {
-			obs.Waiting = waiting
-			if obs.CommitAge >= 0 {
-				obs.Holds[SignalStale] = anyWaits && obs.CommitAge >= p.Checkpoint.StaleAfter
-			}
-			if p.Detect.MaxLag > 0 {
-				switch {
-				case !anyWaits:
-					obs.Holds[SignalLag] = false
-				case obs.OldestKnown && obs.Oldest > p.Detect.MaxLag:
-					// One partition known to be over is enough, whatever the others.
-					obs.Holds[SignalLag] = true
-				case timesKnown:
-					obs.Holds[SignalLag] = false
-				}
-			}
-			if !anyWaits {
-				obs.Oldest, obs.OldestKnown = 0, true
-			}
+		if keepParts {
+			obs.Partitions = append(obs.Partitions, pp)
+			rd.partOldest = append(rd.partOldest, oldest)
 		}
 	}
-	return obs
+	d.mu.Unlock()
+	if ends > 0 {
+		rd.known = true
+		obs.Waiting, obs.Deleted = waiting, deleted
+	}
+	return obs, rd
+}
+
+// assess judges a round's reading of the checkpoint with the clock of its waiting records,
+// kept across rounds, and returns the clock moved by the round. Records wait from the oldest
+// one's own timestamp where it could be read, else from the first round that saw them
+// waiting, never before the last round that saw nothing waiting. checkpoint_stale holds
+// once they have waited checkpoint.stale_after with no checkpoint commit (a commit made while
+// they waited restarts the count); lag holds once the oldest of them waited over
+// detect.max_lag. A round that could not read the checkpoint or the brokers judges neither.
+func assess(clock Clock, obs *Observation, rd reading) Clock {
+	now := obs.At
+	clock = clock.Observe(now, rd.known, rd.waits, rd.oldest)
+	if !rd.known {
+		return clock
+	}
+	obs.WaitingSince = clock.Since
+	if !rd.waits {
+		obs.Holds[SignalStale] = false
+		if obs.MaxLag > 0 {
+			obs.Holds[SignalLag] = false
+		}
+		obs.Oldest, obs.OldestKnown = 0, true
+		return clock
+	}
+	since := clock.Since
+	if rd.committedAt.After(since) {
+		since = rd.committedAt
+	}
+	obs.StaleFor = max(now.Sub(since), 0)
+	obs.Holds[SignalStale] = obs.StaleFor >= obs.StaleAfter
+	if !rd.oldest.IsZero() {
+		obs.Oldest, obs.OldestKnown, obs.OldestAt = max(now.Sub(clock.Bound(rd.oldest)), 0), true, rd.oldestAt
+	}
+	for i, at := range rd.partOldest {
+		if !at.IsZero() && i < len(obs.Partitions) {
+			obs.Partitions[i].Oldest, obs.Partitions[i].OldestKnown = max(now.Sub(clock.Bound(at)), 0), true
+		}
+	}
+	if obs.MaxLag > 0 {
+		switch {
+		case obs.OldestKnown && obs.Oldest > obs.MaxLag:
+			// One partition known to be over is enough, whatever the others.
+			obs.Holds[SignalLag] = true
+		case rd.timesKnown:
+			obs.Holds[SignalLag] = false
+		}
+	}
+	return clock
 }
 
 // judge applies a pipeline's observation to its state, acts on the change, publishes its
@@ -384,6 +504,7 @@ func (d *Detector) judge(ctx context.Context, x *detected, rec state.DetectRecor
 	if len(rec.Publish) > 0 {
 		_ = json.Unmarshal(rec.Publish, &pub)
 	}
+	prev.Waiting = assess(prev.Waiting, &obs, x.read)
 	next, change, fresh := Step(prev, obs)
 	obs.Active = next.Active()
 	var errs []error

@@ -15,8 +15,9 @@ type Signal string
 
 // The symptoms, in the order they are named.
 const (
-	// SignalStale: no checkpoint commit for checkpoint.stale_after while the brokers hold
-	// records beyond the checkpoint's offsets.
+	// SignalStale: records the brokers hold beyond the checkpoint's offsets have waited
+	// checkpoint.stale_after with no checkpoint commit (counted from when they began to wait,
+	// not from the last commit: a quiet topic's quiet time is no stall).
 	SignalStale Signal = "checkpoint_stale"
 	// SignalStalled: the documented group is STALLED or STOPPED (kafka.stall_after).
 	SignalStalled Signal = "group_stalled"
@@ -42,8 +43,15 @@ type Observation struct {
 	CheckpointErr   string        `json:"ckpt_err,omitempty"`
 	Batch           int64         `json:"batch"`
 	CommitAge       time.Duration `json:"commit_age,omitempty"` // -1: no commit yet
-	// Waiting is the records the brokers hold beyond the checkpoint's offsets (-1: unknown).
+	// Waiting is the records the brokers hold beyond the checkpoint's offsets (-1: unknown);
+	// Deleted the records beyond them the brokers no longer hold (retention deleted them
+	// before the query read them: lost, not waiting).
 	Waiting int64 `json:"waiting"`
+	Deleted int64 `json:"deleted,omitempty"`
+	// WaitingSince is when records began to wait beyond the checkpoint (zero while none
+	// waits); StaleFor is how long they have waited with no checkpoint commit.
+	WaitingSince time.Time     `json:"waiting_since,omitzero"`
+	StaleFor     time.Duration `json:"stale_for,omitempty"`
 	// Oldest is the age of the oldest of them, from its own timestamp; OldestKnown says
 	// whether it could be read; OldestAt names its partition.
 	Oldest      time.Duration `json:"oldest,omitempty"`
@@ -97,6 +105,8 @@ type DetectState struct {
 	Suppressed bool `json:"suppressed,omitempty"`
 	// Noticed: with detect.open_incident off, the channel was told of the episode.
 	Noticed bool `json:"noticed,omitempty"`
+	// Waiting is the clock of the records waiting beyond the checkpoint.
+	Waiting Clock `json:"waiting,omitzero"`
 }
 
 // Active lists the active symptoms, in order.
@@ -193,11 +203,11 @@ func symptomList(syms []Signal, obs Observation) string {
 }
 
 // Headline is a detection incident's title: the pipeline and its main symptom with its
-// numbers ("sms-replies: no checkpoint commit for 6m12s while 1,240 records wait").
+// numbers ("sms-replies: 1,240 records have waited 6m12s with no checkpoint commit").
 func Headline(pipeline string, active []Signal, obs Observation) string {
 	switch {
 	case slices.Contains(active, SignalStale):
-		return fmt.Sprintf("%s: no checkpoint commit for %s while %s wait", pipeline, human.Age(obs.CommitAge), records(obs.Waiting))
+		return fmt.Sprintf("%s: %s waited %s with no checkpoint commit", pipeline, haveWaited(obs.Waiting), human.Age(obs.StaleFor))
 	case slices.Contains(active, SignalLag):
 		return fmt.Sprintf("%s: Spark %s behind (%s wait)", pipeline, human.Age(obs.Oldest), records(obs.Waiting))
 	case slices.Contains(active, SignalStalled):
@@ -240,6 +250,14 @@ func Numbers(obs Observation) string {
 // DetectedLine is the root's symptom line: the active symptoms, then the numbers.
 func DetectedLine(active []Signal, obs Observation) string {
 	return symptomList(active, obs) + ": " + Numbers(obs)
+}
+
+// haveWaited is "1 record has" or "1,240 records have".
+func haveWaited(n int64) string {
+	if n == 1 {
+		return "1 record has"
+	}
+	return records(n) + " have"
 }
 
 func records(n int64) string {

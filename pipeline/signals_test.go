@@ -94,7 +94,7 @@ func TestStepHysteresis(t *testing.T) {
 }
 
 func TestDetectedLine(t *testing.T) {
-	obs := pipeline.Observation{CheckpointKnown: true, Batch: 41, CommitAge: 6*time.Minute + 12*time.Second, Waiting: 1240,
+	obs := pipeline.Observation{CheckpointKnown: true, Batch: 41, CommitAge: 6*time.Minute + 12*time.Second, Waiting: 1240, StaleFor: 5*time.Minute + 3*time.Second,
 		Oldest: 16 * time.Minute, OldestKnown: true, OldestAt: "client.replies.sms/2", Group: "sms-replies-prod",
 		GroupStatus: "STALLED", GroupEvidence: "all 3 partitions STALLED; worst p2: lag 410 for 5m", MaxLag: 15 * time.Minute}
 	active := []pipeline.Signal{pipeline.SignalStale, pipeline.SignalStalled, pipeline.SignalLag}
@@ -104,7 +104,8 @@ func TestDetectedLine(t *testing.T) {
 	if got != want {
 		t.Errorf("line:\n%s\nwant\n%s", got, want)
 	}
-	if h := pipeline.Headline("sms-replies", active, obs); h != "sms-replies: no checkpoint commit for 6m12s while 1,240 records wait" {
+	// The headline counts how long the records waited with no commit, not the last commit's age.
+	if h := pipeline.Headline("sms-replies", active, obs); h != "sms-replies: 1,240 records have waited 5m3s with no checkpoint commit" {
 		t.Errorf("headline %q", h)
 	}
 	if h := pipeline.Headline("sms-replies", []pipeline.Signal{pipeline.SignalLag}, obs); h != "sms-replies: Spark 16m behind (1,240 records wait)" {

@@ -27,6 +27,7 @@ const (
 	FieldPattern            = "pattern"
 	FieldBootstrap          = "bootstrap"
 	FieldCheckpointLocation = "checkpointLocation"
+	FieldFailOnDataLoss     = "failOnDataLoss"
 )
 
 // MaxFileSize bounds what Load reads: options files are a few kilobytes.
@@ -50,6 +51,10 @@ type Deployed struct {
 	// CheckpointIsRoot says CheckpointLocation is spark.sql.streaming.checkpointLocation: the
 	// root under which Spark checkpoints a query without its own option, in <root>/<queryName>.
 	CheckpointIsRoot bool
+	// FailOnDataLoss is the failOnDataLoss option as written ("" when the file does not set it:
+	// Spark's default is true). It decides whether the query fails or skips when the offsets it
+	// would read next are no longer on the brokers.
+	FailOnDataLoss string
 
 	// Sources maps each Field* found to "file:line" where its value was read.
 	Sources map[string]string
@@ -194,7 +199,7 @@ func (d *Deployed) resolve(settings []setting) {
 			chosen[s.opt] = s
 		}
 	}
-	for opt := optGroupID; opt <= optCheckpointRoot; opt++ {
+	for opt := optGroupID; opt <= optFailOnDataLoss; opt++ {
 		c, ok := chosen[opt]
 		if !ok {
 			continue
@@ -264,6 +269,10 @@ func (d *Deployed) resolve(settings []setting) {
 		d.CheckpointLocation = s.value
 		d.CheckpointIsRoot = true
 		use(FieldCheckpointLocation, s)
+	}
+	if s, ok := chosen[optFailOnDataLoss]; ok {
+		d.FailOnDataLoss = s.value
+		use(FieldFailOnDataLoss, s)
 	}
 }
 

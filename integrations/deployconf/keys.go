@@ -18,6 +18,7 @@ const (
 	optBootstrap
 	optCheckpoint
 	optCheckpointRoot // spark.sql.streaming.checkpointLocation: a root, not the query's own location
+	optFailOnDataLoss
 )
 
 // optionNames are lower-case: keys are matched case-insensitively.
@@ -32,6 +33,7 @@ var optionNames = []struct {
 	{"assign", optAssign},
 	{"kafka.bootstrap.servers", optBootstrap},
 	{"checkpointlocation", optCheckpoint},
+	{"failondataloss", optFailOnDataLoss},
 }
 
 // prefixes are the ones jobs put before option names in config files, lower-case.
@@ -88,6 +90,8 @@ func (o option) spelling() string {
 		return "checkpointLocation"
 	case optCheckpointRoot:
 		return "spark.sql.streaming.checkpointLocation"
+	case optFailOnDataLoss:
+		return "failOnDataLoss"
 	}
 	return "unknown option"
 }

@@ -44,16 +44,19 @@ func TestParseTestdata(t *testing.T) {
 				Topics:             []string{"client.replies.sms"},
 				Bootstrap:          []string{"kafka-0.kafka.data.svc:9092", "kafka-1.kafka.data.svc:9092", "kafka-2.kafka.data.svc:9092"},
 				CheckpointLocation: "file:///var/lib/spark/checkpoints/sms-replies/",
+				FailOnDataLoss:     "false",
 				Sources: map[string]string{
 					"group":              "testdata/sms-replies.conf:12",
 					"topics":             "testdata/sms-replies.conf:13",
 					"bootstrap":          "testdata/sms-replies.conf:14",
+					"failOnDataLoss":     "testdata/sms-replies.conf:16",
 					"checkpointLocation": "testdata/sms-replies.conf:21",
 				},
 				Settings: map[string]string{
 					"group":              "spark.kafka.group.id=sms-replies-v2",
 					"topics":             "spark.kafka.subscribe=client.replies.sms",
 					"bootstrap":          "spark.kafka.bootstrap.servers=kafka-0.kafka.data.svc:9092,kafka-1.kafka.data.svc:9092,kafka-2.kafka.data.svc:9092",
+					"failOnDataLoss":     "spark.kafka.failOnDataLoss=false",
 					"checkpointLocation": "option.checkpointLocation=file:///var/lib/spark/checkpoints/sms-replies/",
 				},
 			},
@@ -280,6 +283,9 @@ func TestParseAcceptsEverySpelling(t *testing.T) {
 		{"subscribePattern", func(d deployconf.Deployed) bool { return d.Pattern == "v" }},
 		{"kafka.bootstrap.servers", func(d deployconf.Deployed) bool { return reflect.DeepEqual(d.Bootstrap, []string{"v"}) }},
 		{"checkpointLocation", func(d deployconf.Deployed) bool { return d.CheckpointLocation == "v" }},
+		{"failOnDataLoss", func(d deployconf.Deployed) bool {
+			return d.FailOnDataLoss == "v" && d.Sources[deployconf.FieldFailOnDataLoss] != ""
+		}},
 	}
 	for _, prefix := range []string{"", "spark.", "option.", "options.", "spark.kafka.", "spark.streaming.", "spark.sql.streaming."} {
 		for _, o := range options {

@@ -34,6 +34,24 @@ type Config struct {
 	Health    Health     `yaml:"health"`
 	Diagnose  Diagnose   `yaml:"diagnose"`
 	Repair    Repair     `yaml:"repair"`
+
+	// file is the path Load read; lines maps each YAML path present to its line (Where).
+	file  string         `yaml:"-"`
+	lines map[string]int `yaml:"-"`
+}
+
+// Where says where a key is written: "streamwatch.yaml:14 (pipelines[0].kafka.topics)", or
+// the YAML path alone when its line is not known (a default, or a configuration not parsed
+// from a file).
+func (c *Config) Where(path string) string {
+	line, ok := c.lines[path]
+	switch {
+	case !ok:
+		return path
+	case c.file == "":
+		return fmt.Sprintf("line %d (%s)", line, path)
+	}
+	return fmt.Sprintf("%s:%d (%s)", c.file, line, path)
 }
 
 // HTTP is the server for alert webhooks, /healthz, /readyz and /metrics.
@@ -341,6 +359,7 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config %s:\n%w", path, err)
 	}
+	cfg.file = path
 	return cfg, nil
 }
 
@@ -368,6 +387,7 @@ func Parse(data []byte) (*Config, error) {
 		})
 		return nil, errs
 	}
+	cfg.lines = d.lines
 	return cfg, nil
 }
 

@@ -9,17 +9,18 @@ import (
 	"github.com/streamwatch/streamwatch/integrations/driverlog"
 	"github.com/streamwatch/streamwatch/integrations/kafka"
 	"github.com/streamwatch/streamwatch/integrations/probe"
-	"github.com/streamwatch/streamwatch/integrations/spark"
 )
 
 // Checks are the diagnostics of one pipeline; a nil check does not apply to it.
 type Checks struct {
 	Lag        func(ctx context.Context) (*kafka.LagReport, error)
-	Checkpoint func(ctx context.Context) (*spark.Report, error)
+	Checkpoint func(ctx context.Context) (*CheckpointReading, error)
 	Probe      func(ctx context.Context) *probe.Result // read-only
 	LastWrite  func(ctx context.Context) *probe.Result // the newest stored probe with a write test
 	Logs       func(ctx context.Context) (*driverlog.Report, error)
-	Drift      func(ctx context.Context) ([]deployconf.Difference, error)
+	Drift      func(ctx context.Context) (*deployconf.Deployed, []deployconf.Difference, error)
+	// Contract is what the pipeline documents; Judge compares it with what the checks saw.
+	Contract Contract
 	// Running, when set, counts the checks' goroutines: Run returns at its deadline, and a
 	// check that ignores its context's end is waited for by whoever waits on Running.
 	Running *sync.WaitGroup
@@ -31,7 +32,7 @@ func (c Checks) Run(ctx context.Context, pipeline string, timeout time.Duration)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var mu sync.Mutex
-	in := Inputs{Pipeline: pipeline}
+	in := Inputs{Pipeline: pipeline, Contract: c.Contract}
 	pending := map[string]bool{}
 	done := make(chan struct{}, 8)
 	running := c.Running
@@ -64,7 +65,10 @@ func (c Checks) Run(ctx context.Context, pipeline string, timeout time.Duration)
 		start(CheckCheckpoint, func() {
 			r, err := c.Checkpoint(ctx)
 			mu.Lock()
-			in.Checkpoint, in.CheckpointErr = r, err
+			in.CheckpointErr = err
+			if r != nil {
+				in.Checkpoint, in.Brokers, in.BrokersErr, in.OldestWaiting = r.Report, r.Brokers, r.BrokersErr, r.Oldest
+			}
 			mu.Unlock()
 		})
 	}
@@ -90,9 +94,9 @@ func (c Checks) Run(ctx context.Context, pipeline string, timeout time.Duration)
 	}
 	if c.Drift != nil {
 		start(CheckDrift, func() {
-			r, err := c.Drift(ctx)
+			dep, diffs, err := c.Drift(ctx)
 			mu.Lock()
-			in.Drift, in.DriftErr = r, err
+			in.Deployed, in.Drift, in.DriftErr = dep, diffs, err
 			mu.Unlock()
 		})
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/streamwatch/streamwatch/integrations/driverlog"
 	"github.com/streamwatch/streamwatch/integrations/kafka"
 	"github.com/streamwatch/streamwatch/integrations/probe"
-	"github.com/streamwatch/streamwatch/integrations/spark"
 	"github.com/streamwatch/streamwatch/state"
 )
 
@@ -49,12 +48,12 @@ func (d *Diagnoser) Diagnose(ctx context.Context, name string) (Verdict, error) 
 	if !ok {
 		return Verdict{}, fmt.Errorf("unknown pipeline %q", name)
 	}
-	c := Checks{Running: &d.running}
+	c := Checks{Running: &d.running, Contract: ContractOf(d.Config, p)}
 	if p.Kafka.Enabled() && d.Lag != nil {
 		c.Lag = func(ctx context.Context) (*kafka.LagReport, error) { return d.Lag.PipelineLag(ctx, name) }
 	}
 	if p.Checkpoint.Location != "" {
-		c.Checkpoint = func(ctx context.Context) (*spark.Report, error) { return d.Checkpoints.Diagnose(ctx, name) }
+		c.Checkpoint = func(ctx context.Context) (*CheckpointReading, error) { return d.Checkpoints.Read(ctx, name) }
 		c.Probe = func(ctx context.Context) *probe.Result {
 			opt := ProbeOptions(d.Config, *p, d.Getenv)
 			opt.Write = false
@@ -72,7 +71,7 @@ func (d *Diagnoser) Diagnose(ctx context.Context, name string) (Verdict, error) 
 		}
 	}
 	if p.DeployedConfig != "" {
-		c.Drift = func(context.Context) ([]deployconf.Difference, error) { return d.drift(p) }
+		c.Drift = func(context.Context) (*deployconf.Deployed, []deployconf.Difference, error) { return d.drift(p) }
 	}
 	timeout := d.Config.Diagnose.Timeout
 	if timeout <= 0 {
@@ -97,17 +96,18 @@ func (d *Diagnoser) lastProbe(ctx context.Context, name string) *probe.Result {
 	return &r
 }
 
-// drift compares the deployed job's configuration with what the pipeline documents.
-func (d *Diagnoser) drift(p *config.Pipeline) ([]deployconf.Difference, error) {
+// drift reads the deployed job's configuration and compares it with what the pipeline
+// documents.
+func (d *Diagnoser) drift(p *config.Pipeline) (*deployconf.Deployed, []deployconf.Difference, error) {
 	dep, err := deployconf.Load(p.DeployedConfig)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	doc := deployconf.Documented{Group: p.Kafka.Group, Topics: p.Kafka.Topics, CheckpointLocation: p.Checkpoint.Location}
 	if cl, ok := d.Config.Kafka.Clusters[p.Kafka.Cluster]; ok {
 		doc.Brokers = cl.Brokers
 	}
-	return deployconf.Compare(doc, dep), nil
+	return &dep, deployconf.Compare(doc, dep), nil
 }
 
 // Logs scans the pipeline's driver logs.

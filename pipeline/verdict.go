@@ -37,16 +37,24 @@ const (
 // Inputs are the diagnostics' results; a nil result with a nil error means the check does
 // not apply to the pipeline (no Kafka, no logs configured…).
 type Inputs struct {
-	Pipeline      string
-	Now           time.Time // the diagnosis; zero means time.Now
+	Pipeline string
+	Now      time.Time // the diagnosis; zero means time.Now
+	// Contract is what the pipeline documents, with where each fact is written.
+	Contract      Contract
 	Lag           *kafka.LagReport
 	LagErr        error
 	Checkpoint    *spark.Report
 	CheckpointErr error
+	// Brokers is what the brokers hold of the checkpoint's and the documented topics;
+	// OldestWaiting the own timestamp of the oldest record waiting beyond the checkpoint.
+	Brokers       *kafka.LogRanges
+	BrokersErr    error
+	OldestWaiting time.Time
 	Probe         *probe.Result // the read-only probe run now, with its access judgment
 	LastWrite     *probe.Result // the newest stored probe (with a write test when configured), if any
 	Logs          *driverlog.Report
 	LogsErr       error
+	Deployed      *deployconf.Deployed // the deployed job's options, when deployed_config is set
 	Drift         []deployconf.Difference
 	DriftErr      error
 	Unfinished    []string // checks still running at the deadline
@@ -60,7 +68,14 @@ const (
 	SymptomProbeFailing        = "PROBE_FAILING"
 	SymptomLogErrors           = "LOG_ERRORS"
 	SymptomBrokersUnreachable  = "BROKERS_UNREACHABLE"
+	// SymptomTopicUnread: records of a documented topic wait on the brokers and the
+	// checkpoint reads none of its partitions (Symptom.Unread).
+	SymptomTopicUnread = "DOCUMENTED_TOPIC_UNREAD"
 )
+
+// symptomOrder is the order symptoms are listed in.
+var symptomOrder = []string{SymptomProgressStopped, SymptomDocumentedGroupIdle, SymptomTopicUnread, SymptomLagGrowing,
+	SymptomProbeFailing, SymptomLogErrors, SymptomBrokersUnreachable}
 
 // Cause IDs, in the order the product tells them apart.
 const (
@@ -69,7 +84,19 @@ const (
 	CauseCorrupt       = "CHECKPOINT_CORRUPT"
 	CauseBrokerDown    = "BROKER_UNREACHABLE"
 	CauseSlowConsumer  = "CONSUMER_SLOWER_THAN_PRODUCER"
+	// The pipeline's contract contradicted: the job reads other topics, another cluster, or
+	// checkpoints elsewhere than documented (Cause.Findings name the field and both values).
+	CauseTopicMismatch    = "TOPIC_MISMATCH"
+	CauseClusterMismatch  = "CLUSTER_MISMATCH"
+	CauseLocationMismatch = "CHECKPOINT_LOCATION_MISMATCH"
+	// The checkpoint's offsets against what the brokers hold (Cause.Findings count them).
+	CauseOffsetsGone       = "CHECKPOINT_OFFSETS_GONE"
+	CausePartitionsUnknown = "PARTITIONS_NOT_IN_CHECKPOINT"
 )
+
+// causeOrder lists every cause.
+var causeOrder = []string{CauseNotWritable, CauseGroupMismatch, CauseTopicMismatch, CauseClusterMismatch, CauseLocationMismatch,
+	CauseCorrupt, CauseOffsetsGone, CausePartitionsUnknown, CauseBrokerDown, CauseSlowConsumer}
 
 // Confidence says how well a cause is supported.
 type Confidence string
@@ -105,24 +132,55 @@ const (
 	srcBrokers    = "brokers"
 )
 
+// Sources of a cause's signals, as Cause.Signals names them (besides "the symptom").
+const (
+	SignalAccess     = srcAccess
+	SignalProbe      = srcProbe
+	SignalLogs       = srcLogs
+	SignalCheckpoint = srcCheckpoint
+	SignalKafka      = srcKafka
+	SignalDeployed   = srcConfig
+	SignalBrokers    = srcBrokers
+)
+
 // Symptom is one thing wrong now, with its evidence.
 type Symptom struct {
 	ID       string
-	Title    string
+	Title    string // "" for the symptoms whose title the reply's layout gives (by ID)
 	Evidence []string
-	sources  []string
+	// Unread are the documented topics nobody reads (DOCUMENTED_TOPIC_UNREAD).
+	Unread []TopicUnread
+	// Stopped is the stop seen in the checkpoint (PROGRESS_STOPPED), nil when it was seen
+	// elsewhere only.
+	Stopped *StoppedCheckpoint
+	sources []string
+}
+
+// StoppedCheckpoint is a checkpoint whose records have waited checkpoint.stale_after with no
+// commit.
+type StoppedCheckpoint struct {
+	Waiting int64         // the records waiting beyond it that the brokers still hold
+	Waited  time.Duration // how long they have waited with no commit
+	// FromRecords says Waited counts from the oldest waiting record's own timestamp;
+	// otherwise it counts from the newest commit (the records' times could not be read).
+	FromRecords bool
+	Commit      string    // the newest commit's file
+	CommittedAt time.Time // when it was written
+	Deleted     int64     // records beyond it the brokers no longer hold (lost, not waiting)
 }
 
 // Cause is one probable cause: it explains at least one present symptom.
 type Cause struct {
 	ID         string
-	Title      string
+	Title      string // "" for the causes whose title and next step the reply's layout gives (by ID)
 	Confidence Confidence
 	Signals    []string // the independent sources that support it
 	Explains   []string // the present symptoms it explains (IDs)
 	Evidence   []string
-	Next       string
-	direct     bool
+	// Findings are the contradictions and offsets findings behind it, as data.
+	Findings []Finding
+	Next     string
+	direct   bool
 }
 
 // Verdict is the answer of diagnose.
@@ -134,8 +192,15 @@ type Verdict struct {
 	// Unexplained are the present symptoms no cause explains.
 	Unexplained []string
 	// Risks are problems that cause no present symptom, or findings from configuration text
-	// alone: worth fixing, not the reason for an alert.
-	Risks []string
+	// alone: worth fixing, not the reason for an alert. RiskFindings are those found as data
+	// (a contradicted documented fact, offsets the brokers no longer hold).
+	Risks        []string
+	RiskFindings []Finding
+	// RuledOut lists, when a present symptom has no cause, every cause that could explain it
+	// with what the checks saw of it (or why they could not look); Next is the one step a
+	// person should take then (a Next* code).
+	RuledOut []Ruled
+	Next     string
 	// History is evidence older than the newest progress.
 	History []string
 	// Progress is the newest progress seen (checkpoint commit or group commit); zero: none.
@@ -148,7 +213,7 @@ type Verdict struct {
 }
 
 type causeDef struct {
-	title, next string
+	title, next string // "" for the causes the reply's layout names
 	explains    []string
 }
 
@@ -168,6 +233,11 @@ var causeDefs = map[string]causeDef{
 	CauseSlowConsumer: {"The consumer is healthy but slower than the producer: lag grows while commits advance",
 		"Scale the job (more executors or partitions) or reduce the batch work; nothing is stuck.",
 		[]string{SymptomLagGrowing}},
+	CauseTopicMismatch:     {explains: []string{SymptomTopicUnread, SymptomDocumentedGroupIdle, SymptomProgressStopped}},
+	CauseClusterMismatch:   {explains: []string{SymptomProgressStopped, SymptomDocumentedGroupIdle, SymptomTopicUnread}},
+	CauseLocationMismatch:  {explains: []string{SymptomProgressStopped}},
+	CauseOffsetsGone:       {explains: []string{SymptomProgressStopped, SymptomLogErrors}},
+	CausePartitionsUnknown: {explains: []string{SymptomProgressStopped}},
 }
 
 // judge is one Judge call's working state.
@@ -177,6 +247,7 @@ type judge struct {
 	symptoms map[string]*Symptom
 	signals  map[string]map[string]bool // cause → source → direct
 	evidence map[string][]string
+	findings map[string][]Finding
 }
 
 // Judge establishes the symptoms and names the causes that explain them.
@@ -185,7 +256,7 @@ func Judge(in Inputs) Verdict {
 		in.Now = time.Now()
 	}
 	j := &judge{in: in, v: Verdict{Pipeline: in.Pipeline, Unfinished: in.Unfinished},
-		symptoms: map[string]*Symptom{}, signals: map[string]map[string]bool{}, evidence: map[string][]string{}}
+		symptoms: map[string]*Symptom{}, signals: map[string]map[string]bool{}, evidence: map[string][]string{}, findings: map[string][]Finding{}}
 	j.progress()
 	j.access()
 	j.kafka()
@@ -193,9 +264,18 @@ func Judge(in Inputs) Verdict {
 	j.probes()
 	j.logs()
 	j.drift()
+	j.contract()
+	j.offsets()
 	j.errors()
 	j.conclude()
+	j.ruleOut()
 	return j.v
+}
+
+// finding records a finding as a signal of its cause from source.
+func (j *judge) finding(f Finding, source string, direct bool) {
+	j.signal(f.Cause, source, direct)
+	j.findings[f.Cause] = append(j.findings[f.Cause], f)
 }
 
 func (j *judge) symptom(id, title, source, evidence string) {
@@ -316,10 +396,15 @@ func (j *judge) checkpoint() {
 	for _, f := range c.Findings {
 		switch f.Code {
 		case spark.CodeStale:
-			if c.PendingTotal > 0 {
-				j.symptom(SymptomProgressStopped, "progress stopped", srcCheckpoint,
-					fmt.Sprintf("%s while %s records wait on the brokers", strings.TrimSuffix(f.Summary, "."), human.Digits(c.PendingTotal)))
-			} else {
+			stop := j.stopped(c)
+			switch {
+			case c.PendingTotal > 0 && stop.Waited >= c.StaleAfter:
+				j.symptom(SymptomProgressStopped, "progress stopped", srcCheckpoint, "")
+				j.symptoms[SymptomProgressStopped].Stopped = &stop
+			case c.PendingTotal > 0:
+				j.v.Notes = append(j.v.Notes, fmt.Sprintf("checkpoint: %s; the %s records waiting began to wait only %s ago (the topic was quiet before): no stall yet",
+					f.Summary, human.Digits(c.PendingTotal), human.Age(stop.Waited)))
+			default:
 				j.v.Notes = append(j.v.Notes, "checkpoint: "+f.Summary+"; no records wait on the brokers (an idle topic needs no commits)")
 			}
 		case spark.CodeCorruptFile:
@@ -332,6 +417,27 @@ func (j *judge) checkpoint() {
 			}
 		}
 	}
+}
+
+// stopped measures how long the records waiting beyond the checkpoint have waited with no
+// commit: from the oldest one's own timestamp, or from the newest commit when that is later
+// or the timestamps could not be read. The quiet time before records arrived never counts.
+func (j *judge) stopped(c *spark.Report) StoppedCheckpoint {
+	st := StoppedCheckpoint{Waiting: c.PendingTotal, Deleted: c.DeletedTotal}
+	since := time.Time{}
+	if cb := c.Committed; cb != nil {
+		st.Commit, st.CommittedAt, since = cb.File, cb.ModTime, cb.ModTime
+	}
+	if o := j.in.OldestWaiting; !o.IsZero() {
+		st.FromRecords = true
+		if o.After(since) {
+			since = o
+		}
+	}
+	if !since.IsZero() {
+		st.Waited = max(j.in.Now.Sub(since), 0)
+	}
+	return st
 }
 
 // probes reads the read-only probe run now and the newest stored probe.
@@ -404,25 +510,124 @@ func (j *judge) logs() {
 			j.signal(CauseNotWritable, srcLogs, false, ev)
 		case "CHECKPOINT_LOG_CORRUPT":
 			j.signal(CauseCorrupt, srcLogs, false, ev)
+		case "KAFKA_DATA_LOSS":
+			j.signal(CauseOffsetsGone, srcLogs, false, ev)
 		}
 	}
 }
 
+// drift turns each field the deployed config contradicts into a finding of its cause: the
+// text of a file is an indirect signal.
 func (j *judge) drift() {
 	for _, d := range j.in.Drift {
-		ev := fmt.Sprintf("deployed config: %s documented %q, deployed %q (%s)", d.Field, d.Documented, d.Deployed, d.Evidence)
-		if d.Field == deployconf.FieldGroup {
-			if d.Reason != "" {
-				ev += ": " + d.Reason
-			}
-			j.signal(CauseGroupMismatch, srcConfig, false, ev)
-			continue
+		field, cause := FieldGroup, CauseGroupMismatch
+		switch d.Field {
+		case deployconf.FieldTopics:
+			field, cause = FieldTopics, CauseTopicMismatch
+		case deployconf.FieldBootstrap:
+			field, cause = FieldCluster, CauseClusterMismatch
+		case deployconf.FieldCheckpointLocation:
+			field, cause = FieldCheckpoint, CauseLocationMismatch
 		}
-		if d.Reason != "" {
-			ev += ": " + d.Reason
-		}
-		j.v.Risks = append(j.v.Risks, ev)
+		c := &Contradiction{Field: field, Documented: j.documented(field, d.Documented),
+			Observed: Fact{Value: d.Deployed, Seen: SeenDeployed, Where: d.Evidence}, Reason: d.Reason}
+		j.finding(Finding{Cause: cause, Contradiction: c}, srcConfig, false)
 	}
+}
+
+// documented is the documented fact of field, or value as the comparison saw it when the
+// contract was not given.
+func (j *judge) documented(field, value string) Fact {
+	ct := j.in.Contract
+	f := map[string]Fact{FieldCluster: ct.Cluster, FieldTopics: ct.Topics, FieldGroup: ct.Group, FieldCheckpoint: ct.Checkpoint}[field]
+	if f.Seen == "" {
+		f = Fact{Value: value, Seen: SeenConfig}
+	}
+	return f
+}
+
+// contract compares the documented facts with the checkpoint and the brokers: the topics
+// the checkpoint's offsets read, whether the documented location holds a checkpoint at all,
+// whether the documented topics exist on the documented cluster. What the checkpoint or the
+// brokers show of themselves is a direct signal.
+func (j *judge) contract() {
+	ct := j.in.Contract
+	documented := topicSet(ct.TopicList)
+	if c := j.in.Checkpoint; c != nil {
+		if pb := baseline(c); pb != nil && len(documented) > 0 {
+			reads, where := checkpointTopics(pb)
+			if len(reads) > 0 && !slices.Equal(reads, documented) {
+				first := reads[0]
+				for _, t := range reads {
+					if !slices.Contains(documented, t) {
+						first = t
+						break
+					}
+				}
+				j.finding(Finding{Cause: CauseTopicMismatch, Contradiction: &Contradiction{Field: FieldTopics,
+					Documented: j.documented(FieldTopics, strings.Join(documented, ", ")),
+					Observed:   Fact{Value: strings.Join(reads, ", "), Seen: SeenCheckpoint, Where: where[first]}}}, srcCheckpoint, true)
+			}
+		}
+		if f := c.Finding(spark.CodeMissing); f != nil && f.File == "" && f.Severity == spark.SeverityCritical && !c.Has(spark.CodeUnreadable) {
+			j.finding(Finding{Cause: CauseLocationMismatch, Contradiction: &Contradiction{Field: FieldCheckpoint,
+				Documented: j.documented(FieldCheckpoint, c.Location),
+				Observed:   Fact{Seen: SeenCheckpoint, Where: c.Location}}}, srcCheckpoint, true)
+		}
+	}
+	if b := j.in.Brokers; b != nil {
+		var absent []string
+		for _, t := range documented {
+			if tr, ok := b.Topic(t); ok && !tr.Exists {
+				absent = append(absent, t)
+			}
+		}
+		if len(absent) > 0 {
+			j.finding(Finding{Cause: CauseTopicMismatch, Contradiction: &Contradiction{Field: FieldTopics,
+				Documented: j.documented(FieldTopics, strings.Join(documented, ", ")),
+				Observed:   Fact{Value: strings.Join(without(documented, absent), ", "), Seen: SeenBrokers, Where: brokersWhere(b)},
+				Absent:     absent}}, srcBrokers, true)
+		}
+	}
+}
+
+// offsets compares the checkpoint's offsets with what the brokers hold (offsetsFindings),
+// and finds the documented topics whose records wait while the checkpoint reads none of
+// their partitions.
+func (j *judge) offsets() {
+	c, b := j.in.Checkpoint, j.in.Brokers
+	if c == nil || b == nil {
+		return
+	}
+	for _, f := range offsetsFindings(c, b, failOnDataLoss(j.in.Deployed)) {
+		cause := CauseOffsetsGone
+		if f.Code == PartitionsUnknown {
+			cause = CausePartitionsUnknown
+		}
+		j.finding(Finding{Cause: cause, Offsets: f}, srcBrokers, true)
+	}
+	if unread := unreadTopics(j.in.Contract.TopicList, c, b); len(unread) > 0 {
+		j.symptom(SymptomTopicUnread, "", srcBrokers, "")
+		j.symptoms[SymptomTopicUnread].Unread = unread
+	}
+}
+
+// topicSet sorts and deduplicates.
+func topicSet(topics []string) []string {
+	out := slices.Clone(topics)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// without is a less the elements of b.
+func without(a, b []string) []string {
+	var out []string
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 func (j *judge) errors() {
@@ -447,7 +652,7 @@ func (j *judge) errors() {
 // conclude names the causes that explain a present symptom and grades them; the others are
 // risks.
 func (j *judge) conclude() {
-	for _, id := range []string{SymptomProgressStopped, SymptomDocumentedGroupIdle, SymptomLagGrowing, SymptomProbeFailing, SymptomLogErrors, SymptomBrokersUnreachable} {
+	for _, id := range symptomOrder {
 		if s := j.symptoms[id]; s != nil {
 			j.v.Symptoms = append(j.v.Symptoms, *s)
 		}
@@ -455,7 +660,7 @@ func (j *judge) conclude() {
 	explained := map[string]bool{}
 	for id, sources := range j.signals {
 		def := causeDefs[id]
-		c := Cause{ID: id, Title: def.title, Next: def.next, Evidence: j.evidence[id]}
+		c := Cause{ID: id, Title: def.title, Next: def.next, Evidence: j.evidence[id], Findings: j.findings[id]}
 		for src, direct := range sources {
 			c.Signals = append(c.Signals, src)
 			c.direct = c.direct || direct
@@ -478,6 +683,7 @@ func (j *judge) conclude() {
 			for _, e := range c.Evidence {
 				j.v.Risks = append(j.v.Risks, riskOf(id)+": "+e)
 			}
+			j.v.RiskFindings = append(j.v.RiskFindings, c.Findings...)
 			continue
 		}
 		n := len(c.Signals)
@@ -498,6 +704,9 @@ func (j *judge) conclude() {
 		}
 		j.v.Causes = append(j.v.Causes, c)
 	}
+	sort.SliceStable(j.v.RiskFindings, func(a, b int) bool {
+		return slices.Index(causeOrder, j.v.RiskFindings[a].Cause) < slices.Index(causeOrder, j.v.RiskFindings[b].Cause)
+	})
 	sort.SliceStable(j.v.Causes, func(a, b int) bool {
 		ca, cb := j.v.Causes[a], j.v.Causes[b]
 		if ca.Confidence.rank() != cb.Confidence.rank() {
@@ -537,8 +746,17 @@ func (j *judge) explains(cause string, s *Symptom) bool {
 	own := j.signals[cause]
 	switch s.ID {
 	case SymptomProgressStopped:
-		if cause == CauseGroupMismatch {
+		switch cause {
+		case CauseGroupMismatch:
+			// The documented group's stop, not the checkpoint's: the job reads elsewhere.
 			return slices.Contains(s.sources, srcKafka)
+		case CauseTopicMismatch:
+			// The same; or the documented topic is not on the cluster at all.
+			_, absent := own[srcBrokers]
+			return absent || slices.Contains(s.sources, srcKafka)
+		case CauseOffsetsGone, CausePartitionsUnknown:
+			// Only when Spark fails over them (failOnDataLoss); otherwise it skips them.
+			return j.fails(cause)
 		}
 		return true
 	case SymptomLogErrors:
@@ -551,6 +769,18 @@ func (j *judge) explains(cause string, s *Symptom) bool {
 		return p || a || (cause == CauseCorrupt && c)
 	}
 	return true
+}
+
+// fails says whether Spark fails the query over a cause's offsets findings, or, for a driver
+// log that reports data loss, whether failOnDataLoss is true.
+func (j *judge) fails(cause string) bool {
+	for _, f := range j.findings[cause] {
+		if f.Offsets != nil && f.Offsets.Fails() {
+			return true
+		}
+	}
+	_, logged := j.signals[cause][srcLogs]
+	return logged && cause == CauseOffsetsGone && failOnDataLoss(j.in.Deployed).Value == "true"
 }
 
 func riskOf(cause string) string {

@@ -49,7 +49,7 @@ func TestWatchReportsOnce(t *testing.T) {
 			b := &brokers{logEnd: map[int32]int64{0: 120, 1: 120}, commit: map[int32]int64{0: 100, 1: 100}}
 			cfg := parseConfig(t, fmt.Sprintf("    kafka: {cluster: main, topics: [%s], group: sms-replies-prod}\n    checkpoint: {location: %s}\n", topic.Name, dir),
 				"kafka:\n  clusters:\n    main: {brokers: [\"127.0.0.1:9092\"]}\n")
-			w := &pipeline.Watcher{Config: cfg, Store: st, Checkpoints: &pipeline.Checkpoints{Config: cfg, Kafka: b}, Kafka: b, Now: clk.Now}
+			w := &pipeline.Watcher{Config: cfg, Store: st, Checkpoints: &pipeline.Checkpoints{Config: cfg}, Kafka: b, Now: clk.Now}
 			incident := ""
 			if c.incident {
 				out, err := st.RecordAlert(ctx, state.AlertRecord{Key: "k", Fingerprint: "fp", Title: "client replied sms", Severity: 3,

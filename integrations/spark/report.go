@@ -125,7 +125,7 @@ type KafkaPartition struct {
 	// Deleted counts the records from the baseline offset up to LogStart: the broker deleted
 	// them before the query read them.
 	Deleted int64
-	Note         string // set when checkpoint and broker disagree about the partition
+	Note    string // set when checkpoint and broker disagree about the partition
 }
 
 // OperatorState is state/<op>.

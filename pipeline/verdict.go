@@ -517,9 +517,18 @@ func (j *judge) logs() {
 }
 
 // drift turns each field the deployed config contradicts into a finding of its cause: the
-// text of a file is an indirect signal.
+// text of a file is an indirect signal. A field other than the group that the file does not
+// set at all contradicts nothing (the job may set it in its code): a risk to look at.
 func (j *judge) drift() {
 	for _, d := range j.in.Drift {
+		if d.Severity == deployconf.SeverityMissing && d.Field != deployconf.FieldGroup {
+			ev := fmt.Sprintf("deployed config: %s documented %q, not set (%s)", d.Field, d.Documented, d.Evidence)
+			if d.Reason != "" {
+				ev += ": " + d.Reason
+			}
+			j.v.Risks = append(j.v.Risks, ev)
+			continue
+		}
 		field, cause := FieldGroup, CauseGroupMismatch
 		switch d.Field {
 		case deployconf.FieldTopics:

@@ -98,11 +98,14 @@ func (c *Checkpoints) Read(ctx context.Context, name string) (*CheckpointReading
 			ranges(ctx, topics)
 			return brokerOffsets(rd.Brokers)
 		}
+		opts.Oldest = func(ctx context.Context, waiting []spark.KafkaPartition) time.Time {
+			return c.oldest(ctx, p.Kafka.Cluster, waiting)
+		}
 	}
 	rd.Report, err = spark.Diagnose(ctx, st, opts)
 	if withKafka && err == nil {
 		ranges(ctx, nil) // a checkpoint without Kafka offsets: the documented topics still
-		rd.Oldest = c.oldest(ctx, p.Kafka.Cluster, rd)
+		rd.Oldest = rd.Report.OldestWaiting
 	}
 	return rd, err
 }
@@ -132,12 +135,9 @@ func brokerOffsets(r *kafka.LogRanges) (ends, starts spark.KafkaOffsets) {
 
 // oldest fetches the timestamps of the first record the brokers hold beyond the checkpoint
 // on every partition where records wait (one Fetch per leader), and returns the oldest.
-func (c *Checkpoints) oldest(ctx context.Context, cluster string, rd *CheckpointReading) time.Time {
+func (c *Checkpoints) oldest(ctx context.Context, cluster string, waiting []spark.KafkaPartition) time.Time {
 	var qs []kafka.RecordQuery
-	for _, row := range rd.Report.Kafka {
-		if !row.PendingKnown || row.Pending <= 0 {
-			continue
-		}
+	for _, row := range waiting {
 		from := row.LogEnd - row.Pending // the checkpoint's offset, or the log start above it
 		qs = append(qs, kafka.RecordQuery{Topic: row.Topic, Partition: row.Partition, Offset: from})
 	}

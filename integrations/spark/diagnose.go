@@ -53,6 +53,11 @@ type Options struct {
 	// and log starts of the topics the checkpoint reads; its answer replaces LogEndOffsets
 	// and LogStartOffsets.
 	Brokers func(ctx context.Context, topics []string) (ends, starts KafkaOffsets)
+	// Oldest, when set, is asked once, when records wait, for the own timestamp of the oldest
+	// of them, given the partitions where they wait (the first of them at LogEnd-Pending); zero
+	// when unknown. STALE then counts how long they waited, not how long ago the newest commit
+	// was: records that began to wait a minute ago on a quiet input are no stall.
+	Oldest func(ctx context.Context, waiting []KafkaPartition) time.Time
 	// Concurrency bounds the state directories listed at once; 0 means 8.
 	Concurrency int
 	// MaxFileBytes bounds a file read; 0 means 16 MiB.
@@ -788,10 +793,16 @@ func (d *diagnoser) judgeBatches() {
 			if r.CommittedOffsets != nil {
 				f.Evidence = append(f.Evidence, fmt.Sprintf("batch %d was planned %s", cb.ID, human.Time(r.CommittedOffsets.PlannedAt)))
 			}
+			waited := since
+			if o := r.OldestWaiting; !o.IsZero() && o.After(committedAt) {
+				waited = d.now.Sub(o)
+			}
 			switch {
-			case r.PendingKnown && r.PendingTotal > 0:
+			case r.PendingKnown && r.PendingTotal > 0 && waited > d.opts.StaleAfter:
 				f.Severity = SeverityCritical
-				f.Evidence = append(f.Evidence, fmt.Sprintf("%d records are waiting on the brokers: the query is stalled, not idle", r.PendingTotal))
+				f.Evidence = append(f.Evidence, fmt.Sprintf("%d records are waiting on the brokers, for %s with no commit: the query is stalled, not idle", r.PendingTotal, human.Elapsed(waited)))
+			case r.PendingKnown && r.PendingTotal > 0:
+				f.Evidence = append(f.Evidence, fmt.Sprintf("%d records are waiting on the brokers, but the oldest of them arrived only %s ago: the input was quiet before, not a stall yet", r.PendingTotal, human.Elapsed(waited)))
 			case r.PendingKnown:
 				f.Evidence = append(f.Evidence, "no records are waiting on the brokers: the input may simply be idle (Spark plans no batch without new data)")
 			}
@@ -1049,6 +1060,15 @@ func (d *diagnoser) kafka() {
 	}
 	for _, row := range rows {
 		r.Kafka = append(r.Kafka, *row)
+	}
+	if d.opts.Oldest != nil && r.PendingTotal > 0 {
+		var waiting []KafkaPartition
+		for _, row := range rows {
+			if row.PendingKnown && row.Pending > 0 {
+				waiting = append(waiting, *row)
+			}
+		}
+		r.OldestWaiting = d.opts.Oldest(d.ctx, waiting)
 	}
 	sort.Slice(r.Kafka, func(i, j int) bool {
 		a, b := r.Kafka[i], r.Kafka[j]

@@ -97,6 +97,28 @@ func TestDiagnoseStale(t *testing.T) {
 	if r.Has(spark.CodeStale) {
 		t.Errorf("findings = %s, want no STALE within 3h", codes(r))
 	}
+
+	// The waiting records' own timestamps: counted from the oldest, not from the commit. A
+	// quiet input whose first records arrived a minute ago is not stalled.
+	for _, c := range []struct {
+		oldest   time.Time
+		severity spark.Severity
+		evidence string
+	}{
+		{now.Add(-time.Minute), spark.SeverityWarning, "150 records are waiting on the brokers, but the oldest of them arrived only 1m0s ago: the input was quiet before, not a stall yet"},
+		{now.Add(-30 * time.Minute), spark.SeverityCritical, "150 records are waiting on the brokers, for 30m0s with no commit: the query is stalled, not idle"},
+	} {
+		var asked int
+		r = diagnose(t, dir, spark.Options{Now: at(now), StaleAfter: 10 * time.Minute, LogEndOffsets: logEnd(140, 50),
+			Oldest: func(_ context.Context, waiting []spark.KafkaPartition) time.Time {
+				asked = len(waiting)
+				return c.oldest
+			}})
+		f = mustFinding(t, r, spark.CodeStale)
+		if f.Severity != c.severity || !evidenceContains(f, c.evidence) || asked != 3 || !r.OldestWaiting.Equal(c.oldest) {
+			t.Errorf("STALE with records waiting since %v (asked for %d partitions) = %+v", c.oldest, asked, f)
+		}
+	}
 }
 
 func TestDiagnoseUncommittedBatch(t *testing.T) {

@@ -33,6 +33,9 @@ type Report struct {
 	// DeletedTotal counts the records past the baseline the brokers no longer hold (below
 	// their log start): lost to the query, not waiting.
 	DeletedTotal int64
+	// OldestWaiting is the own timestamp of the oldest waiting record (Options.Oldest); zero
+	// when unknown.
+	OldestWaiting time.Time
 
 	SourceDirs int             // sources/<i> directories
 	State      []OperatorState // one per state/<op>

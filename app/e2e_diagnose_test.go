@@ -26,8 +26,7 @@ func seedSpec(start time.Time) sparktest.Spec {
 		Files:  map[string]string{"offsets/4": ""}}
 }
 
-// seedKafka is the incident's Kafka: replies on the topic, written 35 minutes ago (after the
-// query's last commit, so they have waited that long), the documented group idle with old
+// seedKafka is the incident's Kafka: replies on the topic, the documented group idle with old
 // commits, and the deployed job consuming with another group.
 func seedKafka(t *testing.T, otherConsumer bool) *kafkatest.Cluster {
 	t.Helper()
@@ -40,7 +39,8 @@ func seedKafka(t *testing.T, otherConsumer bool) *kafkatest.Cluster {
 	if err := kc.CreateTopic(ctx, seedTopic, 3); err != nil {
 		t.Fatal(err)
 	}
-	if err := kc.Produce(ctx, seedTopic, []int{40, 40, 40}, time.Now().Add(-35*time.Minute)); err != nil {
+	// The replies arrived after the query's last commit (seedSpec) and have waited since.
+	if err := kc.Produce(ctx, seedTopic, []int{40, 40, 40}, time.Now().Add(-30*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	if err := kc.Commit(ctx, "sms-replies-prod", seedTopic, map[int32]int64{0: 40, 1: 40, 2: 40}); err != nil {
@@ -151,8 +151,7 @@ func TestE2EHealthyPipelineIsHealthy(t *testing.T) {
 	kc := seedKafka(t, false)
 	base := t.TempDir()
 	dir := filepath.Join(base, "cp")
-	// Batches 0 and 1 read 20 records each: up to offset 40, the log end.
-	spec := sparktest.Spec{Start: time.Now().Add(-3 * time.Minute), LatestBatch: 1, LatestCommit: 1,
+	spec := sparktest.Spec{Start: time.Now().Add(-3 * time.Minute), LatestBatch: 2, LatestCommit: 2,
 		Topics: []sparktest.Topic{{Name: seedTopic, Partitions: 3, RecordsPerBatch: 20}}}
 	if err := sparktest.WriteCheckpoint(dir, spec); err != nil {
 		t.Fatal(err)

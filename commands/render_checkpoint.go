@@ -165,8 +165,8 @@ func checkpointKafka(b *strings.Builder, r *spark.Report) {
 	if r.PendingKnown {
 		fmt.Fprintf(b, "  pending total: %d records\n", r.PendingTotal)
 	}
-	if r.DeletedTotal > 0 {
-		fmt.Fprintf(b, "  deleted by the brokers before the query read them: %d records\n", r.DeletedTotal)
+	if r.LostRecords > 0 {
+		fmt.Fprintf(b, "  deleted by retention before the query read them: %d records on %s\n", r.LostRecords, human.Count(r.LostPartitions, "partition"))
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/streamwatch/streamwatch/config"
@@ -18,137 +17,108 @@ type Offsets interface {
 	Offsets(ctx context.Context, cluster, group string, topics ...string) (*kafka.Offsets, error)
 }
 
-// Brokers reads what the brokers hold: each partition's earliest and latest offset, and the
-// timestamps of records (kafka.Clusters).
+// Brokers reads what the Kafka brokers hold (kafka.Clusters): every partition's earliest and
+// latest offsets, and the timestamps of records at given offsets.
 type Brokers interface {
-	LogRanges(ctx context.Context, cluster string, topics ...string) (*kafka.LogRanges, error)
+	TopicRanges(ctx context.Context, cluster string, topics ...string) (*kafka.TopicRanges, error)
 	RecordTimes(ctx context.Context, cluster string, qs []kafka.RecordQuery, perPartition int32) (map[kafka.TopicPartition]kafka.RecordTime, []kafka.Unavailable, error)
 }
 
-// brokerTimeout bounds the read of the brokers' log ends a checkpoint is compared with.
+// brokerTimeout bounds the reads of the brokers a checkpoint is compared with.
 const brokerTimeout = 10 * time.Second
 
 // Checkpoints reads pipelines' Spark checkpoints and compares them with the brokers: the
-// records the query has not planned yet are the log ends minus the newest offsets file, and
-// only those the brokers still hold.
+// records waiting beyond the checkpoint's offsets that the brokers still hold, the offsets
+// retention deleted before the query read them, and partitions the checkpoint does not know.
 type Checkpoints struct {
 	Config *config.Config
 	Getenv func(string) string
-	// Kafka reads what the brokers hold; nil, or a pipeline without Kafka, leaves the
-	// comparison out.
+	// Kafka reads the brokers; nil, or a pipeline without Kafka, leaves the comparison out.
 	Kafka Brokers
 }
 
-// CheckpointReading is a pipeline's checkpoint read against the brokers.
+// CheckpointReading is a checkpoint read against the brokers.
 type CheckpointReading struct {
 	Report *spark.Report
-	// Brokers is what the brokers hold of the topics the checkpoint reads and the documented
-	// ones; nil when not read (BrokersErr says why, when they were asked).
-	Brokers    *kafka.LogRanges
+	// Brokers is what the brokers hold of the documented topics and of those the checkpoint
+	// reads; nil when not read (no Kafka, or BrokersErr).
+	Brokers    *kafka.TopicRanges
 	BrokersErr error
-	// Oldest is the own timestamp of the oldest record that waits beyond the checkpoint and
-	// that the brokers still hold; zero when none waits or it could not be read.
+	// Oldest is the own timestamp of the oldest record waiting beyond the checkpoint that the
+	// brokers still hold; zero when none waits or it could not be read.
 	Oldest time.Time
 }
 
-// Diagnose reads the named pipeline's checkpoint, with the log ends and starts of its topics
-// when the pipeline names a Kafka cluster and the brokers answer within brokerTimeout.
+// Diagnose reads the named pipeline's checkpoint against the brokers (Read) and returns its
+// report.
 func (c *Checkpoints) Diagnose(ctx context.Context, name string) (*spark.Report, error) {
-	rd, err := c.Read(ctx, name)
-	if rd == nil {
-		return nil, err
-	}
-	return rd.Report, err
+	r, err := c.Read(ctx, name)
+	return r.Report, err
 }
 
-// Read reads the named pipeline's checkpoint against the brokers: what they hold of the
-// topics the checkpoint reads and of the documented ones, and when the oldest record still
-// waiting was written.
-func (c *Checkpoints) Read(ctx context.Context, name string) (*CheckpointReading, error) {
+// Read reads the named pipeline's checkpoint and, when the pipeline names a Kafka cluster and
+// the brokers answer within brokerTimeout, what the brokers hold of the documented topics and
+// of the topics the checkpoint reads, with the timestamp of the oldest record waiting beyond
+// the checkpoint (its stall clock starts there, not at the newest commit).
+func (c *Checkpoints) Read(ctx context.Context, name string) (CheckpointReading, error) {
 	p, ok := c.Config.Pipeline(name)
 	if !ok {
-		return nil, fmt.Errorf("unknown pipeline %q", name)
+		return CheckpointReading{}, fmt.Errorf("unknown pipeline %q", name)
 	}
 	if p.Checkpoint.Location == "" {
-		return nil, fmt.Errorf("pipeline %s has no checkpoint.location", name)
+		return CheckpointReading{}, fmt.Errorf("pipeline %s has no checkpoint.location", name)
 	}
 	st, err := storage.Open(p.Checkpoint.Location, StorageOptions(c.Config, c.Getenv))
 	if err != nil {
-		return nil, err
+		return CheckpointReading{}, err
 	}
-	rd := &CheckpointReading{}
+	var out CheckpointReading
 	opts := spark.Options{StaleAfter: p.Checkpoint.StaleAfter}
-	withKafka := p.Kafka.Enabled() && c.Kafka != nil
-	var once sync.Once
-	ranges := func(ctx context.Context, topics []string) {
-		once.Do(func() {
-			kctx, cancel := context.WithTimeout(ctx, brokerTimeout)
-			defer cancel()
-			all := slices.Clone(p.Kafka.Topics)
-			for _, t := range topics {
-				if !slices.Contains(all, t) {
-					all = append(all, t)
-				}
-			}
-			rd.Brokers, rd.BrokersErr = c.Kafka.LogRanges(kctx, p.Kafka.Cluster, all...)
-		})
-	}
-	if withKafka {
-		opts.Brokers = func(ctx context.Context, topics []string) (spark.KafkaOffsets, spark.KafkaOffsets) {
-			ranges(ctx, topics)
-			return brokerOffsets(rd.Brokers)
-		}
-		opts.Oldest = func(ctx context.Context, waiting []spark.KafkaPartition) time.Time {
-			return c.oldest(ctx, p.Kafka.Cluster, waiting)
+	if p.Kafka.Enabled() && c.Kafka != nil {
+		kctx, cancel := context.WithTimeout(ctx, brokerTimeout)
+		out.Brokers, opts.WaitingSince, out.BrokersErr = c.brokers(kctx, st, p)
+		out.Oldest = opts.WaitingSince
+		cancel()
+		if out.Brokers != nil {
+			opts.LogEndOffsets, opts.LogStartOffsets = rangeEnds(out.Brokers)
 		}
 	}
-	rd.Report, err = spark.Diagnose(ctx, st, opts)
-	if withKafka && err == nil {
-		ranges(ctx, nil) // a checkpoint without Kafka offsets: the documented topics still
-		rd.Oldest = rd.Report.OldestWaiting
-	}
-	return rd, err
+	out.Report, err = spark.Diagnose(ctx, st, opts)
+	return out, err
 }
 
-// brokerOffsets are the log ends and starts of r, as the checkpoint reader takes them.
-func brokerOffsets(r *kafka.LogRanges) (ends, starts spark.KafkaOffsets) {
-	if r == nil {
-		return nil, nil
-	}
-	ends, starts = spark.KafkaOffsets{}, spark.KafkaOffsets{}
-	for _, t := range r.Topics {
-		if !t.Exists {
-			continue
-		}
-		ends[t.Topic], starts[t.Topic] = map[int32]int64{}, map[int32]int64{}
-		for _, p := range t.Partitions {
-			if p.LogEnd >= 0 {
-				ends[t.Topic][p.Partition] = p.LogEnd
-			}
-			if p.LogStart >= 0 {
-				starts[t.Topic][p.Partition] = p.LogStart
+// brokers reads the ranges of the documented topics and of those the newest commit read, and
+// the timestamp of the oldest record waiting beyond that commit's offsets.
+func (c *Checkpoints) brokers(ctx context.Context, st storage.Store, p *config.Pipeline) (*kafka.TopicRanges, time.Time, error) {
+	prog, _ := spark.ReadProgress(ctx, st, nil)
+	topics := slices.Clone(p.Kafka.Topics)
+	if prog != nil {
+		for t := range prog.Offsets {
+			if !slices.Contains(topics, t) {
+				topics = append(topics, t)
 			}
 		}
 	}
-	return ends, starts
-}
-
-// oldest fetches the timestamps of the first record the brokers hold beyond the checkpoint
-// on every partition where records wait (one Fetch per leader), and returns the oldest.
-func (c *Checkpoints) oldest(ctx context.Context, cluster string, waiting []spark.KafkaPartition) time.Time {
+	tr, err := c.Kafka.TopicRanges(ctx, p.Kafka.Cluster, topics...)
+	if err != nil || prog == nil || prog.Batch < 0 {
+		return tr, time.Time{}, err
+	}
 	var qs []kafka.RecordQuery
-	for _, row := range waiting {
-		from := row.LogEnd - row.Pending // the checkpoint's offset, or the log start above it
-		qs = append(qs, kafka.RecordQuery{Topic: row.Topic, Partition: row.Partition, Offset: from})
+	for t, parts := range prog.Offsets {
+		for part, off := range parts {
+			r, ok := tr.Partitions[kafka.TopicPartition{Topic: t, Partition: part}]
+			if !ok || r.End < 0 || r.End-max(off, r.Start) <= 0 {
+				continue
+			}
+			qs = append(qs, kafka.RecordQuery{Topic: t, Partition: part, Offset: max(off, r.Start)})
+		}
 	}
 	if len(qs) == 0 {
-		return time.Time{}
+		return tr, time.Time{}, nil
 	}
-	kctx, cancel := context.WithTimeout(ctx, brokerTimeout)
-	defer cancel()
-	times, _, err := c.Kafka.RecordTimes(kctx, cluster, qs, recordTimeBytes)
-	if err != nil {
-		return time.Time{}
+	times, _, terr := c.Kafka.RecordTimes(ctx, p.Kafka.Cluster, qs, recordTimeBytes)
+	if terr != nil {
+		return tr, time.Time{}, nil
 	}
 	var oldest time.Time
 	for _, t := range times {
@@ -156,5 +126,25 @@ func (c *Checkpoints) oldest(ctx context.Context, cluster string, waiting []spar
 			oldest = t.At
 		}
 	}
-	return oldest
+	return tr, oldest, nil
+}
+
+// rangeEnds are the known log ends and log starts of tr by topic and partition.
+func rangeEnds(tr *kafka.TopicRanges) (ends, starts spark.KafkaOffsets) {
+	ends, starts = spark.KafkaOffsets{}, spark.KafkaOffsets{}
+	for tp, r := range tr.Partitions {
+		if r.End >= 0 {
+			if ends[tp.Topic] == nil {
+				ends[tp.Topic] = map[int32]int64{}
+			}
+			ends[tp.Topic][tp.Partition] = r.End
+		}
+		if r.Start >= 0 {
+			if starts[tp.Topic] == nil {
+				starts[tp.Topic] = map[int32]int64{}
+			}
+			starts[tp.Topic][tp.Partition] = r.Start
+		}
+	}
+	return ends, starts
 }

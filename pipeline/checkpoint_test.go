@@ -9,97 +9,106 @@ import (
 	"time"
 
 	"github.com/streamwatch/streamwatch/integrations/kafka"
+	"github.com/streamwatch/streamwatch/integrations/spark"
 	"github.com/streamwatch/streamwatch/integrations/spark/sparktest"
-	"github.com/streamwatch/streamwatch/internal/kafkatest"
 	"github.com/streamwatch/streamwatch/pipeline"
 )
 
-// newClusters is a kafka.Clusters whose cluster main is kc (or, with kc nil, a port where
-// nothing listens).
-func newClusters(t *testing.T, kc *kafkatest.Cluster) *kafka.Clusters {
-	t.Helper()
-	brokers := []string{"127.0.0.1:1"}
-	if kc != nil {
-		brokers = kc.ListenAddrs()
-	}
-	cs, err := kafka.NewClusters([]kafka.ClusterOptions{{Name: "main", Brokers: brokers, Version: "3.6.0", Timeout: 2 * time.Second}}, kafka.ClustersOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
-	return cs
-}
-
-// TestCheckpointsAgainstTheBrokers: the checkpoint's newest offsets are compared with what the
-// pipeline's own cluster holds: records the brokers deleted before the query read them are
-// not pending, and the oldest record still waiting is dated by its own timestamp; without
-// Kafka, or with brokers that do not answer, the checkpoint is still read and the pending
-// records are unknown.
+// TestCheckpointsAgainstTheBrokers: the checkpoint's newest offsets are compared with what
+// the brokers of the pipeline's own cluster hold (a real Kafka wire protocol: kfake through
+// sarama): the records waiting beyond the checkpoint that still exist, the offsets retention
+// deleted unread, partitions the checkpoint does not know, and since when records wait;
+// without Kafka, or with brokers that do not answer, the checkpoint is still read and the
+// pending records are unknown.
 func TestCheckpointsAgainstTheBrokers(t *testing.T) {
 	ctx := context.Background()
 	const topic = "client.replies.sms"
+	kc, cs, kafkaCluster := startKafka(t, topic, 3)
 	dir := filepath.Join(t.TempDir(), "cp")
 	// Batches 0..1 planned and committed: every partition's next offset is 10.
-	if err := sparktest.WriteCheckpoint(dir, sparktest.Spec{Start: time.Now().Add(-3 * time.Minute), LatestBatch: 1, LatestCommit: 1,
+	committed := time.Now().Add(-3 * time.Minute)
+	if err := sparktest.WriteCheckpoint(dir, sparktest.Spec{Start: committed.Add(-time.Minute), Interval: 30 * time.Second, LatestBatch: 1, LatestCommit: 1,
 		Topics: []sparktest.Topic{{Name: topic, Partitions: 3, RecordsPerBatch: 5}}}); err != nil {
 		t.Fatal(err)
 	}
-	kc, err := kafkatest.Start(1)
-	if err != nil {
+	// 25 records on each partition: the first 10 long read; the 15 waiting arrived a minute ago.
+	if err := kc.Produce(ctx, topic, []int{10, 10, 10}, committed.Add(-2*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(kc.Close)
-	if err := kc.CreateTopic(ctx, topic, 3); err != nil {
+	arrived := time.Now().Add(-time.Minute).Truncate(time.Millisecond)
+	if err := kc.Produce(ctx, topic, []int{15, 15, 15}, arrived); err != nil {
 		t.Fatal(err)
 	}
-	written := time.Now().Add(-20 * time.Minute).Truncate(time.Millisecond)
-	if err := kc.Produce(ctx, topic, []int{25, 25, 25}, written); err != nil {
-		t.Fatal(err)
+	withKafka := fmt.Sprintf("    kafka: {cluster: main, topics: [%s], group: sms-replies-prod}\n    checkpoint: {location: %s, stale_after: 2m}\n", topic, dir)
+	read := func(t *testing.T, pipelineYAML, more string, b pipeline.Brokers) pipeline.CheckpointReading {
+		t.Helper()
+		cps := &pipeline.Checkpoints{Config: parseConfig(t, pipelineYAML, more), Kafka: b}
+		r, err := cps.Read(ctx, "sms-replies")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Report.Committed == nil || r.Report.Committed.ID != 1 {
+			t.Fatalf("committed = %+v, want batch 1", r.Report.Committed)
+		}
+		return r
 	}
-	// Retention took partition 0 up to 15: five of its records were never read.
-	if err := kc.DeleteRecords(ctx, topic, map[int32]int64{0: 15}); err != nil {
-		t.Fatal(err)
-	}
-	withKafka := fmt.Sprintf("    kafka: {cluster: main, topics: [%s], group: sms-replies-prod}\n    checkpoint: {location: %s}\n", topic, dir)
-	kafkaCluster := "kafka:\n  clusters:\n    main: {brokers: [\"127.0.0.1:9092\"]}\n"
-	cases := []struct {
-		name        string
-		pipeline    string
-		brokers     *kafka.Clusters
-		wantPending int64
-		wantDeleted int64
-		wantKnown   bool
-		wantOldest  bool
-	}{
-		{"log ends 25, offsets 10 on three partitions, 15 the log start of one", withKafka, newClusters(t, kc), 40, 5, true, true},
-		{"brokers do not answer", withKafka, newClusters(t, nil), 0, 0, false, false},
-		{"no Kafka in the pipeline", fmt.Sprintf("    checkpoint: {location: %s}\n", dir), newClusters(t, kc), 0, 0, false, false},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			cps := &pipeline.Checkpoints{Config: parseConfig(t, c.pipeline, kafkaCluster), Kafka: c.brokers}
-			rd, err := cps.Read(ctx, "sms-replies")
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := rd.Report
-			if r.Committed == nil || r.Committed.ID != 1 {
-				t.Fatalf("committed = %+v, want batch 1", r.Committed)
-			}
-			if r.PendingKnown != c.wantKnown || r.PendingTotal != c.wantPending || r.DeletedTotal != c.wantDeleted {
-				t.Fatalf("pending known %v total %d deleted %d, want %v %d %d", r.PendingKnown, r.PendingTotal, r.DeletedTotal, c.wantKnown, c.wantPending, c.wantDeleted)
-			}
-			if got := !rd.Oldest.IsZero(); got != c.wantOldest || (got && !rd.Oldest.Equal(written)) {
-				t.Fatalf("oldest waiting record %v, want %v (%v)", rd.Oldest, written, c.wantOldest)
-			}
-			if c.wantKnown && (rd.Brokers == nil || rd.Brokers.Cluster != "main") {
-				t.Fatalf("brokers %+v", rd.Brokers)
-			}
-		})
-	}
+
+	t.Run("log ends 25, offsets 10 on three partitions", func(t *testing.T) {
+		r := read(t, withKafka, kafkaCluster, cs).Report
+		if !r.PendingKnown || r.PendingTotal != 45 {
+			t.Fatalf("pending known %v total %d, want 45", r.PendingKnown, r.PendingTotal)
+		}
+		// The newest commit is 3 minutes old and stale_after 2m, but the records have waited
+		// only a minute: not stale.
+		if r.Has(spark.CodeStale) || r.WaitingFor < time.Minute || r.WaitingFor > 2*time.Minute {
+			t.Fatalf("stale %v, waiting for %s: want about 1m, not stale (findings %+v)", r.Has(spark.CodeStale), r.WaitingFor, r.Findings)
+		}
+	})
+	t.Run("retention deleted records the query never read; a partition added", func(t *testing.T) {
+		if err := kc.DeleteBefore(ctx, topic, map[int32]int64{0: 12}); err != nil {
+			t.Fatal(err)
+		}
+		if err := kc.AddPartitions(ctx, topic, 1); err != nil {
+			t.Fatal(err)
+		}
+		if err := kc.Produce(ctx, topic, []int{0, 0, 0, 4}, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		got := read(t, withKafka, kafkaCluster, cs)
+		r := got.Report
+		if r.LostRecords != 2 || r.LostPartitions != 1 || r.PendingTotal != 43 {
+			t.Errorf("lost %d on %d partitions, pending %d: want 2 on 1, 43 still on the brokers", r.LostRecords, r.LostPartitions, r.PendingTotal)
+		}
+		if r.UnknownPartitions != 1 || r.UnknownRecords != 4 {
+			t.Errorf("unknown partitions %d with %d records, want 1 with 4", r.UnknownPartitions, r.UnknownRecords)
+		}
+		if !r.Has(spark.CodeOffsetsGone) || !r.Has(spark.CodeUnknownPartition) {
+			t.Errorf("findings %+v", r.Findings)
+		}
+		if got.Brokers == nil || len(got.Brokers.Topic(topic)) != 4 {
+			t.Errorf("brokers %+v, want the topic's 4 partitions", got.Brokers)
+		}
+	})
+	t.Run("brokers do not answer", func(t *testing.T) {
+		down, err := kafka.NewClusters([]kafka.ClusterOptions{{Name: "main", Brokers: []string{closedAddr(t)}, Version: "3.6.0", Timeout: time.Second}}, kafka.ClustersOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer down.Close()
+		got := read(t, withKafka, kafkaCluster, down)
+		if got.Report.PendingKnown || got.BrokersErr == nil {
+			t.Fatalf("pending known %v, brokers error %v: want unknown and an error", got.Report.PendingKnown, got.BrokersErr)
+		}
+	})
+	t.Run("no Kafka in the pipeline", func(t *testing.T) {
+		got := read(t, fmt.Sprintf("    checkpoint: {location: %s}\n", dir), "", cs)
+		if got.Report.PendingKnown || got.Brokers != nil {
+			t.Fatalf("pending known %v, brokers %v: the brokers were asked", got.Report.PendingKnown, got.Brokers)
+		}
+	})
 	cps := &pipeline.Checkpoints{Config: parseConfig(t, "", "")}
 	for name, want := range map[string]string{"nope": `unknown pipeline "nope"`, "sms-replies": "has no checkpoint.location"} {
-		if _, err := cps.Diagnose(ctx, name); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := cps.Diagnose(context.Background(), name); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Diagnose(%s) = %v, want %q", name, err, want)
 		}
 	}

@@ -14,12 +14,12 @@ import (
 // Checks are the diagnostics of one pipeline; a nil check does not apply to it.
 type Checks struct {
 	Lag        func(ctx context.Context) (*kafka.LagReport, error)
-	Checkpoint func(ctx context.Context) (*CheckpointReading, error)
+	Checkpoint func(ctx context.Context) (CheckpointReading, error)
 	Probe      func(ctx context.Context) *probe.Result // read-only
 	LastWrite  func(ctx context.Context) *probe.Result // the newest stored probe with a write test
 	Logs       func(ctx context.Context) (*driverlog.Report, error)
 	Drift      func(ctx context.Context) (*deployconf.Deployed, []deployconf.Difference, error)
-	// Contract is what the pipeline documents; Judge compares it with what the checks saw.
+	// Contract is what the configuration documents about the pipeline.
 	Contract Contract
 	// Running, when set, counts the checks' goroutines: Run returns at its deadline, and a
 	// check that ignores its context's end is waited for by whoever waits on Running.
@@ -65,10 +65,7 @@ func (c Checks) Run(ctx context.Context, pipeline string, timeout time.Duration)
 		start(CheckCheckpoint, func() {
 			r, err := c.Checkpoint(ctx)
 			mu.Lock()
-			in.CheckpointErr = err
-			if r != nil {
-				in.Checkpoint, in.Brokers, in.BrokersErr, in.OldestWaiting = r.Report, r.Brokers, r.BrokersErr, r.Oldest
-			}
+			in.Checkpoint, in.CheckpointErr, in.Brokers, in.BrokersErr = r.Report, err, r.Brokers, r.BrokersErr
 			mu.Unlock()
 		})
 	}
@@ -94,9 +91,9 @@ func (c Checks) Run(ctx context.Context, pipeline string, timeout time.Duration)
 	}
 	if c.Drift != nil {
 		start(CheckDrift, func() {
-			dep, diffs, err := c.Drift(ctx)
+			dep, r, err := c.Drift(ctx)
 			mu.Lock()
-			in.Deployed, in.Drift, in.DriftErr = dep, diffs, err
+			in.Deployed, in.Drift, in.DriftErr = dep, r, err
 			mu.Unlock()
 		})
 	}

@@ -2,61 +2,47 @@ package pipeline
 
 import "time"
 
-// Clock counts only the time its condition held. It is kept across rounds (in detection's
-// record) and moved by one observation a round: it starts when the condition is first seen
-// holding, or earlier when the condition's own evidence says so (the timestamp of the oldest
-// waiting record), but never before the last round that saw the condition clear; a round
-// that sees it clear stops and resets it; a round that could not tell leaves it alone.
-//
-// A clock that started from "the last time something happened" (the newest commit, the
-// first sample of a group) would count time in which nothing was wrong: a quiet topic's ten
-// minutes without records counted as ten minutes of a stall. Every duration a symptom
-// reports is a Clock's, or a measurement bounded by one.
-type Clock struct {
-	// Since is when the condition began to hold; zero while it does not.
+// HeldClock counts how long a condition has held across sampling rounds, and nothing else: a
+// stall clock that counted the quiet hours before the condition began would page someone for
+// a topic's first records. Since is when the condition began to hold (zero while it does not);
+// Clear is the last round that saw it not holding: it cannot have begun before then.
+type HeldClock struct {
 	Since time.Time `json:"since,omitzero"`
-	// Clear is the last round that saw the condition not hold: whatever holds now began
-	// after it.
 	Clear time.Time `json:"clear,omitzero"`
 }
 
-// Observe applies one round at `at`. known false means the round could not tell (the clock
-// is left as it was); holds says whether the condition held; began, when not zero, is when
-// the condition's own evidence says it began (it moves Since earlier, never before Clear and
-// never after at).
-func (c Clock) Observe(at time.Time, known, holds bool, began time.Time) Clock {
-	if !known {
-		return c
-	}
+// Observe is the clock after a round at now that saw the condition hold, or not. began is
+// evidence of when it began (the timestamp of the oldest waiting record; zero: none): it moves
+// Since back, but never before the last clear round nor after now.
+func (c HeldClock) Observe(now time.Time, holds bool, began time.Time) HeldClock {
 	if !holds {
-		return Clock{Clear: at}
+		return HeldClock{Clear: now}
 	}
-	start := c.Since
-	if start.IsZero() || start.After(at) {
-		start = at
+	since := c.Since
+	if since.IsZero() || since.After(now) {
+		since = now
 	}
-	if !began.IsZero() && began.Before(start) {
-		start = began
+	if !began.IsZero() && began.Before(since) {
+		since = began
 	}
-	return Clock{Since: c.Bound(start), Clear: c.Clear}
+	if since.Before(c.Clear) {
+		since = c.Clear
+	}
+	return HeldClock{Since: since, Clear: c.Clear}
 }
 
-// Holding reports whether the condition held at the last round that could tell.
-func (c Clock) Holding() bool { return !c.Since.IsZero() }
+// Held says whether the condition held at the last round.
+func (c HeldClock) Held() bool { return !c.Since.IsZero() }
 
-// Held is how long the condition has held at now: zero while it does not.
-func (c Clock) Held(now time.Time) time.Duration {
+// For is how long the condition has held at now, counted from the later of Since and from
+// (a reset such as the newest commit; zero: none); 0 when it does not hold.
+func (c HeldClock) For(now, from time.Time) time.Duration {
 	if c.Since.IsZero() {
 		return 0
 	}
-	return max(now.Sub(c.Since), 0)
-}
-
-// Bound moves t to the last round that saw the condition clear when t is earlier: a
-// measurement of the condition (a record's own timestamp) cannot predate it.
-func (c Clock) Bound(t time.Time) time.Time {
-	if !c.Clear.IsZero() && t.Before(c.Clear) {
-		return c.Clear
+	start := c.Since
+	if from.After(start) {
+		start = from
 	}
-	return t
+	return max(now.Sub(start), 0)
 }

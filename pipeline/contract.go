@@ -3,7 +3,6 @@ package pipeline
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/streamwatch/streamwatch/config"
@@ -12,271 +11,239 @@ import (
 	"github.com/streamwatch/streamwatch/integrations/spark"
 )
 
-// The documented facts of a pipeline (pipelines[] in the configuration) that the deployment,
-// the checkpoint and the brokers are compared with.
-const (
-	FieldCluster    = "kafka.cluster" // the cluster, by its bootstrap servers
-	FieldTopics     = "kafka.topics"
-	FieldGroup      = "kafka.group"
-	FieldCheckpoint = "checkpoint.location"
-)
-
-// Where a fact was seen.
-const (
-	SeenConfig     = "streamwatch config"
-	SeenDeployed   = "deployed config"
-	SeenCheckpoint = "checkpoint"
-	SeenBrokers    = "brokers"
-	SeenDefault    = "Spark's default"
-)
-
-// Fact is one value of a pipeline's contract as one place shows it.
-type Fact struct {
-	Value string // "" when the place does not set it
-	Seen  string // SeenConfig, SeenDeployed, SeenCheckpoint, SeenBrokers, SeenDefault
-	// Where is the file and line ("sms-replies.conf:4"), the checkpoint file ("offsets/12
-	// line 3"), or the cluster and its brokers ("cluster main (127.0.0.1:9092)").
-	Where string
-}
-
-// Contract is what a pipeline documents, with where each fact is written.
+// Contract is what a pipeline's configuration documents about it (pipelines[]): the facts a
+// deployment, its checkpoint and the brokers can contradict.
 type Contract struct {
-	Cluster, Topics, Group, Checkpoint Fact
-	TopicList                          []string // the documented topics
-	Brokers                            []string // the documented cluster's brokers
+	Pipeline   string
+	Cluster    string
+	Brokers    []string
+	Topics     []string
+	Group      string
+	Checkpoint string
 }
 
-// ContractOf reads pipeline p's documented facts from cfg.
+// ContractOf is pipeline p's documented facts.
 func ContractOf(cfg *config.Config, p *config.Pipeline) Contract {
-	i := slices.IndexFunc(cfg.Pipelines, func(q config.Pipeline) bool { return q.Name == p.Name })
-	key := func(k string) string { return cfg.Where(fmt.Sprintf("pipelines[%d].%s", i, k)) }
-	c := Contract{TopicList: p.Kafka.Topics,
-		Topics:     Fact{Value: strings.Join(p.Kafka.Topics, ", "), Seen: SeenConfig, Where: key("kafka.topics")},
-		Group:      Fact{Value: p.Kafka.Group, Seen: SeenConfig, Where: key("kafka.group")},
-		Checkpoint: Fact{Value: p.Checkpoint.Location, Seen: SeenConfig, Where: key("checkpoint.location")},
-	}
+	c := Contract{Pipeline: p.Name, Cluster: p.Kafka.Cluster, Topics: p.Kafka.Topics, Group: p.Kafka.Group,
+		Checkpoint: p.Checkpoint.Location}
 	if cl, ok := cfg.Kafka.Clusters[p.Kafka.Cluster]; ok {
 		c.Brokers = cl.Brokers
-		c.Cluster = Fact{Value: fmt.Sprintf("%s (%s)", p.Kafka.Cluster, strings.Join(cl.Brokers, ", ")), Seen: SeenConfig,
-			Where: cfg.Where("kafka.clusters." + p.Kafka.Cluster + ".brokers")}
 	}
 	return c
 }
 
-// Contradiction is a documented fact another place contradicts.
-type Contradiction struct {
-	Field      string // FieldCluster, FieldTopics, FieldGroup, FieldCheckpoint
-	Documented Fact
-	Observed   Fact
-	// Reason is what follows from it, as the deployed config's comparison says it ("" when
-	// it says nothing).
-	Reason string
-	// Absent are the documented values the place does not have at all (topics the cluster
-	// does not know).
-	Absent []string
-}
-
-// Codes of what the brokers hold against the checkpoint's offsets.
+// The documented fields a contradiction can be about.
 const (
-	// OffsetsDeleted: the checkpoint's next offset is below the partition's log start; the
-	// records in between were deleted (retention) before the query read them.
-	OffsetsDeleted = "OFFSETS_DELETED"
-	// OffsetsAhead: the checkpoint's offset is beyond the partition's log end (the topic was
-	// recreated or truncated, or the job reads another cluster).
-	OffsetsAhead = "OFFSETS_AHEAD"
-	// PartitionsGone: partitions (or their whole topic) the checkpoint reads no longer exist.
-	PartitionsGone = "PARTITIONS_GONE"
-	// PartitionsUnknown: partitions of the checkpoint's topics that it does not know.
-	PartitionsUnknown = "PARTITIONS_UNKNOWN"
+	FieldGroup      = "group"
+	FieldTopics     = "topics"
+	FieldBrokers    = "bootstrap servers"
+	FieldCheckpoint = "checkpoint location"
 )
 
-// maxNamedPartitions is how many partitions a finding names; it counts them all.
-const maxNamedPartitions = 5
-
-// OffsetsFinding is partitions where the brokers contradict the checkpoint's offsets, with
-// counts and what Spark does about them on restart.
-type OffsetsFinding struct {
-	Code           string
-	Partitions     []string // "topic/p", the first few
-	PartitionCount int
-	// Records are, by code: the records deleted unread (OffsetsDeleted), the offsets the
-	// checkpoint is ahead by (OffsetsAhead), the records waiting there (PartitionsUnknown);
-	// -1 when they cannot be counted (PartitionsGone).
-	Records int64
-	// StartAbove0 counts (PartitionsUnknown) the partitions whose log start is above 0:
-	// Spark reads a partition it discovers from offset 0, and fails on one that starts later
-	// under failOnDataLoss.
-	StartAbove0 int
-	File        string // the checkpoint's offsets file the offsets are from
-	Brokers     string // the cluster and its brokers
-	// FailOnDataLoss is the option's value and where it is set (the deployed config, or
-	// Spark's default).
-	FailOnDataLoss Fact
-}
-
-// Fails says whether Spark fails the query over it on restart (and at its next batch):
-// failOnDataLoss true, and for unknown partitions only when one starts above offset 0.
-func (f OffsetsFinding) Fails() bool {
-	if !strings.EqualFold(f.FailOnDataLoss.Value, "true") {
-		return false
+// DocumentedAt is where the configuration documents a field of pipeline name.
+func DocumentedAt(name, field string) string {
+	switch field {
+	case FieldGroup:
+		return "pipelines[" + name + "].kafka.group"
+	case FieldTopics:
+		return "pipelines[" + name + "].kafka.topics"
+	case FieldBrokers:
+		return "kafka.clusters (pipelines[" + name + "].kafka.cluster)"
+	case FieldCheckpoint:
+		return "pipelines[" + name + "].checkpoint.location"
 	}
-	return f.Code != PartitionsUnknown || f.StartAbove0 > 0
+	return "pipelines[" + name + "]"
 }
 
-// Finding is what a check found that Judge turns into a cause when a live symptom it
-// explains is present, and into a risk otherwise: a documented fact contradicted, or the
-// checkpoint's offsets against what the brokers hold.
-type Finding struct {
-	Cause         string
-	Contradiction *Contradiction
-	Offsets       *OffsetsFinding
+// Contradiction is one documented fact that something observed contradicts: the deployed
+// configuration, the checkpoint's own files, or the brokers.
+type Contradiction struct {
+	Field        string // Field*
+	Documented   string
+	DocumentedAt string // where the configuration says it
+	Observed     string
+	ObservedAt   string // where it was seen: "job.conf:13: subscribe=x", "checkpoint offsets/12", "brokers of cluster main"
+	Source       string // the signal's source (deployed config, checkpoint files, brokers)
+	Reason       string // what follows from it, or ""
+	// Cause is the cause the contradiction supports; Risk says no present symptom needs it.
+	Cause string
+	Risk  bool
 }
 
-// TopicUnread is a documented topic whose records wait on the brokers while the checkpoint
-// reads none of its partitions (DOCUMENTED_TOPIC_UNREAD).
-type TopicUnread struct {
-	Topic      string
-	Records    int64 // the records the brokers hold of it
-	Partitions int
-	File       string // the checkpoint's offsets file that does not name it
-	Reads      string // the topics that file reads
+// contractCause is the cause a contradiction of each field supports.
+var contractCause = map[string]string{
+	FieldGroup:      CauseGroupMismatch,
+	FieldTopics:     CauseTopicMismatch,
+	FieldBrokers:    CauseClusterMismatch,
+	FieldCheckpoint: CauseCheckpointMismatch,
 }
 
-// failOnDataLoss is the deployed option, or Spark's default.
-func failOnDataLoss(dep *deployconf.Deployed) Fact {
-	if dep != nil && dep.FailOnDataLoss != "" {
-		return Fact{Value: strings.ToLower(dep.FailOnDataLoss), Seen: SeenDeployed, Where: dep.Sources[deployconf.FieldFailOnDataLoss]}
+// driftField maps the deployed config's fields onto the documented ones.
+func driftField(f string) string {
+	switch f {
+	case deployconf.FieldGroup:
+		return FieldGroup
+	case deployconf.FieldTopics, deployconf.FieldPattern:
+		return FieldTopics
+	case deployconf.FieldBootstrap:
+		return FieldBrokers
+	case deployconf.FieldCheckpointLocation:
+		return FieldCheckpoint
 	}
-	return Fact{Value: "true", Seen: SeenDefault}
+	return ""
 }
 
-// brokersWhere names the cluster an answer came from.
-func brokersWhere(r *kafka.LogRanges) string {
-	return fmt.Sprintf("cluster %s (%s)", r.Cluster, strings.Join(r.Bootstrap, ", "))
-}
-
-// baseline is the checkpoint's offsets file the offsets are compared from: the newest
-// committed batch's, else the newest planned one's.
-func baseline(r *spark.Report) *spark.PlannedBatch {
-	if r.CommittedOffsets != nil && r.CommittedOffsets.Offsets != nil {
-		return r.CommittedOffsets
-	}
-	if r.Planned != nil && r.Planned.Offsets != nil {
-		return r.Planned
-	}
-	return nil
-}
-
-// checkpointTopics are the Kafka topics an offsets file reads, sorted, with the line of
-// each ("offsets/12 line 3").
-func checkpointTopics(pb *spark.PlannedBatch) ([]string, map[string]string) {
-	var topics []string
-	where := map[string]string{}
-	for _, src := range pb.Offsets.Sources {
-		for t := range src.Kafka {
-			if _, ok := where[t]; !ok {
-				topics = append(topics, t)
-				where[t] = pb.File + " line " + strconv.Itoa(3+src.Index)
-			}
-		}
-	}
-	slices.Sort(topics)
-	return topics, where
-}
-
-// offsetsFindings compares the checkpoint's offsets (its baseline file) with what the brokers
-// hold: partitions gone, offsets below the log start or beyond the log end, partitions of its
-// topics it does not know. Only topics the brokers were asked about are judged.
-func offsetsFindings(r *spark.Report, brokers *kafka.LogRanges, fail Fact) []*OffsetsFinding {
-	pb := baseline(r)
-	if pb == nil || brokers == nil {
-		return nil
-	}
-	committed := pb == r.CommittedOffsets
-	by := map[string]*OffsetsFinding{}
-	var order []string
-	add := func(code, tp string, records int64) *OffsetsFinding {
-		f := by[code]
-		if f == nil {
-			f = &OffsetsFinding{Code: code, File: pb.File, Brokers: brokersWhere(brokers), FailOnDataLoss: fail}
-			by[code] = f
-			order = append(order, code)
-		}
-		f.PartitionCount++
-		if len(f.Partitions) < maxNamedPartitions {
-			f.Partitions = append(f.Partitions, tp)
-		}
-		if records < 0 || f.Records < 0 {
-			f.Records = -1
-		} else {
-			f.Records += records
-		}
-		return f
-	}
-	for _, row := range r.Kafka {
-		tr, asked := brokers.Topic(row.Topic)
-		if !asked {
+// contradictions compares the contract with the deployed config, the checkpoint and the
+// brokers. The deployed config is text a person wrote (an indirect signal); the checkpoint's
+// offsets and the brokers are what the query really read and what really exists (direct).
+func contradictions(in Inputs) []Contradiction {
+	c := in.Contract
+	var out []Contradiction
+	for _, d := range in.Drift {
+		f := driftField(d.Field)
+		if f == "" {
 			continue
 		}
-		tp := fmt.Sprintf("%s/%d", row.Topic, row.Partition)
-		base := row.Planned
-		if committed {
-			base = row.Committed
+		obs := d.Deployed
+		if obs == "" {
+			obs = "not set"
 		}
-		pr, onBrokers := brokers.Partition(row.Topic, row.Partition)
-		switch {
-		case base >= 0 && (!tr.Exists || !onBrokers):
-			add(PartitionsGone, tp, -1)
-		case !onBrokers || pr.LogEnd < 0:
-		case base < 0:
-			if pr.LogStart >= 0 {
-				f := add(PartitionsUnknown, tp, max(pr.LogEnd-pr.LogStart, 0))
-				if pr.LogStart > 0 {
-					f.StartAbove0++
-				}
+		out = append(out, Contradiction{Field: f, Documented: d.Documented, DocumentedAt: DocumentedAt(c.Pipeline, f),
+			Observed: obs, ObservedAt: d.Evidence, Source: srcConfig, Reason: d.Reason})
+	}
+	if len(c.Topics) == 0 {
+		return out
+	}
+	documented := strings.Join(sortedSet(c.Topics), ", ")
+	if read, file := checkpointTopics(in.Checkpoint); len(read) > 0 && !slices.Equal(read, sortedSet(c.Topics)) {
+		out = append(out, Contradiction{Field: FieldTopics, Documented: documented, DocumentedAt: DocumentedAt(c.Pipeline, FieldTopics),
+			Observed: strings.Join(read, ", "), ObservedAt: "checkpoint " + file, Source: srcCheckpoint,
+			Reason: topicsReason(sortedSet(c.Topics), read)})
+	}
+	if b := in.Brokers; b != nil {
+		for _, t := range b.Missing {
+			if slices.Contains(c.Topics, t) {
+				out = append(out, Contradiction{Field: FieldTopics, Documented: t, DocumentedAt: DocumentedAt(c.Pipeline, FieldTopics),
+					Observed: "no such topic", ObservedAt: "brokers of cluster " + c.Cluster, Source: srcBrokers,
+					Reason: "the documented topic does not exist on the documented cluster"})
 			}
-		case base > pr.LogEnd:
-			add(OffsetsAhead, tp, base-pr.LogEnd)
-		case pr.LogStart > base:
-			add(OffsetsDeleted, tp, pr.LogStart-base)
 		}
 	}
-	out := make([]*OffsetsFinding, 0, len(order))
-	for _, code := range order {
-		out = append(out, by[code])
-	}
-	slices.SortFunc(out, func(a, b *OffsetsFinding) int { return strings.Compare(a.Code, b.Code) })
 	return out
 }
 
-// unreadTopics are the documented topics the brokers hold records of while the checkpoint,
-// which reads Kafka, reads none of their partitions.
-func unreadTopics(documented []string, r *spark.Report, brokers *kafka.LogRanges) []TopicUnread {
-	pb := baseline(r)
-	if pb == nil || brokers == nil {
-		return nil
+func topicsReason(documented, read []string) string {
+	var parts []string
+	if only := without(documented, read); len(only) > 0 {
+		parts = append(parts, "documented but not read by the query: "+strings.Join(only, ", "))
 	}
-	reads, _ := checkpointTopics(pb)
-	if len(reads) == 0 {
-		return nil
+	if only := without(read, documented); len(only) > 0 {
+		parts = append(parts, "read by the query but not documented: "+strings.Join(only, ", "))
 	}
-	var out []TopicUnread
-	for _, t := range documented {
-		if slices.Contains(reads, t) {
+	return strings.Join(parts, "; ")
+}
+
+// checkpointTopics are the Kafka topics the checkpoint's newest offsets read (of the
+// committed batch, else the planned one), sorted, with that file; none for a query that reads
+// no Kafka source.
+func checkpointTopics(r *spark.Report) ([]string, string) {
+	if r == nil {
+		return nil, ""
+	}
+	pb := r.CommittedOffsets
+	if pb == nil || pb.Offsets == nil {
+		pb = r.Planned
+	}
+	if pb == nil || pb.Offsets == nil {
+		return nil, ""
+	}
+	var topics []string
+	for _, s := range pb.Offsets.Sources {
+		for t := range s.Kafka {
+			topics = append(topics, t)
+		}
+	}
+	return sortedSet(topics), pb.File
+}
+
+// unread is what waits on documented topics that the checkpoint has no offsets for: whole
+// topics it does not read, and partitions of topics it reads that its newest offsets do not
+// know. Records count what the brokers still hold.
+type unread struct {
+	topics     []string // documented topics the checkpoint does not read
+	partitions int
+	records    int64
+	// new are the partitions of read topics the checkpoint does not know (a part of the above).
+	newPartitions int
+	newRecords    int64
+}
+
+func unreadOf(in Inputs) unread {
+	var u unread
+	read, _ := checkpointTopics(in.Checkpoint)
+	b := in.Brokers
+	if len(read) == 0 || b == nil {
+		return u
+	}
+	for _, t := range sortedSet(in.Contract.Topics) {
+		if slices.Contains(read, t) || slices.Contains(b.Missing, t) {
 			continue
 		}
-		tr, ok := brokers.Topic(t)
-		if !ok || !tr.Exists {
-			continue
-		}
-		u := TopicUnread{Topic: t, Partitions: len(tr.Partitions), File: pb.File, Reads: strings.Join(reads, ", ")}
-		for _, p := range tr.Partitions {
-			if p.LogStart >= 0 && p.LogEnd > p.LogStart {
-				u.Records += p.LogEnd - p.LogStart
+		n := int64(0)
+		for _, p := range b.Topic(t) {
+			if r := b.Partitions[kafka.TopicPartition{Topic: t, Partition: p}].Records(); r > 0 {
+				n += r
+				u.partitions++
 			}
 		}
-		if u.Records > 0 {
-			out = append(out, u)
+		if n > 0 {
+			u.topics = append(u.topics, t)
+			u.records += n
+		}
+	}
+	if r := in.Checkpoint; r.UnknownRecords > 0 {
+		for _, k := range r.Kafka {
+			if k.Note == spark.NoteNotInCheckpoint && slices.Contains(in.Contract.Topics, k.Topic) && k.LogEnd > k.LogStart && k.LogStart >= 0 {
+				u.newPartitions++
+				u.newRecords += k.LogEnd - k.LogStart
+			}
+		}
+		u.partitions += u.newPartitions
+		u.records += u.newRecords
+	}
+	return u
+}
+
+func (u unread) evidence(in Inputs) []string {
+	var out []string
+	_, file := checkpointTopics(in.Checkpoint)
+	if len(u.topics) > 0 {
+		out = append(out, fmt.Sprintf("%s: %d records on the brokers; the checkpoint (%s) has no offsets for %s",
+			strings.Join(u.topics, ", "), u.records-u.newRecords, file, map[bool]string{true: "it", false: "them"}[len(u.topics) == 1]))
+	}
+	if u.newPartitions > 0 {
+		out = append(out, fmt.Sprintf("%d records on %d partition(s) of the topics it reads that %s does not know", u.newRecords, u.newPartitions, file))
+	}
+	return out
+}
+
+func sortedSet(xs []string) []string {
+	var out []string
+	for _, x := range xs {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// without is a less b; both sorted.
+func without(a, b []string) []string {
+	var out []string
+	for _, x := range a {
+		if _, found := slices.BinarySearch(b, x); !found {
+			out = append(out, x)
 		}
 	}
 	return out

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -24,11 +25,10 @@ type RoundSource interface {
 	Round(ctx context.Context) (*kafka.Round, error)
 }
 
-// DetectKafka reads the log starts of partitions and the timestamps of records, and commits
-// to publish groups (kafka.Clusters).
+// DetectKafka reads the timestamps of records and commits to publish groups (kafka.Clusters).
 type DetectKafka interface {
-	LogStarts(ctx context.Context, cluster string, tps []kafka.TopicPartition) (map[kafka.TopicPartition]int64, []kafka.Unavailable, error)
 	RecordTimes(ctx context.Context, cluster string, qs []kafka.RecordQuery, perPartition int32) (map[kafka.TopicPartition]kafka.RecordTime, []kafka.Unavailable, error)
+	TopicRanges(ctx context.Context, cluster string, topics ...string) (*kafka.TopicRanges, error)
 	CommitOffsets(ctx context.Context, cluster, group string, offsets map[kafka.TopicPartition]int64, metadata string) error
 }
 
@@ -75,6 +75,16 @@ type Detector struct {
 	stores   map[string]storage.Store   // checkpoint locations, opened once
 	progress map[string]*spark.Progress // the last checkpoint read of each pipeline
 	times    map[recordKey]time.Time    // timestamps of the records at checkpoint offsets
+	// starts are the log starts of partitions where the checkpoint's offset was found below
+	// it: retention deleted records the query never read, which no longer wait.
+	starts map[partKey]int64
+}
+
+// partKey names a partition of a cluster.
+type partKey struct {
+	cluster   string
+	topic     string
+	partition int32
 }
 
 // recordKey names the record at an offset of a partition of a cluster.
@@ -106,20 +116,12 @@ type detected struct {
 	prog  *spark.Progress // nil: no checkpoint, or unreadable
 	perr  error
 	obs   Observation
-	read  reading
 	// checkpoint are the checkpoint's offsets of the pipeline's topics, by partition.
 	checkpoint map[kafka.TopicPartition]int64
-	// starts are the log starts of the partitions where records lie beyond the checkpoint.
-	starts map[kafka.TopicPartition]int64
-}
-
-// from is the first record beyond the checkpoint on pl's partition that the brokers still
-// hold: the checkpoint's offset, or the log start when retention deleted records up to it.
-func (x *detected) from(pl kafka.PartitionLag, off int64) int64 {
-	if start, ok := x.starts[kafka.TopicPartition{Topic: pl.Topic, Partition: pl.Partition}]; ok && start > off && start <= pl.LogEnd {
-		return start
-	}
-	return off
+	// prev is the state the last round left; waiting the clock of records waiting beyond
+	// the checkpoint after this round.
+	prev    DetectState
+	waiting HeldClock
 }
 
 // Round takes one sampling round and judges every pipeline by it. tick identifies the round
@@ -139,17 +141,19 @@ func (d *Detector) Round(ctx context.Context, tick time.Time) (*kafka.Round, err
 		ds = append(ds, &detected{p: p, round: pr})
 	}
 	d.readCheckpoints(ctx, ds)
-	d.readLogStarts(ctx, ds)
 	d.readRecordTimes(ctx, ds)
-	now := d.now()
 	names := make([]string, len(ds))
 	for i, x := range ds {
-		x.obs, x.read = d.observe(x, now)
 		names[i] = x.p.Name
 	}
 	records, err := d.Store.DetectRecords(ctx, names...)
 	if err != nil {
 		return r, errors.Join(rerr, err)
+	}
+	now := d.now()
+	for _, x := range ds {
+		x.prev = d.previous(x.p.Name, records[x.p.Name])
+		x.obs, x.waiting = d.observe(x, now, x.prev.Waiting)
 	}
 	errs := []error{rerr}
 	for _, x := range ds {
@@ -228,54 +232,12 @@ func waitingBeyond(pl kafka.PartitionLag, off, allowed int64) bool {
 	return pl.LogEnd >= 0 && pl.LogEnd-off > allowed
 }
 
-// readLogStarts fetches the log starts of the partitions where records lie beyond the
-// checkpoint, so that records the brokers deleted before the query read them are not counted
-// as waiting: one ListOffsets per partition leader for every pipeline of a cluster.
-func (d *Detector) readLogStarts(ctx context.Context, ds []*detected) {
-	byCluster := map[string][]kafka.TopicPartition{}
-	seen := map[string]map[kafka.TopicPartition]bool{}
-	for _, x := range ds {
-		for _, pl := range x.round.Partitions {
-			tp := kafka.TopicPartition{Topic: pl.Topic, Partition: pl.Partition}
-			if off, ok := x.checkpoint[tp]; ok && pl.LogEnd > off {
-				if seen[x.round.Cluster] == nil {
-					seen[x.round.Cluster] = map[kafka.TopicPartition]bool{}
-				}
-				if !seen[x.round.Cluster][tp] {
-					seen[x.round.Cluster][tp] = true
-					byCluster[x.round.Cluster] = append(byCluster[x.round.Cluster], tp)
-				}
-			}
-		}
-	}
-	starts := map[string]map[kafka.TopicPartition]int64{}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for cluster, tps := range byCluster {
-		wg.Go(func() {
-			got, unavailable, err := d.Kafka.LogStarts(ctx, cluster, tps)
-			if err != nil {
-				d.log().Warn("detection: log starts", "cluster", cluster, "err", err)
-				return
-			}
-			for _, u := range unavailable {
-				d.log().Debug("detection: log starts unavailable", "cluster", cluster, "what", u.What, "err", u.Err)
-			}
-			mu.Lock()
-			starts[cluster] = got
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
-	for _, x := range ds {
-		x.starts = starts[x.round.Cluster]
-	}
-}
-
-// readRecordTimes fetches the timestamps of the oldest records the brokers hold beyond the
-// checkpoint's offsets, of the partitions where records wait: one Fetch per partition leader
-// for every pipeline of a cluster, and only for an offset not fetched before (the record at
-// an offset that did not move is the same record).
+// readRecordTimes fetches the timestamps of the records at the checkpoint's offsets of the
+// partitions where records wait: one Fetch per partition leader for every pipeline of a
+// cluster, and only for an offset not fetched before (the record at an offset that did not
+// move is the same record). An offset retention deleted answers out of range: then the
+// partitions' log starts are read (rarely: only then) and the oldest record still there is
+// fetched instead.
 func (d *Detector) readRecordTimes(ctx context.Context, ds []*detected) {
 	byCluster := map[string][]kafka.RecordQuery{}
 	d.mu.Lock()
@@ -284,6 +246,7 @@ func (d *Detector) readRecordTimes(ctx context.Context, ds []*detected) {
 	}
 	// Forget the records whose partition moved on: the cache holds one entry per partition.
 	keep := map[recordKey]time.Time{}
+	starts := map[partKey]int64{}
 	for _, x := range ds {
 		for _, pl := range x.round.Partitions {
 			tp := kafka.TopicPartition{Topic: pl.Topic, Partition: pl.Partition}
@@ -291,7 +254,11 @@ func (d *Detector) readRecordTimes(ctx context.Context, ds []*detected) {
 			if !ok {
 				continue
 			}
-			if off = x.from(pl, off); !waitingBeyond(pl, off, x.p.Kafka.AllowedLag) {
+			pk := partKey{x.round.Cluster, pl.Topic, pl.Partition}
+			if st, ok := d.starts[pk]; ok && st > off {
+				starts[pk], off = st, st
+			}
+			if !waitingBeyond(pl, off, x.p.Kafka.AllowedLag) {
 				continue
 			}
 			k := recordKey{x.round.Cluster, pl.Topic, pl.Partition, off}
@@ -302,30 +269,72 @@ func (d *Detector) readRecordTimes(ctx context.Context, ds []*detected) {
 			byCluster[x.round.Cluster] = append(byCluster[x.round.Cluster], kafka.RecordQuery{Topic: pl.Topic, Partition: pl.Partition, Offset: off})
 		}
 	}
-	d.times = keep
+	d.times, d.starts = keep, starts
 	d.mu.Unlock()
 	var wg sync.WaitGroup
 	for cluster, qs := range byCluster {
 		wg.Go(func() {
-			qs = dedupQueries(qs)
-			times, unavailable, err := d.Kafka.RecordTimes(ctx, cluster, qs, recordTimeBytes)
-			if err != nil {
-				d.log().Warn("detection: record timestamps", "cluster", cluster, "err", err)
+			gone := d.fetchTimes(ctx, cluster, dedupQueries(qs))
+			if len(gone) == 0 {
 				return
 			}
-			for _, u := range unavailable {
-				d.log().Debug("detection: record timestamps unavailable", "cluster", cluster, "what", u.What, "err", u.Err)
-			}
-			d.mu.Lock()
-			defer d.mu.Unlock()
-			for _, q := range qs {
-				if t, ok := times[kafka.TopicPartition{Topic: q.Topic, Partition: q.Partition}]; ok && !t.At.IsZero() {
-					d.times[recordKey{cluster, q.Topic, q.Partition, q.Offset}] = t.At
+			var topics []string
+			for _, q := range gone {
+				if !slices.Contains(topics, q.Topic) {
+					topics = append(topics, q.Topic)
 				}
 			}
+			tr, err := d.Kafka.TopicRanges(ctx, cluster, topics...)
+			if err != nil {
+				d.log().Warn("detection: log starts", "cluster", cluster, "err", err)
+				return
+			}
+			var again []kafka.RecordQuery
+			d.mu.Lock()
+			for _, q := range gone {
+				r := tr.Partitions[kafka.TopicPartition{Topic: q.Topic, Partition: q.Partition}]
+				if r.Start > q.Offset {
+					d.starts[partKey{cluster, q.Topic, q.Partition}] = r.Start
+					if r.End > r.Start {
+						again = append(again, kafka.RecordQuery{Topic: q.Topic, Partition: q.Partition, Offset: r.Start})
+					}
+				}
+			}
+			d.mu.Unlock()
+			d.fetchTimes(ctx, cluster, again)
 		})
 	}
 	wg.Wait()
+}
+
+// fetchTimes fetches and keeps the timestamps of the records qs name; it returns the queries
+// whose offset the brokers no longer hold.
+func (d *Detector) fetchTimes(ctx context.Context, cluster string, qs []kafka.RecordQuery) []kafka.RecordQuery {
+	if len(qs) == 0 {
+		return nil
+	}
+	times, unavailable, err := d.Kafka.RecordTimes(ctx, cluster, qs, recordTimeBytes)
+	if err != nil {
+		d.log().Warn("detection: record timestamps", "cluster", cluster, "err", err)
+		return nil
+	}
+	for _, u := range unavailable {
+		d.log().Debug("detection: record timestamps unavailable", "cluster", cluster, "what", u.What, "err", u.Err)
+	}
+	var gone []kafka.RecordQuery
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, q := range qs {
+		t, ok := times[kafka.TopicPartition{Topic: q.Topic, Partition: q.Partition}]
+		switch {
+		case !ok:
+		case t.OutOfRange:
+			gone = append(gone, q)
+		case !t.At.IsZero():
+			d.times[recordKey{cluster, q.Topic, q.Partition, q.Offset}] = t.At
+		}
+	}
+	return gone
 }
 
 // dedupQueries drops repeated queries (two pipelines reading one topic).
@@ -341,30 +350,16 @@ func dedupQueries(qs []kafka.RecordQuery) []kafka.RecordQuery {
 	return out
 }
 
-// reading is what a round read of a pipeline's checkpoint against the brokers, before the
-// clock of its waiting records (assess) judges it.
-type reading struct {
-	known bool // the checkpoint's offsets and the log end of at least one of its partitions were read
-	waits bool // more than kafka.allowed_lag records the brokers still hold wait on some partition
-	// oldest is the timestamp of the oldest waiting record (zero: none could be read);
-	// timesKnown says every waiting partition's was read.
-	oldest     time.Time
-	oldestAt   string
-	timesKnown bool
-	// committedAt is when the newest checkpoint commit was written.
-	committedAt time.Time
-	// partOldest are the oldest waiting records' timestamps, aligned with the observation's
-	// partitions (zero: nothing waits there, or unknown).
-	partOldest []time.Time
-}
-
-// observe turns a pipeline's round, checkpoint, log starts and record times into the round's
-// numbers and what it read of the checkpoint; the checkpoint's symptoms are judged by assess.
-func (d *Detector) observe(x *detected, now time.Time) (Observation, reading) {
+// observe turns a pipeline's round, checkpoint and record times into an observation, with
+// the clock of records waiting beyond the checkpoint: the checkpoint is stale once records
+// have waited stale_after with no commit, counted from the later of the newest commit and
+// the moment they began to wait (the oldest waiting record's timestamp, else the first round
+// that saw them, never before the last round that saw none), so a quiet topic's idle time
+// does not count.
+func (d *Detector) observe(x *detected, now time.Time, clock HeldClock) (Observation, HeldClock) {
 	p, r := x.p, x.round
-	obs := Observation{At: now, Batch: -1, CommitAge: -1, Waiting: -1, GroupWaiting: -1, Group: p.Kafka.Group,
+	obs := Observation{At: now, Batch: -1, CommitAge: -1, Waiting: -1, GroupWaiting: -1, WaitingFor: -1, Group: p.Kafka.Group,
 		Holds: map[Signal]bool{}, StaleAfter: p.Checkpoint.StaleAfter, MaxLag: p.Detect.MaxLag}
-	var rd reading
 	allowed := p.Kafka.AllowedLag
 	keepParts := d.Config.HTTP.MetricsPartitions
 
@@ -388,124 +383,106 @@ func (d *Detector) observe(x *detected, now time.Time) (Observation, reading) {
 	}
 
 	// The checkpoint against the brokers.
+	var committedAt time.Time
 	switch {
 	case x.perr != nil:
 		obs.CheckpointErr = x.perr.Error()
 	case x.prog != nil:
 		obs.CheckpointKnown, obs.Batch = true, x.prog.Batch
 		if x.prog.Batch >= 0 && !x.prog.CommittedAt.IsZero() {
-			obs.CommitAge = max(now.Sub(x.prog.CommittedAt), 0)
-			rd.committedAt = x.prog.CommittedAt
+			committedAt = x.prog.CommittedAt
+			obs.CommitAge = max(now.Sub(committedAt), 0)
 		}
 	}
 	if !obs.CheckpointKnown || len(x.checkpoint) == 0 {
-		return obs, rd
+		return obs, clock
 	}
-	var waiting, deleted int64
-	ends := 0
-	rd.timesKnown = true
+	var waiting int64
+	anyWaits, ends, timesKnown := false, 0, true
+	var oldestAt time.Time
 	d.mu.Lock()
 	for _, pl := range r.Partitions {
 		tp := kafka.TopicPartition{Topic: pl.Topic, Partition: pl.Partition}
 		off, ok := x.checkpoint[tp]
 		pp := PartitionProgress{Topic: pl.Topic, Partition: pl.Partition, Waiting: -1, GroupWaiting: pl.Lag}
-		var oldest time.Time
 		if ok && pl.LogEnd >= 0 {
+			if st, gone := d.starts[partKey{r.Cluster, pl.Topic, pl.Partition}]; gone && st > off {
+				// Records retention deleted before the query read them no longer wait.
+				obs.Lost += st - off
+				off = st
+			}
 			ends++
-			from := x.from(pl, off)
-			deleted += from - off
-			pp.Waiting = max(pl.LogEnd-from, 0)
+			pp.Waiting = max(pl.LogEnd-off, 0)
 			waiting += pp.Waiting
-			if waitingBeyond(pl, from, allowed) {
-				rd.waits = true
-				if at, ok := d.times[recordKey{r.Cluster, pl.Topic, pl.Partition, from}]; ok {
-					oldest = at
-					if rd.oldest.IsZero() || at.Before(rd.oldest) {
-						rd.oldest, rd.oldestAt = at, tpKey(tp)
+			if waitingBeyond(pl, off, allowed) {
+				anyWaits = true
+				if at, ok := d.times[recordKey{r.Cluster, pl.Topic, pl.Partition, off}]; ok {
+					if oldestAt.IsZero() || at.Before(oldestAt) {
+						oldestAt = at
+					}
+					// A record cannot have waited since before the last round that saw
+					// nothing waiting, whatever its timestamp says.
+					at = later(at, clock.Clear)
+					pp.Oldest, pp.OldestKnown = max(now.Sub(at), 0), true
+					if !obs.OldestKnown || pp.Oldest > obs.Oldest {
+						obs.Oldest, obs.OldestKnown, obs.OldestAt = pp.Oldest, true, tpKey(tp)
 					}
 				} else {
-					rd.timesKnown = false
+					timesKnown = false
 				}
 			}
 		}
 		if keepParts {
 			obs.Partitions = append(obs.Partitions, pp)
-			rd.partOldest = append(rd.partOldest, oldest)
 		}
 	}
 	d.mu.Unlock()
-	if ends > 0 {
-		rd.known = true
-		obs.Waiting, obs.Deleted = waiting, deleted
+	if ends == 0 {
+		return obs, clock
 	}
-	return obs, rd
-}
-
-// assess judges a round's reading of the checkpoint with the clock of its waiting records,
-// kept across rounds, and returns the clock moved by the round. Records wait from the oldest
-// one's own timestamp where it could be read, else from the first round that saw them
-// waiting, never before the last round that saw nothing waiting. checkpoint_stale holds
-// once they have waited checkpoint.stale_after with no checkpoint commit (a commit made while
-// they waited restarts the count); lag holds once the oldest of them waited over
-// detect.max_lag. A round that could not read the checkpoint or the brokers judges neither.
-func assess(clock Clock, obs *Observation, rd reading) Clock {
-	now := obs.At
-	clock = clock.Observe(now, rd.known, rd.waits, rd.oldest)
-	if !rd.known {
-		return clock
-	}
+	obs.Waiting = waiting
+	clock = clock.Observe(now, anyWaits, oldestAt)
 	obs.WaitingSince = clock.Since
-	if !rd.waits {
+	if anyWaits && obs.CommitAge >= 0 {
+		obs.WaitingFor = clock.For(now, committedAt)
+		obs.Holds[SignalStale] = obs.WaitingFor >= p.Checkpoint.StaleAfter
+	} else if obs.CommitAge >= 0 {
 		obs.Holds[SignalStale] = false
-		if obs.MaxLag > 0 {
-			obs.Holds[SignalLag] = false
-		}
-		obs.Oldest, obs.OldestKnown = 0, true
-		return clock
 	}
-	since := clock.Since
-	if rd.committedAt.After(since) {
-		since = rd.committedAt
-	}
-	obs.StaleFor = max(now.Sub(since), 0)
-	obs.Holds[SignalStale] = obs.StaleFor >= obs.StaleAfter
-	if !rd.oldest.IsZero() {
-		obs.Oldest, obs.OldestKnown, obs.OldestAt = max(now.Sub(clock.Bound(rd.oldest)), 0), true, rd.oldestAt
-	}
-	for i, at := range rd.partOldest {
-		if !at.IsZero() && i < len(obs.Partitions) {
-			obs.Partitions[i].Oldest, obs.Partitions[i].OldestKnown = max(now.Sub(clock.Bound(at)), 0), true
-		}
-	}
-	if obs.MaxLag > 0 {
+	if p.Detect.MaxLag > 0 {
 		switch {
-		case obs.OldestKnown && obs.Oldest > obs.MaxLag:
+		case !anyWaits:
+			obs.Holds[SignalLag] = false
+		case obs.OldestKnown && obs.Oldest > p.Detect.MaxLag:
 			// One partition known to be over is enough, whatever the others.
 			obs.Holds[SignalLag] = true
-		case rd.timesKnown:
+		case timesKnown:
 			obs.Holds[SignalLag] = false
 		}
 	}
-	return clock
+	if !anyWaits {
+		obs.Oldest, obs.OldestKnown = 0, true
+	}
+	return obs, clock
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // judge applies a pipeline's observation to its state, acts on the change, publishes its
 // position and stores the record.
 func (d *Detector) judge(ctx context.Context, x *detected, rec state.DetectRecord, tick time.Time) error {
-	p, obs := x.p, x.obs
-	var prev DetectState
-	if len(rec.State) > 0 {
-		if err := json.Unmarshal(rec.State, &prev); err != nil {
-			d.log().Warn("detection: stored state unreadable; starting afresh", "pipeline", p.Name, "err", err)
-			prev = DetectState{}
-		}
-	}
+	p, obs, prev := x.p, x.obs, x.prev
 	var pub PublishState
 	if len(rec.Publish) > 0 {
 		_ = json.Unmarshal(rec.Publish, &pub)
 	}
-	prev.Waiting = assess(prev.Waiting, &obs, x.read)
 	next, change, fresh := Step(prev, obs)
+	next.Waiting = x.waiting
 	obs.Active = next.Active()
 	var errs []error
 	if err := d.act(ctx, p, &next, change, fresh, obs); err != nil {
@@ -523,6 +500,18 @@ func (d *Detector) judge(ctx context.Context, x *detected, rec state.DetectRecor
 		d.log().Warn("detection: a later round's record was stored first; this one is dropped", "pipeline", p.Name, "tick", tick)
 	}
 	return errors.Join(errs...)
+}
+
+// previous is the state a pipeline's last round left.
+func (d *Detector) previous(name string, rec state.DetectRecord) DetectState {
+	var prev DetectState
+	if len(rec.State) > 0 {
+		if err := json.Unmarshal(rec.State, &prev); err != nil {
+			d.log().Warn("detection: stored state unreadable; starting afresh", "pipeline", name, "err", err)
+			return DetectState{}
+		}
+	}
+	return prev
 }
 
 func stateRecord(tick time.Time, st, obs, pub []byte) state.DetectRecord {

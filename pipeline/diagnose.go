@@ -53,7 +53,7 @@ func (d *Diagnoser) Diagnose(ctx context.Context, name string) (Verdict, error) 
 		c.Lag = func(ctx context.Context) (*kafka.LagReport, error) { return d.Lag.PipelineLag(ctx, name) }
 	}
 	if p.Checkpoint.Location != "" {
-		c.Checkpoint = func(ctx context.Context) (*CheckpointReading, error) { return d.Checkpoints.Read(ctx, name) }
+		c.Checkpoint = func(ctx context.Context) (CheckpointReading, error) { return d.Checkpoints.Read(ctx, name) }
 		c.Probe = func(ctx context.Context) *probe.Result {
 			opt := ProbeOptions(d.Config, *p, d.Getenv)
 			opt.Write = false
@@ -96,8 +96,7 @@ func (d *Diagnoser) lastProbe(ctx context.Context, name string) *probe.Result {
 	return &r
 }
 
-// drift reads the deployed job's configuration and compares it with what the pipeline
-// documents.
+// drift compares the deployed job's configuration with what the pipeline documents.
 func (d *Diagnoser) drift(p *config.Pipeline) (*deployconf.Deployed, []deployconf.Difference, error) {
 	dep, err := deployconf.Load(p.DeployedConfig)
 	if err != nil {

@@ -3,12 +3,14 @@ package pipeline_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/streamwatch/streamwatch/config"
 	"github.com/streamwatch/streamwatch/integrations/kafka"
+	"github.com/streamwatch/streamwatch/internal/kafkatest"
 	"github.com/streamwatch/streamwatch/internal/testclock"
 	"github.com/streamwatch/streamwatch/internal/testredis"
 	"github.com/streamwatch/streamwatch/state"
@@ -69,4 +71,37 @@ func (b *brokers) set(logEnd, commit map[int32]int64) {
 	b.mu.Lock()
 	b.logEnd, b.commit = logEnd, commit
 	b.mu.Unlock()
+}
+
+// startKafka runs an in-process Kafka (kfake, the real wire protocol) with topic holding
+// partitions partitions, and returns it with sarama-backed Clusters naming it "main" and the
+// configuration lines of that cluster.
+func startKafka(t *testing.T, topic string, partitions int32) (*kafkatest.Cluster, *kafka.Clusters, string) {
+	t.Helper()
+	kc, err := kafkatest.Start(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(kc.Close)
+	if err := kc.CreateTopic(context.Background(), topic, partitions); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kafka.NewClusters([]kafka.ClusterOptions{{Name: "main", Brokers: kc.ListenAddrs(), Version: "3.6.0", Timeout: 5 * time.Second}}, kafka.ClustersOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return kc, cs, fmt.Sprintf("kafka:\n  clusters:\n    main: {brokers: [%q], version: \"3.6.0\"}\n", kc.ListenAddrs()[0])
+}
+
+// closedAddr is a loopback address nothing listens on: a listener the test opened and closed.
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
 }

@@ -15,9 +15,9 @@ type Signal string
 
 // The symptoms, in the order they are named.
 const (
-	// SignalStale: records the brokers hold beyond the checkpoint's offsets have waited
-	// checkpoint.stale_after with no checkpoint commit (counted from when they began to wait,
-	// not from the last commit: a quiet topic's quiet time is no stall).
+	// SignalStale: records have waited beyond the checkpoint's offsets for
+	// checkpoint.stale_after with no checkpoint commit (from the later of the newest commit
+	// and the moment they began to wait).
 	SignalStale Signal = "checkpoint_stale"
 	// SignalStalled: the documented group is STALLED or STOPPED (kafka.stall_after).
 	SignalStalled Signal = "group_stalled"
@@ -43,15 +43,15 @@ type Observation struct {
 	CheckpointErr   string        `json:"ckpt_err,omitempty"`
 	Batch           int64         `json:"batch"`
 	CommitAge       time.Duration `json:"commit_age,omitempty"` // -1: no commit yet
-	// Waiting is the records the brokers hold beyond the checkpoint's offsets (-1: unknown);
-	// Deleted the records beyond them the brokers no longer hold (retention deleted them
-	// before the query read them: lost, not waiting).
+	// Waiting is the records the brokers still hold beyond the checkpoint's offsets (-1:
+	// unknown); Lost those retention deleted before the query read them.
 	Waiting int64 `json:"waiting"`
-	Deleted int64 `json:"deleted,omitempty"`
-	// WaitingSince is when records began to wait beyond the checkpoint (zero while none
-	// waits); StaleFor is how long they have waited with no checkpoint commit.
+	Lost    int64 `json:"lost,omitempty"`
+	// WaitingSince is when records began to wait beyond the checkpoint (zero: none wait);
+	// WaitingFor how long they have waited with no checkpoint commit (-1: none wait, or no
+	// commit to measure from): the checkpoint_stale clock.
 	WaitingSince time.Time     `json:"waiting_since,omitzero"`
-	StaleFor     time.Duration `json:"stale_for,omitempty"`
+	WaitingFor   time.Duration `json:"waiting_for"`
 	// Oldest is the age of the oldest of them, from its own timestamp; OldestKnown says
 	// whether it could be read; OldestAt names its partition.
 	Oldest      time.Duration `json:"oldest,omitempty"`
@@ -105,8 +105,8 @@ type DetectState struct {
 	Suppressed bool `json:"suppressed,omitempty"`
 	// Noticed: with detect.open_incident off, the channel was told of the episode.
 	Noticed bool `json:"noticed,omitempty"`
-	// Waiting is the clock of the records waiting beyond the checkpoint.
-	Waiting Clock `json:"waiting,omitzero"`
+	// Waiting is the clock of records waiting beyond the checkpoint.
+	Waiting HeldClock `json:"waiting,omitzero"`
 }
 
 // Active lists the active symptoms, in order.
@@ -207,7 +207,7 @@ func symptomList(syms []Signal, obs Observation) string {
 func Headline(pipeline string, active []Signal, obs Observation) string {
 	switch {
 	case slices.Contains(active, SignalStale):
-		return fmt.Sprintf("%s: %s waited %s with no checkpoint commit", pipeline, haveWaited(obs.Waiting), human.Age(obs.StaleFor))
+		return fmt.Sprintf("%s: %s have waited %s with no checkpoint commit", pipeline, records(obs.Waiting), human.Age(obs.WaitingFor))
 	case slices.Contains(active, SignalLag):
 		return fmt.Sprintf("%s: Spark %s behind (%s wait)", pipeline, human.Age(obs.Oldest), records(obs.Waiting))
 	case slices.Contains(active, SignalStalled):
@@ -224,10 +224,16 @@ func Numbers(obs Observation) string {
 	if obs.CheckpointKnown {
 		if obs.Waiting >= 0 {
 			s := records(obs.Waiting) + " wait beyond the checkpoint"
+			if obs.WaitingFor >= 0 && obs.Waiting > 0 {
+				s += fmt.Sprintf(" (for %s with no commit)", human.Age(obs.WaitingFor))
+			}
 			if obs.OldestKnown && obs.Waiting > 0 {
 				s += fmt.Sprintf(", the oldest %s old (%s)", human.Age(obs.Oldest), obs.OldestAt)
 			}
 			parts = append(parts, s)
+			if obs.Lost > 0 {
+				parts = append(parts, fmt.Sprintf("%s deleted by retention before the query read them", records(obs.Lost)))
+			}
 		}
 		if obs.Batch >= 0 {
 			parts = append(parts, fmt.Sprintf("last checkpoint commit %s ago (batch %d)", human.Age(obs.CommitAge), obs.Batch))
@@ -250,14 +256,6 @@ func Numbers(obs Observation) string {
 // DetectedLine is the root's symptom line: the active symptoms, then the numbers.
 func DetectedLine(active []Signal, obs Observation) string {
 	return symptomList(active, obs) + ": " + Numbers(obs)
-}
-
-// haveWaited is "1 record has" or "1,240 records have".
-func haveWaited(n int64) string {
-	if n == 1 {
-		return "1 record has"
-	}
-	return records(n) + " have"
 }
 
 func records(n int64) string {

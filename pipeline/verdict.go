@@ -37,27 +37,26 @@ const (
 // Inputs are the diagnostics' results; a nil result with a nil error means the check does
 // not apply to the pipeline (no Kafka, no logs configured…).
 type Inputs struct {
-	Pipeline string
-	Now      time.Time // the diagnosis; zero means time.Now
-	// Contract is what the pipeline documents, with where each fact is written.
-	Contract      Contract
+	Pipeline      string
+	Now           time.Time // the diagnosis; zero means time.Now
 	Lag           *kafka.LagReport
 	LagErr        error
 	Checkpoint    *spark.Report
 	CheckpointErr error
-	// Brokers is what the brokers hold of the checkpoint's and the documented topics;
-	// OldestWaiting the own timestamp of the oldest record waiting beyond the checkpoint.
-	Brokers       *kafka.LogRanges
-	BrokersErr    error
-	OldestWaiting time.Time
 	Probe         *probe.Result // the read-only probe run now, with its access judgment
 	LastWrite     *probe.Result // the newest stored probe (with a write test when configured), if any
 	Logs          *driverlog.Report
 	LogsErr       error
-	Deployed      *deployconf.Deployed // the deployed job's options, when deployed_config is set
 	Drift         []deployconf.Difference
+	Deployed      *deployconf.Deployed // the deployed options the drift was read from
 	DriftErr      error
-	Unfinished    []string // checks still running at the deadline
+	// Brokers is what the brokers hold of the documented topics and those the checkpoint
+	// reads (Checkpoints.Read).
+	Brokers    *kafka.TopicRanges
+	BrokersErr error
+	// Contract is what the configuration documents about the pipeline.
+	Contract   Contract
+	Unfinished []string // checks still running at the deadline
 }
 
 // Symptom IDs: what is wrong now, seen live.
@@ -68,14 +67,8 @@ const (
 	SymptomProbeFailing        = "PROBE_FAILING"
 	SymptomLogErrors           = "LOG_ERRORS"
 	SymptomBrokersUnreachable  = "BROKERS_UNREACHABLE"
-	// SymptomTopicUnread: records of a documented topic wait on the brokers and the
-	// checkpoint reads none of its partitions (Symptom.Unread).
-	SymptomTopicUnread = "DOCUMENTED_TOPIC_UNREAD"
+	SymptomRecordsUnread       = "RECORDS_UNREAD"
 )
-
-// symptomOrder is the order symptoms are listed in.
-var symptomOrder = []string{SymptomProgressStopped, SymptomDocumentedGroupIdle, SymptomTopicUnread, SymptomLagGrowing,
-	SymptomProbeFailing, SymptomLogErrors, SymptomBrokersUnreachable}
 
 // Cause IDs, in the order the product tells them apart.
 const (
@@ -84,18 +77,17 @@ const (
 	CauseCorrupt       = "CHECKPOINT_CORRUPT"
 	CauseBrokerDown    = "BROKER_UNREACHABLE"
 	CauseSlowConsumer  = "CONSUMER_SLOWER_THAN_PRODUCER"
-	// The pipeline's contract contradicted: the job reads other topics, another cluster, or
-	// checkpoints elsewhere than documented (Cause.Findings name the field and both values).
-	CauseTopicMismatch    = "TOPIC_MISMATCH"
-	CauseClusterMismatch  = "CLUSTER_MISMATCH"
-	CauseLocationMismatch = "CHECKPOINT_LOCATION_MISMATCH"
-	// The checkpoint's offsets against what the brokers hold (Cause.Findings count them).
-	CauseOffsetsGone       = "CHECKPOINT_OFFSETS_GONE"
-	CausePartitionsUnknown = "PARTITIONS_NOT_IN_CHECKPOINT"
+	// Contradictions of the pipeline's contract, besides the group.
+	CauseTopicMismatch      = "TOPIC_MISMATCH"
+	CauseClusterMismatch    = "CLUSTER_MISMATCH"
+	CauseCheckpointMismatch = "CHECKPOINT_LOCATION_MISMATCH"
+	// The checkpoint against what the brokers hold.
+	CauseOffsetsGone       = "OFFSETS_GONE"
+	CausePartitionsUnknown = "PARTITIONS_UNKNOWN"
 )
 
-// causeOrder lists every cause.
-var causeOrder = []string{CauseNotWritable, CauseGroupMismatch, CauseTopicMismatch, CauseClusterMismatch, CauseLocationMismatch,
+// Causes lists every cause, in the order the product tells them apart.
+var Causes = []string{CauseNotWritable, CauseGroupMismatch, CauseTopicMismatch, CauseClusterMismatch, CauseCheckpointMismatch,
 	CauseCorrupt, CauseOffsetsGone, CausePartitionsUnknown, CauseBrokerDown, CauseSlowConsumer}
 
 // Confidence says how well a cause is supported.
@@ -132,56 +124,58 @@ const (
 	srcBrokers    = "brokers"
 )
 
-// Sources of a cause's signals, as Cause.Signals names them (besides "the symptom").
-const (
-	SignalAccess     = srcAccess
-	SignalProbe      = srcProbe
-	SignalLogs       = srcLogs
-	SignalCheckpoint = srcCheckpoint
-	SignalKafka      = srcKafka
-	SignalDeployed   = srcConfig
-	SignalBrokers    = srcBrokers
-)
-
 // Symptom is one thing wrong now, with its evidence.
 type Symptom struct {
 	ID       string
-	Title    string // "" for the symptoms whose title the reply's layout gives (by ID)
+	Title    string
 	Evidence []string
-	// Unread are the documented topics nobody reads (DOCUMENTED_TOPIC_UNREAD).
-	Unread []TopicUnread
-	// Stopped is the stop seen in the checkpoint (PROGRESS_STOPPED), nil when it was seen
-	// elsewhere only.
-	Stopped *StoppedCheckpoint
-	sources []string
-}
-
-// StoppedCheckpoint is a checkpoint whose records have waited checkpoint.stale_after with no
-// commit.
-type StoppedCheckpoint struct {
-	Waiting int64         // the records waiting beyond it that the brokers still hold
-	Waited  time.Duration // how long they have waited with no commit
-	// FromRecords says Waited counts from the oldest waiting record's own timestamp;
-	// otherwise it counts from the newest commit (the records' times could not be read).
-	FromRecords bool
-	Commit      string    // the newest commit's file
-	CommittedAt time.Time // when it was written
-	Deleted     int64     // records beyond it the brokers no longer hold (lost, not waiting)
+	sources  []string
 }
 
 // Cause is one probable cause: it explains at least one present symptom.
 type Cause struct {
 	ID         string
-	Title      string // "" for the causes whose title and next step the reply's layout gives (by ID)
+	Title      string
 	Confidence Confidence
 	Signals    []string // the independent sources that support it
 	Explains   []string // the present symptoms it explains (IDs)
 	Evidence   []string
-	// Findings are the contradictions and offsets findings behind it, as data.
-	Findings []Finding
-	Next     string
-	direct   bool
+	// Contradictions are the documented facts behind a contract cause: field, documented
+	// and observed value, and where each was seen.
+	Contradictions []Contradiction
+	Next           string
+	direct         bool
 }
+
+// Check is one cause as the diagnosis looked for it: found, ruled out by its evidence, or
+// not checked (and why).
+type Check struct {
+	Cause    string
+	Status   CheckStatus
+	Evidence string
+}
+
+// CheckStatus is what a diagnosis concluded of a cause.
+type CheckStatus string
+
+// The check statuses.
+const (
+	CheckFound      CheckStatus = "found"
+	CheckRuledOut   CheckStatus = "ruled out"
+	CheckNotChecked CheckStatus = "not checked"
+)
+
+// NextStep is the one thing a person should do when a symptom has no probable cause.
+type NextStep string
+
+// The next steps, most specific first.
+const (
+	NextConfigureLogs NextStep = "configure_logs"  // logs.paths is not set: the driver's own errors are unseen
+	NextReadLogs      NextStep = "read_logs"       // the driver log shows nothing streamwatch knows: read it around the stop
+	NextWriteProbe    NextStep = "write_probe"     // only a real write would tell: probe with write
+	NextCheckJob      NextStep = "check_job"       // everything streamwatch checks holds: look at the job itself
+	NextWaitForChecks NextStep = "wait_for_checks" // checks did not finish in time: run diagnose again
+)
 
 // Verdict is the answer of diagnose.
 type Verdict struct {
@@ -192,15 +186,8 @@ type Verdict struct {
 	// Unexplained are the present symptoms no cause explains.
 	Unexplained []string
 	// Risks are problems that cause no present symptom, or findings from configuration text
-	// alone: worth fixing, not the reason for an alert. RiskFindings are those found as data
-	// (a contradicted documented fact, offsets the brokers no longer hold).
-	Risks        []string
-	RiskFindings []Finding
-	// RuledOut lists, when a present symptom has no cause, every cause that could explain it
-	// with what the checks saw of it (or why they could not look); Next is the one step a
-	// person should take then (a Next* code).
-	RuledOut []Ruled
-	Next     string
+	// alone: worth fixing, not the reason for an alert.
+	Risks []string
 	// History is evidence older than the newest progress.
 	History []string
 	// Progress is the newest progress seen (checkpoint commit or group commit); zero: none.
@@ -210,10 +197,20 @@ type Verdict struct {
 	Access     string
 	Notes      []string
 	Unfinished []string
+	// Contradictions are every documented fact that something observed contradicts, each
+	// marked with its cause and whether it is only a risk.
+	Contradictions []Contradiction
+	// Checked is every cause the diagnosis looked for and what it concluded; Next is the one
+	// step to take when a symptom has no cause ("" otherwise).
+	Checked []Check
+	Next    NextStep
+	// Restart says what Spark does on restart with offsets retention deleted: "fail"
+	// (failOnDataLoss true, the default) or "skip"; "" when none are gone.
+	Restart string
 }
 
 type causeDef struct {
-	title, next string // "" for the causes the reply's layout names
+	title, next string
 	explains    []string
 }
 
@@ -233,11 +230,21 @@ var causeDefs = map[string]causeDef{
 	CauseSlowConsumer: {"The consumer is healthy but slower than the producer: lag grows while commits advance",
 		"Scale the job (more executors or partitions) or reduce the batch work; nothing is stuck.",
 		[]string{SymptomLagGrowing}},
-	CauseTopicMismatch:     {explains: []string{SymptomTopicUnread, SymptomDocumentedGroupIdle, SymptomProgressStopped}},
-	CauseClusterMismatch:   {explains: []string{SymptomProgressStopped, SymptomDocumentedGroupIdle, SymptomTopicUnread}},
-	CauseLocationMismatch:  {explains: []string{SymptomProgressStopped}},
-	CauseOffsetsGone:       {explains: []string{SymptomProgressStopped, SymptomLogErrors}},
-	CausePartitionsUnknown: {explains: []string{SymptomProgressStopped}},
+	CauseTopicMismatch: {"The query reads other topics than the documented ones",
+		"Compare the job's subscribe/assign/subscribePattern with the pipeline's kafka.topics; redeploy with the documented topics, or document the ones it reads.",
+		[]string{SymptomRecordsUnread, SymptomProgressStopped, SymptomDocumentedGroupIdle}},
+	CauseClusterMismatch: {"The job reads another Kafka cluster than the documented one",
+		"Compare the job's kafka.bootstrap.servers with the documented cluster's brokers; redeploy against the documented cluster, or correct the documentation.",
+		[]string{SymptomRecordsUnread, SymptomProgressStopped, SymptomDocumentedGroupIdle}},
+	CauseCheckpointMismatch: {"The job writes its checkpoint somewhere else than the documented location",
+		"Compare the job's checkpointLocation with the pipeline's checkpoint.location: streamwatch reads and probes a checkpoint the job does not write.",
+		[]string{SymptomProgressStopped}},
+	CauseOffsetsGone: {"Retention deleted records the query had not read: the checkpoint resumes from offsets the brokers no longer hold",
+		"With failOnDataLoss (Spark's default) the query fails until the offsets are moved past the gap: decide whether the lost records must be replayed from elsewhere, then restart with failOnDataLoss=false once, or repair the checkpoint's offsets; raise the topic's retention.",
+		[]string{SymptomProgressStopped}},
+	CausePartitionsUnknown: {"Partitions of the topics the query reads are not in its checkpoint",
+		"Spark adds new partitions of a subscribed topic at its next batch: if the query runs, they are read soon; with assign= it never reads them (add them); if the query is stopped, restart it.",
+		[]string{SymptomRecordsUnread}},
 }
 
 // judge is one Judge call's working state.
@@ -247,7 +254,7 @@ type judge struct {
 	symptoms map[string]*Symptom
 	signals  map[string]map[string]bool // cause → source → direct
 	evidence map[string][]string
-	findings map[string][]Finding
+	contras  []Contradiction
 }
 
 // Judge establishes the symptoms and names the causes that explain them.
@@ -256,26 +263,18 @@ func Judge(in Inputs) Verdict {
 		in.Now = time.Now()
 	}
 	j := &judge{in: in, v: Verdict{Pipeline: in.Pipeline, Unfinished: in.Unfinished},
-		symptoms: map[string]*Symptom{}, signals: map[string]map[string]bool{}, evidence: map[string][]string{}, findings: map[string][]Finding{}}
+		symptoms: map[string]*Symptom{}, signals: map[string]map[string]bool{}, evidence: map[string][]string{}}
 	j.progress()
 	j.access()
 	j.kafka()
 	j.checkpoint()
 	j.probes()
 	j.logs()
-	j.drift()
 	j.contract()
-	j.offsets()
 	j.errors()
 	j.conclude()
-	j.ruleOut()
+	j.checked()
 	return j.v
-}
-
-// finding records a finding as a signal of its cause from source.
-func (j *judge) finding(f Finding, source string, direct bool) {
-	j.signal(f.Cause, source, direct)
-	j.findings[f.Cause] = append(j.findings[f.Cause], f)
 }
 
 func (j *judge) symptom(id, title, source, evidence string) {
@@ -396,48 +395,44 @@ func (j *judge) checkpoint() {
 	for _, f := range c.Findings {
 		switch f.Code {
 		case spark.CodeStale:
-			stop := j.stopped(c)
-			switch {
-			case c.PendingTotal > 0 && stop.Waited >= c.StaleAfter:
-				j.symptom(SymptomProgressStopped, "progress stopped", srcCheckpoint, "")
-				j.symptoms[SymptomProgressStopped].Stopped = &stop
-			case c.PendingTotal > 0:
-				j.v.Notes = append(j.v.Notes, fmt.Sprintf("checkpoint: %s; the %s records waiting began to wait only %s ago (the topic was quiet before): no stall yet",
-					f.Summary, human.Digits(c.PendingTotal), human.Age(stop.Waited)))
-			default:
+			if c.PendingTotal > 0 {
+				ev := fmt.Sprintf("%s while %s records wait on the brokers", strings.TrimSuffix(f.Summary, "."), human.Digits(c.PendingTotal))
+				if c.WaitingFor >= 0 {
+					ev = fmt.Sprintf("%s records have waited %s on the brokers with no checkpoint commit (stale after %s)",
+						human.Digits(c.PendingTotal), human.Age(c.WaitingFor), human.Age(c.StaleAfter))
+					if c.Committed != nil {
+						ev += fmt.Sprintf("; last commit %s (batch %d)", stamp(c.Committed.ModTime), c.Committed.ID)
+					}
+				}
+				j.symptom(SymptomProgressStopped, "progress stopped", srcCheckpoint, ev)
+			} else {
 				j.v.Notes = append(j.v.Notes, "checkpoint: "+f.Summary+"; no records wait on the brokers (an idle topic needs no commits)")
 			}
 		case spark.CodeCorruptFile:
 			j.signal(CauseCorrupt, srcCheckpoint, true, fileEvidence(f))
 		case spark.CodeUnreadable:
 			j.v.Notes = append(j.v.Notes, "checkpoint: "+f.Summary)
+		case spark.CodeOffsetsGone:
+			j.v.Restart = "fail"
+			restart := "on restart Spark fails on them (failOnDataLoss is true, Spark's default)"
+			if d := j.in.Deployed; d != nil && d.FailOnDataLoss != "" {
+				restart = fmt.Sprintf("on restart Spark fails on them (failOnDataLoss=%s, %s)", d.FailOnDataLoss, d.Sources[deployconf.FieldFailOnDataLoss])
+				if !d.FailsOnDataLoss() {
+					j.v.Restart = "skip"
+					restart = fmt.Sprintf("on restart Spark skips them (failOnDataLoss=%s, %s)", d.FailOnDataLoss, d.Sources[deployconf.FieldFailOnDataLoss])
+				}
+			}
+			ev := []string{fmt.Sprintf("%s records on %s of %s are no longer on the brokers: retention deleted them before the query read them; %s",
+				human.Digits(c.LostRecords), human.Count(c.LostPartitions, "partition"), f.File, restart)}
+			j.signal(CauseOffsetsGone, srcBrokers, true, append(ev, f.Evidence...)...)
+		case spark.CodePartitionGone:
+			j.v.Risks = append(j.v.Risks, "checkpoint: "+fileEvidence(f)+" ("+strings.Join(f.Evidence, ", ")+")")
 		case spark.CodeTempFilesLeft, spark.CodeStateBehind, spark.CodeMissing:
 			if f.Severity >= spark.SeverityWarning {
 				j.v.Risks = append(j.v.Risks, "checkpoint: "+fileEvidence(f))
 			}
 		}
 	}
-}
-
-// stopped measures how long the records waiting beyond the checkpoint have waited with no
-// commit: from the oldest one's own timestamp, or from the newest commit when that is later
-// or the timestamps could not be read. The quiet time before records arrived never counts.
-func (j *judge) stopped(c *spark.Report) StoppedCheckpoint {
-	st := StoppedCheckpoint{Waiting: c.PendingTotal, Deleted: c.DeletedTotal}
-	since := time.Time{}
-	if cb := c.Committed; cb != nil {
-		st.Commit, st.CommittedAt, since = cb.File, cb.ModTime, cb.ModTime
-	}
-	if o := j.in.OldestWaiting; !o.IsZero() {
-		st.FromRecords = true
-		if o.After(since) {
-			since = o
-		}
-	}
-	if !since.IsZero() {
-		st.Waited = max(j.in.Now.Sub(since), 0)
-	}
-	return st
 }
 
 // probes reads the read-only probe run now and the newest stored probe.
@@ -510,133 +505,47 @@ func (j *judge) logs() {
 			j.signal(CauseNotWritable, srcLogs, false, ev)
 		case "CHECKPOINT_LOG_CORRUPT":
 			j.signal(CauseCorrupt, srcLogs, false, ev)
-		case "KAFKA_DATA_LOSS":
-			j.signal(CauseOffsetsGone, srcLogs, false, ev)
 		}
 	}
 }
 
-// drift turns each field the deployed config contradicts into a finding of its cause: the
-// text of a file is an indirect signal. A field other than the group that the file does not
-// set at all contradicts nothing (the job may set it in its code): a risk to look at.
-func (j *judge) drift() {
-	for _, d := range j.in.Drift {
-		if d.Severity == deployconf.SeverityMissing && d.Field != deployconf.FieldGroup {
-			ev := fmt.Sprintf("deployed config: %s documented %q, not set (%s)", d.Field, d.Documented, d.Evidence)
-			if d.Reason != "" {
-				ev += ": " + d.Reason
-			}
-			j.v.Risks = append(j.v.Risks, ev)
-			continue
-		}
-		field, cause := FieldGroup, CauseGroupMismatch
-		switch d.Field {
-		case deployconf.FieldTopics:
-			field, cause = FieldTopics, CauseTopicMismatch
-		case deployconf.FieldBootstrap:
-			field, cause = FieldCluster, CauseClusterMismatch
-		case deployconf.FieldCheckpointLocation:
-			field, cause = FieldCheckpoint, CauseLocationMismatch
-		}
-		c := &Contradiction{Field: field, Documented: j.documented(field, d.Documented),
-			Observed: Fact{Value: d.Deployed, Seen: SeenDeployed, Where: d.Evidence}, Reason: d.Reason}
-		j.finding(Finding{Cause: cause, Contradiction: c}, srcConfig, false)
-	}
-}
-
-// documented is the documented fact of field, or value as the comparison saw it when the
-// contract was not given.
-func (j *judge) documented(field, value string) Fact {
-	ct := j.in.Contract
-	f := map[string]Fact{FieldCluster: ct.Cluster, FieldTopics: ct.Topics, FieldGroup: ct.Group, FieldCheckpoint: ct.Checkpoint}[field]
-	if f.Seen == "" {
-		f = Fact{Value: value, Seen: SeenConfig}
-	}
-	return f
-}
-
-// contract compares the documented facts with the checkpoint and the brokers: the topics
-// the checkpoint's offsets read, whether the documented location holds a checkpoint at all,
-// whether the documented topics exist on the documented cluster. What the checkpoint or the
-// brokers show of themselves is a direct signal.
+// contract compares what the configuration documents with the deployed config, the
+// checkpoint and the brokers: each contradiction supports the cause of its field (a cause
+// when a symptom it explains is present, a risk otherwise); records waiting on documented
+// topics the checkpoint does not read are a symptom.
 func (j *judge) contract() {
-	ct := j.in.Contract
-	documented := topicSet(ct.TopicList)
-	if c := j.in.Checkpoint; c != nil {
-		if pb := baseline(c); pb != nil && len(documented) > 0 {
-			reads, where := checkpointTopics(pb)
-			if len(reads) > 0 && !slices.Equal(reads, documented) {
-				first := reads[0]
-				for _, t := range reads {
-					if !slices.Contains(documented, t) {
-						first = t
-						break
-					}
-				}
-				j.finding(Finding{Cause: CauseTopicMismatch, Contradiction: &Contradiction{Field: FieldTopics,
-					Documented: j.documented(FieldTopics, strings.Join(documented, ", ")),
-					Observed:   Fact{Value: strings.Join(reads, ", "), Seen: SeenCheckpoint, Where: where[first]}}}, srcCheckpoint, true)
-			}
-		}
-		if f := c.Finding(spark.CodeMissing); f != nil && f.File == "" && f.Severity == spark.SeverityCritical && !c.Has(spark.CodeUnreadable) {
-			j.finding(Finding{Cause: CauseLocationMismatch, Contradiction: &Contradiction{Field: FieldCheckpoint,
-				Documented: j.documented(FieldCheckpoint, c.Location),
-				Observed:   Fact{Seen: SeenCheckpoint, Where: c.Location}}}, srcCheckpoint, true)
-		}
+	for _, c := range contradictions(j.in) {
+		c.Cause = contractCause[c.Field]
+		j.contras = append(j.contras, c)
+		j.signal(c.Cause, c.Source, c.Source != srcConfig, c.line())
 	}
-	if b := j.in.Brokers; b != nil {
-		var absent []string
-		for _, t := range documented {
-			if tr, ok := b.Topic(t); ok && !tr.Exists {
-				absent = append(absent, t)
-			}
-		}
-		if len(absent) > 0 {
-			j.finding(Finding{Cause: CauseTopicMismatch, Contradiction: &Contradiction{Field: FieldTopics,
-				Documented: j.documented(FieldTopics, strings.Join(documented, ", ")),
-				Observed:   Fact{Value: strings.Join(without(documented, absent), ", "), Seen: SeenBrokers, Where: brokersWhere(b)},
-				Absent:     absent}}, srcBrokers, true)
-		}
-	}
-}
-
-// offsets compares the checkpoint's offsets with what the brokers hold (offsetsFindings),
-// and finds the documented topics whose records wait while the checkpoint reads none of
-// their partitions.
-func (j *judge) offsets() {
-	c, b := j.in.Checkpoint, j.in.Brokers
-	if c == nil || b == nil {
+	u := unreadOf(j.in)
+	if u.records <= 0 {
 		return
 	}
-	for _, f := range offsetsFindings(c, b, failOnDataLoss(j.in.Deployed)) {
-		cause := CauseOffsetsGone
-		if f.Code == PartitionsUnknown {
-			cause = CausePartitionsUnknown
-		}
-		j.finding(Finding{Cause: cause, Offsets: f}, srcBrokers, true)
+	for _, e := range u.evidence(j.in) {
+		j.symptom(SymptomRecordsUnread, "records wait on documented topics the query does not read", srcBrokers, e)
 	}
-	if unread := unreadTopics(j.in.Contract.TopicList, c, b); len(unread) > 0 {
-		j.symptom(SymptomTopicUnread, "", srcBrokers, "")
-		j.symptoms[SymptomTopicUnread].Unread = unread
+	if u.newPartitions > 0 {
+		j.signal(CausePartitionsUnknown, srcCheckpoint, true, fmt.Sprintf("%s records on %s of the topics the query reads are not in its newest offsets",
+			human.Digits(u.newRecords), human.Count(u.newPartitions, "partition")))
 	}
 }
 
-// topicSet sorts and deduplicates.
-func topicSet(topics []string) []string {
-	out := slices.Clone(topics)
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
-// without is a less the elements of b.
-func without(a, b []string) []string {
-	var out []string
-	for _, x := range a {
-		if !slices.Contains(b, x) {
-			out = append(out, x)
-		}
+// line is the contradiction as evidence: the field, both values and where each was seen.
+func (c Contradiction) line() string {
+	verb := "observed"
+	switch c.Source {
+	case srcConfig:
+		verb = "deployed"
+	case srcCheckpoint:
+		verb = "read"
 	}
-	return out
+	s := fmt.Sprintf("%s: %s documented %q (%s), %s %q (%s)", c.Source, c.Field, c.Documented, c.DocumentedAt, verb, c.Observed, c.ObservedAt)
+	if c.Reason != "" {
+		s += ": " + c.Reason
+	}
+	return s
 }
 
 func (j *judge) errors() {
@@ -661,7 +570,7 @@ func (j *judge) errors() {
 // conclude names the causes that explain a present symptom and grades them; the others are
 // risks.
 func (j *judge) conclude() {
-	for _, id := range symptomOrder {
+	for _, id := range []string{SymptomProgressStopped, SymptomRecordsUnread, SymptomDocumentedGroupIdle, SymptomLagGrowing, SymptomProbeFailing, SymptomLogErrors, SymptomBrokersUnreachable} {
 		if s := j.symptoms[id]; s != nil {
 			j.v.Symptoms = append(j.v.Symptoms, *s)
 		}
@@ -669,7 +578,12 @@ func (j *judge) conclude() {
 	explained := map[string]bool{}
 	for id, sources := range j.signals {
 		def := causeDefs[id]
-		c := Cause{ID: id, Title: def.title, Next: def.next, Evidence: j.evidence[id], Findings: j.findings[id]}
+		c := Cause{ID: id, Title: def.title, Next: def.next, Evidence: j.evidence[id]}
+		for _, k := range j.contras {
+			if k.Cause == id {
+				c.Contradictions = append(c.Contradictions, k)
+			}
+		}
 		for src, direct := range sources {
 			c.Signals = append(c.Signals, src)
 			c.direct = c.direct || direct
@@ -692,7 +606,11 @@ func (j *judge) conclude() {
 			for _, e := range c.Evidence {
 				j.v.Risks = append(j.v.Risks, riskOf(id)+": "+e)
 			}
-			j.v.RiskFindings = append(j.v.RiskFindings, c.Findings...)
+			for i := range j.contras {
+				if j.contras[i].Cause == id {
+					j.contras[i].Risk = true
+				}
+			}
 			continue
 		}
 		n := len(c.Signals)
@@ -713,9 +631,6 @@ func (j *judge) conclude() {
 		}
 		j.v.Causes = append(j.v.Causes, c)
 	}
-	sort.SliceStable(j.v.RiskFindings, func(a, b int) bool {
-		return slices.Index(causeOrder, j.v.RiskFindings[a].Cause) < slices.Index(causeOrder, j.v.RiskFindings[b].Cause)
-	})
 	sort.SliceStable(j.v.Causes, func(a, b int) bool {
 		ca, cb := j.v.Causes[a], j.v.Causes[b]
 		if ca.Confidence.rank() != cb.Confidence.rank() {
@@ -731,6 +646,7 @@ func (j *judge) conclude() {
 			j.v.Unexplained = append(j.v.Unexplained, s.ID)
 		}
 	}
+	j.v.Contradictions = j.contras
 	j.v.Healthy = len(j.v.Symptoms) == 0 && len(j.in.Unfinished) == 0
 }
 
@@ -756,16 +672,14 @@ func (j *judge) explains(cause string, s *Symptom) bool {
 	switch s.ID {
 	case SymptomProgressStopped:
 		switch cause {
-		case CauseGroupMismatch:
-			// The documented group's stop, not the checkpoint's: the job reads elsewhere.
+		case CauseGroupMismatch, CauseTopicMismatch:
+			// The documented group stops on the documented topic; the checkpoint of a query
+			// that reads other topics can still commit.
 			return slices.Contains(s.sources, srcKafka)
-		case CauseTopicMismatch:
-			// The same; or the documented topic is not on the cluster at all.
-			_, absent := own[srcBrokers]
-			return absent || slices.Contains(s.sources, srcKafka)
-		case CauseOffsetsGone, CausePartitionsUnknown:
-			// Only when Spark fails over them (failOnDataLoss); otherwise it skips them.
-			return j.fails(cause)
+		case CauseCheckpointMismatch:
+			return slices.Contains(s.sources, srcCheckpoint)
+		case CauseOffsetsGone:
+			return j.v.Restart == "fail"
 		}
 		return true
 	case SymptomLogErrors:
@@ -780,18 +694,6 @@ func (j *judge) explains(cause string, s *Symptom) bool {
 	return true
 }
 
-// fails says whether Spark fails the query over a cause's offsets findings, or, for a driver
-// log that reports data loss, whether failOnDataLoss is true.
-func (j *judge) fails(cause string) bool {
-	for _, f := range j.findings[cause] {
-		if f.Offsets != nil && f.Offsets.Fails() {
-			return true
-		}
-	}
-	_, logged := j.signals[cause][srcLogs]
-	return logged && cause == CauseOffsetsGone && failOnDataLoss(j.in.Deployed).Value == "true"
-}
-
 func riskOf(cause string) string {
 	switch cause {
 	case CauseNotWritable:
@@ -800,6 +702,16 @@ func riskOf(cause string) string {
 		return "corrupt checkpoint file (no live symptom of it)"
 	case CauseGroupMismatch:
 		return "consumer group (no live symptom of it)"
+	case CauseTopicMismatch:
+		return "topics (no live symptom of it)"
+	case CauseClusterMismatch:
+		return "Kafka cluster (no live symptom of it)"
+	case CauseCheckpointMismatch:
+		return "checkpoint location (no live symptom of it)"
+	case CauseOffsetsGone:
+		return "records deleted unread (the query skips them: failOnDataLoss=false)"
+	case CausePartitionsUnknown:
+		return "partitions not in the checkpoint (no live symptom of them)"
 	}
 	return cause
 }

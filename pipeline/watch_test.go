@@ -140,14 +140,7 @@ func TestWatchCountsOnlyWaitingTime(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			st, _ := newStore(t)
-			kc, err := kafkatest.Start(1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(kc.Close)
-			if err := kc.CreateTopic(ctx, topic, 2); err != nil {
-				t.Fatal(err)
-			}
+			kc, cs, _ := startKafka(t, topic, 2)
 			start := time.Now()
 			if err := kc.Produce(ctx, topic, []int{10, 10}, start.Add(-2*time.Hour)); err != nil {
 				t.Fatal(err)
@@ -159,7 +152,6 @@ func TestWatchCountsOnlyWaitingTime(t *testing.T) {
 			}
 			cfg := parseConfig(t, fmt.Sprintf("    kafka: {cluster: main, topics: [%s], group: sms-replies-prod}\n    checkpoint: {location: %s}\n", topic, dir),
 				"kafka:\n  clusters:\n    main: {brokers: [\"127.0.0.1:9092\"]}\n")
-			cs := newClusters(t, kc)
 			clk := testclock.New(start)
 			w := &pipeline.Watcher{Config: cfg, Store: st, Checkpoints: &pipeline.Checkpoints{Config: cfg, Kafka: cs}, Kafka: cs, Now: clk.Now}
 			if _, err := w.StartWatch(ctx, "sms-replies", "", "C0PIPE", "alice", 30*time.Minute); err != nil {

@@ -83,16 +83,22 @@ type Escalation struct {
 }
 
 // escalateScript escalates the open (unacknowledged), unsilenced incidents of the severities
-// opened at least after ago, each once. ARGV: now, after ms, severities ("1,2"), mention
+// that have been open and unsilenced for at least after (the time a silence held does not
+// count), each once. ARGV: now, after ms, severities ("1,2"), mention
 // ("S0ONCALL,U0X"), after as text. Returns the ids it escalated.
 var escalateScript = redis.NewScript(luaCommon + `
 local now, after, mention, after_text = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[4], ARGV[5]
 local sevs = {}
 for v in string.gmatch(ARGV[3], "%d+") do sevs[tonumber(v)] = true end
 local out = {}
-for _, id in ipairs(redis.call("ZRANGEBYSCORE", P .. ":open", "-inf", now - after)) do
-  local f = redis.call("HMGET", ik(id), "status", "severity", "escalated_at", "silenced_until")
-  if f[1] == "open" and not f[3] and sevs[tonumber(f[2]) or 0] and (tonumber(f[4]) or 0) <= now then
+local open = redis.call("ZRANGEBYSCORE", P .. ":open", "-inf", now - after, "WITHSCORES")
+for i = 1, #open, 2 do
+  local id, opened = open[i], tonumber(open[i + 1])
+  local f = redis.call("HMGET", ik(id), "status", "severity", "escalated_at", "silenced_until", "silenced_ms", "silenced_since")
+  -- The clock counts the time the incident could have escalated: open, not silenced.
+  local silenced = (tonumber(f[5]) or 0)
+  if f[6] then silenced = silenced + math.max(now - tonumber(f[6]), 0) end
+  if f[1] == "open" and not f[3] and sevs[tonumber(f[2]) or 0] and (tonumber(f[4]) or 0) <= now and now - opened - silenced >= after then
     redis.call("HSET", ik(id), "escalated_at", now, "escalated_to", mention)
     event(id, now, "escalated", "streamwatch", "unacknowledged SEV" .. f[2] .. " after " .. after_text .. "; called " .. mention)
     enqueue(id, "event", "escalated", "streamwatch", mention .. "\31" .. after_text, 0, 0)

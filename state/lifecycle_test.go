@@ -351,6 +351,53 @@ func TestEscalationOnceForUnacknowledged(t *testing.T) {
 	}
 }
 
+// TestEscalationCountsOnlyUnsilencedTime: escalation's clock counts the time an incident was
+// open, unacknowledged and not silenced: an incident silenced for an hour 5 minutes after it
+// opened escalates 10 minutes after the silence ends, not at once.
+func TestEscalationCountsOnlyUnsilencedTime(t *testing.T) {
+	ctx := context.Background()
+	e := state.Escalation{After: 15 * time.Minute, Mention: []string{"S0ONCALL"}, Severities: []int{1}}
+	cases := []struct {
+		name   string
+		end    func(s *state.Store, sid string) // ends the silence (nil: it runs out)
+		silent time.Duration
+	}{
+		{"the silence runs out", nil, time.Hour},
+		{"ended early by a person", func(s *state.Store, sid string) {
+			if _, _, err := s.ExpireSilence(ctx, sid, "bob"); err != nil {
+				t.Fatal(err)
+			}
+		}, 20 * time.Minute},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s, c, _, _ := newStore(t)
+			a := alert("k", "fp")
+			a.Severity = 1
+			record(t, s, a)
+			c.Add(5 * time.Minute)
+			sid, err := s.SilenceIncident(ctx, "INC-1", c.Now().Add(time.Hour), state.Maker{Name: "bob"}, "deploy")
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Add(tc.silent)
+			if tc.end != nil {
+				tc.end(s, sid)
+			} else if _, err := s.ExpireSilences(ctx); err != nil {
+				t.Fatal(err)
+			}
+			c.Add(9 * time.Minute) // 14 minutes open and not silenced
+			if ids, _ := s.Escalate(ctx, e); len(ids) != 0 {
+				t.Fatalf("escalated after 14 unsilenced minutes (%s silenced): %v", tc.silent, ids)
+			}
+			c.Add(time.Minute)
+			if ids, err := s.Escalate(ctx, e); err != nil || len(ids) != 1 {
+				t.Fatalf("not escalated after 15 unsilenced minutes: %v %v", ids, err)
+			}
+		})
+	}
+}
+
 // TestSeverityAndOwner: a severity set by hand stays (alerts no longer raise it); assigning
 // and unassigning are in the incident, its timeline and its thread.
 func TestSeverityAndOwner(t *testing.T) {

@@ -106,6 +106,15 @@ local function list_alert(id, fp, v)
     redis.call("HINCRBY", ik(id), "alerts_unlisted", 1)
   end
 end
+-- unsilenced adds the time an incident's silence held to its silenced_ms: escalation counts
+-- only the time the incident was open, unacknowledged and not silenced.
+local function unsilenced(id, now)
+  local since = tonumber(redis.call("HGET", ik(id), "silenced_since"))
+  if since then
+    redis.call("HINCRBY", ik(id), "silenced_ms", math.max(now - since, 0))
+    redis.call("HDEL", ik(id), "silenced_since")
+  end
+end
 -- drop_silence ends, without a word, the silence of an incident that closes.
 local function drop_silence(id, now)
   local sid = redis.call("HGET", ik(id), "silence_id")
@@ -113,6 +122,7 @@ local function drop_silence(id, now)
   redis.call("ZREM", P .. ":silences", sid)
   redis.call("HSET", P .. ":silence:" .. sid, "ended", now)
   redis.call("HDEL", ik(id), "silence_id", "silenced_until", "silenced_by", "silence_reason", "silence_count0")
+  unsilenced(id, now)
 end
 local function more_severe(a, b)
   if a == 0 then return b end

@@ -208,6 +208,7 @@ local function end_silence(sid, now, actor, ttl)
     local f = redis.call("HMGET", ik(id), "silence_id", "status", "count", "silence_count0", "pending")
     if f[1] == sid then
       redis.call("HDEL", ik(id), "silence_id", "silenced_until", "silenced_by", "silence_reason", "silence_count0")
+      unsilenced(id, now)
       if f[2] and f[2] ~= "resolved" then
         local n = (tonumber(f[3]) or 0) - (tonumber(f[4]) or 0)
         local ev, who = "silence_expired", "streamwatch"
@@ -253,7 +254,7 @@ if prev then
   redis.call("HSET", sk(prev), "ended", now, "until", now, "ended_by", by, "replaced_by", sid)
   keep_for(prev, now, ttl)
 else
-  redis.call("HSET", ik(id), "silence_count0", redis.call("HGET", ik(id), "count") or "0")
+  redis.call("HSET", ik(id), "silence_count0", redis.call("HGET", ik(id), "count") or "0", "silenced_since", now)
 end
 local exp = 0
 if ttl > 0 then exp = till + ttl end

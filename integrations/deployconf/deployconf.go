@@ -51,9 +51,9 @@ type Deployed struct {
 	// CheckpointIsRoot says CheckpointLocation is spark.sql.streaming.checkpointLocation: the
 	// root under which Spark checkpoints a query without its own option, in <root>/<queryName>.
 	CheckpointIsRoot bool
-	// FailOnDataLoss is the failOnDataLoss option as written ("" when the file does not set it:
-	// Spark's default is true). It decides whether the query fails or skips when the offsets it
-	// would read next are no longer on the brokers.
+
+	// FailOnDataLoss is the Kafka source's failOnDataLoss as written ("" when not set: Spark's
+	// default, true).
 	FailOnDataLoss string
 
 	// Sources maps each Field* found to "file:line" where its value was read.
@@ -199,7 +199,7 @@ func (d *Deployed) resolve(settings []setting) {
 			chosen[s.opt] = s
 		}
 	}
-	for opt := optGroupID; opt <= optFailOnDataLoss; opt++ {
+	for opt := optGroupID; opt <= optLast; opt++ {
 		c, ok := chosen[opt]
 		if !ok {
 			continue
@@ -274,6 +274,12 @@ func (d *Deployed) resolve(settings []setting) {
 		d.FailOnDataLoss = s.value
 		use(FieldFailOnDataLoss, s)
 	}
+}
+
+// FailsOnDataLoss says whether the query fails, rather than skips, when offsets it would read
+// are gone: Spark's failOnDataLoss, true unless the file sets it to false.
+func (d Deployed) FailsOnDataLoss() bool {
+	return !strings.EqualFold(strings.TrimSpace(d.FailOnDataLoss), "false")
 }
 
 func (d *Deployed) source(line int) string { return d.File + ":" + strconv.Itoa(line) }

@@ -19,6 +19,7 @@ const (
 	optCheckpoint
 	optCheckpointRoot // spark.sql.streaming.checkpointLocation: a root, not the query's own location
 	optFailOnDataLoss
+	optLast = optFailOnDataLoss
 )
 
 // optionNames are lower-case: keys are matched case-insensitively.

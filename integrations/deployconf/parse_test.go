@@ -283,9 +283,6 @@ func TestParseAcceptsEverySpelling(t *testing.T) {
 		{"subscribePattern", func(d deployconf.Deployed) bool { return d.Pattern == "v" }},
 		{"kafka.bootstrap.servers", func(d deployconf.Deployed) bool { return reflect.DeepEqual(d.Bootstrap, []string{"v"}) }},
 		{"checkpointLocation", func(d deployconf.Deployed) bool { return d.CheckpointLocation == "v" }},
-		{"failOnDataLoss", func(d deployconf.Deployed) bool {
-			return d.FailOnDataLoss == "v" && d.Sources[deployconf.FieldFailOnDataLoss] != ""
-		}},
 	}
 	for _, prefix := range []string{"", "spark.", "option.", "options.", "spark.kafka.", "spark.streaming.", "spark.sql.streaming."} {
 		for _, o := range options {

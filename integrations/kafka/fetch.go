@@ -98,30 +98,14 @@ func retriableCoordinatorError(err error) bool {
 // moved are retried once after a metadata refresh. answered counts the
 // requests that were answered.
 func (c *Cluster) logEnds(ctx context.Context, cl sarama.Client, refs []partitionRef, want []int, ends []int64) (unavailable []Unavailable, answered int) {
-	return c.listOffsets(ctx, cl, newestOffsets, refs, want, ends)
+	return c.listOffsets(ctx, cl, refs, want, ends, sarama.OffsetNewest)
 }
 
-// logStarts fills starts[i] with the log start offset of refs[i] (the earliest offset the
-// broker still holds: retention and deleted records move it) for every index in want, as
-// logEnds does the log ends.
-func (c *Cluster) logStarts(ctx context.Context, cl sarama.Client, refs []partitionRef, want []int, starts []int64) (unavailable []Unavailable, answered int) {
-	return c.listOffsets(ctx, cl, oldestOffsets, refs, want, starts)
-}
-
-// offsetEnd is which end of a partition's log a ListOffsets asks for.
-type offsetEnd struct {
-	at   int64  // sarama.OffsetNewest or sarama.OffsetOldest
-	what string // as Unavailable names it
-}
-
-var (
-	newestOffsets = offsetEnd{sarama.OffsetNewest, "log end offsets"}
-	oldestOffsets = offsetEnd{sarama.OffsetOldest, "log start offsets"}
-)
-
-// listOffsets is logEnds and logStarts.
-func (c *Cluster) listOffsets(ctx context.Context, cl sarama.Client, end offsetEnd, refs []partitionRef, want []int, ends []int64) (unavailable []Unavailable, answered int) {
-	unavailable, retry, answered := c.logEndsRound(ctx, end, refs, want, ends, true)
+// listOffsets is logEnds for any ListOffsets timestamp: sarama.OffsetNewest for the log ends,
+// sarama.OffsetOldest for the log starts (the earliest offsets retention has left).
+func (c *Cluster) listOffsets(ctx context.Context, cl sarama.Client, refs []partitionRef, want []int, ends []int64, at int64) (unavailable []Unavailable, answered int) {
+	what := offsetsWhat(at)
+	unavailable, retry, answered := c.listOffsetsRound(ctx, refs, want, ends, at, true)
 	if len(retry) == 0 || ctx.Err() != nil {
 		return unavailable, answered
 	}
@@ -144,20 +128,29 @@ func (c *Cluster) listOffsets(ctx context.Context, cl sarama.Client, end offsetE
 		return leaders, err
 	})
 	if leaders == nil {
-		return append(unavailable, Unavailable{What: end.what, Partitions: tps(refs, retry),
+		return append(unavailable, Unavailable{What: what, Partitions: tps(refs, retry),
 			Err: c.clusterError(fmt.Errorf("refresh metadata after leaders moved: %w", err), 0)}), answered
 	}
 	for k, i := range retry {
 		refs[i].leader = leaders[k]
 	}
-	more, _, n := c.logEndsRound(ctx, end, refs, retry, ends, false)
+	more, _, n := c.listOffsetsRound(ctx, refs, retry, ends, at, false)
 	return append(unavailable, more...), answered + n
 }
 
-// logEndsRound is one round of listOffsets. With mayRetry, partitions whose
+// offsetsWhat names what a ListOffsets at that timestamp reads, for Unavailable.
+func offsetsWhat(at int64) string {
+	if at == sarama.OffsetOldest {
+		return "log start offsets"
+	}
+	return "log end offsets"
+}
+
+// listOffsetsRound is one round of listOffsets. With mayRetry, partitions whose
 // leader moved (or that have none) are returned in retry instead of being
 // reported.
-func (c *Cluster) logEndsRound(ctx context.Context, end offsetEnd, refs []partitionRef, want []int, ends []int64, mayRetry bool) (unavailable []Unavailable, retry []int, answered int) {
+func (c *Cluster) listOffsetsRound(ctx context.Context, refs []partitionRef, want []int, ends []int64, at int64, mayRetry bool) (unavailable []Unavailable, retry []int, answered int) {
+	what := offsetsWhat(at)
 	byLeader := make(map[*sarama.Broker][]int)
 	var leaderless []int
 	for _, i := range want {
@@ -171,7 +164,7 @@ func (c *Cluster) logEndsRound(ctx context.Context, end offsetEnd, refs []partit
 		if mayRetry {
 			retry = append(retry, leaderless...)
 		} else {
-			unavailable = append(unavailable, Unavailable{What: end.what, Partitions: tps(refs, leaderless),
+			unavailable = append(unavailable, Unavailable{What: what, Partitions: tps(refs, leaderless),
 				Err: fmt.Errorf("cluster %s: the partitions have no leader", c.opts.Name)})
 		}
 	}
@@ -189,7 +182,7 @@ func (c *Cluster) logEndsRound(ctx context.Context, end offsetEnd, refs []partit
 		calls = append(calls, &call{broker: b, op: "ListOffsets", run: func() error {
 			req := sarama.NewOffsetRequest(c.cfg.Version)
 			for _, i := range idx {
-				req.AddBlock(refs[i].topic, refs[i].partition, end.at, 1)
+				req.AddBlock(refs[i].topic, refs[i].partition, at, 1)
 			}
 			resp, err := b.GetAvailableOffsets(req)
 			if err != nil {
@@ -218,7 +211,7 @@ func (c *Cluster) logEndsRound(ctx context.Context, end offsetEnd, refs []partit
 	for k, cl := range calls {
 		a := answers[k]
 		if err := c.callErr(ctx, cl, finished[k]); err != nil {
-			unavailable = append(unavailable, Unavailable{What: end.what, Partitions: tps(refs, a.idx), Err: err})
+			unavailable = append(unavailable, Unavailable{What: what, Partitions: tps(refs, a.idx), Err: err})
 			continue
 		}
 		answered++
@@ -235,7 +228,7 @@ func (c *Cluster) logEndsRound(ctx context.Context, end offsetEnd, refs []partit
 			}
 		}
 		for msg, idx := range failed {
-			unavailable = append(unavailable, Unavailable{What: end.what, Partitions: tps(refs, idx),
+			unavailable = append(unavailable, Unavailable{What: what, Partitions: tps(refs, idx),
 				Err: c.brokerError(cl.broker, cl.op, cl.started, errors.New(msg))})
 		}
 	}
@@ -471,8 +464,9 @@ func (c *Cluster) fetchRequest() *sarama.FetchRequest {
 const recordTimeBytes = 64 << 10
 
 type recordTime struct {
-	at   time.Time
-	note string // why there is no time
+	at         time.Time
+	note       string // why there is no time
+	outOfRange bool   // the offset is not on the broker (below the log start, or past the end)
 }
 
 // recordTimes fetches the timestamp of the record at offsets[i] of
@@ -539,7 +533,7 @@ func timeAt(block *sarama.FetchResponseBlock, offset int64) recordTime {
 	case block == nil:
 		return recordTime{note: "partition missing from the fetch answer"}
 	case errors.Is(block.Err, sarama.ErrOffsetOutOfRange):
-		return recordTime{note: "committed offset is outside the log (deleted by retention?)"}
+		return recordTime{note: "committed offset is outside the log (deleted by retention?)", outOfRange: true}
 	case !errors.Is(block.Err, sarama.ErrNoError):
 		return recordTime{note: block.Err.Error()}
 	}

@@ -447,6 +447,9 @@ type RecordQuery struct {
 type RecordTime struct {
 	At   time.Time
 	Note string
+	// OutOfRange says the offset is not on the broker: retention deleted it (or the log is
+	// shorter than the offset).
+	OutOfRange bool
 }
 
 // RecordTimes fetches the timestamps of the records qs name, with one Fetch request per
@@ -499,7 +502,7 @@ func (cs *Clusters) RecordTimes(ctx context.Context, cluster string, qs []Record
 	times, more := c.recordTimes(ctx, refs, want, offsets, perPartition)
 	out := make(map[TopicPartition]RecordTime, len(times))
 	for i, t := range times {
-		out[TopicPartition{refs[i].topic, refs[i].partition}] = RecordTime{At: t.at, Note: t.note}
+		out[TopicPartition{refs[i].topic, refs[i].partition}] = RecordTime{At: t.at, Note: t.note, OutOfRange: t.outOfRange}
 	}
 	return out, append(unavailable, more...), nil
 }

@@ -45,19 +45,14 @@ type Options struct {
 	// LogEndOffsets are the brokers' log-end offsets, topic -> partition -> offset. With them
 	// the report counts the records still pending; nil means unknown.
 	LogEndOffsets KafkaOffsets
-	// LogStartOffsets are the brokers' log-start offsets (the earliest each still holds). With
-	// them the pending counts leave out the records the brokers deleted before the query read
-	// them, and count those apart; nil means unknown.
+	// LogStartOffsets are the brokers' earliest offsets (what retention left), in the same
+	// shape. With them, pending counts only records that still exist, and the offsets the
+	// checkpoint would resume from that are no longer on the brokers are a finding.
 	LogStartOffsets KafkaOffsets
-	// Brokers, when set, is asked once, after the offsets files are read, for the log ends
-	// and log starts of the topics the checkpoint reads; its answer replaces LogEndOffsets
-	// and LogStartOffsets.
-	Brokers func(ctx context.Context, topics []string) (ends, starts KafkaOffsets)
-	// Oldest, when set, is asked once, when records wait, for the own timestamp of the oldest
-	// of them, given the partitions where they wait (the first of them at LogEnd-Pending); zero
-	// when unknown. STALE then counts how long they waited, not how long ago the newest commit
-	// was: records that began to wait a minute ago on a quiet input are no stall.
-	Oldest func(ctx context.Context, waiting []KafkaPartition) time.Time
+	// WaitingSince is the timestamp of the oldest record waiting beyond the checkpoint, when
+	// the caller read it (zero: unknown). The checkpoint is stale only once records have
+	// waited stale_after without a commit: the time before they arrived does not count.
+	WaitingSince time.Time
 	// Concurrency bounds the state directories listed at once; 0 means 8.
 	Concurrency int
 	// MaxFileBytes bounds a file read; 0 means 16 MiB.
@@ -670,6 +665,7 @@ func (d *diagnoser) judge() {
 	d.judgeBatches()
 	d.judgeState()
 	d.judgeLeftovers()
+	d.judgeBrokers()
 	for _, f := range r.Findings {
 		if f.Severity >= SeverityWarning {
 			return
@@ -686,7 +682,11 @@ func (d *diagnoser) judge() {
 		ev = append(ev, fmt.Sprintf("batch %d in flight for %s", r.InFlight.ID, human.Elapsed(r.InFlight.For)))
 	}
 	if r.PendingKnown {
-		ev = append(ev, fmt.Sprintf("%d records pending on the brokers", r.PendingTotal))
+		s := fmt.Sprintf("%d records pending on the brokers", r.PendingTotal)
+		if r.WaitingFor >= 0 {
+			s += fmt.Sprintf(", waiting %s (within stale_after %s)", human.Elapsed(r.WaitingFor), human.Elapsed(d.opts.StaleAfter))
+		}
+		ev = append(ev, s)
 	}
 	d.add(Finding{Code: CodeOK, Severity: SeverityInfo, Summary: "the checkpoint is consistent", Evidence: ev})
 }
@@ -779,12 +779,24 @@ func (d *diagnoser) judgeBatches() {
 		d.add(f)
 	}
 
+	r.WaitingFor = -1
 	if cb := r.Committed; cb != nil {
 		committedAt := cb.ModTime
 		if committedAt.IsZero() && r.CommittedOffsets != nil {
 			committedAt = r.CommittedOffsets.PlannedAt
 		}
-		if since := d.now.Sub(committedAt); !committedAt.IsZero() && since > d.opts.StaleAfter {
+		since := d.now.Sub(committedAt)
+		waiting := r.PendingKnown && r.PendingTotal > 0
+		// The stall clock counts from the later of the newest commit and the arrival of the
+		// oldest waiting record: a quiet topic's idle hours are no stall.
+		waited := since
+		if waiting && d.opts.WaitingSince.After(committedAt) {
+			waited = max(d.now.Sub(d.opts.WaitingSince), 0)
+		}
+		if waiting && !committedAt.IsZero() {
+			r.WaitingFor = waited
+		}
+		if !committedAt.IsZero() && since > d.opts.StaleAfter && (!waiting || waited > d.opts.StaleAfter) {
 			f := Finding{Code: CodeStale, Severity: SeverityWarning, File: cb.File,
 				Summary: fmt.Sprintf("no commit for %s (stale after %s)", human.Elapsed(since), human.Elapsed(d.opts.StaleAfter)),
 				Evidence: []string{
@@ -793,21 +805,63 @@ func (d *diagnoser) judgeBatches() {
 			if r.CommittedOffsets != nil {
 				f.Evidence = append(f.Evidence, fmt.Sprintf("batch %d was planned %s", cb.ID, human.Time(r.CommittedOffsets.PlannedAt)))
 			}
-			waited := since
-			if o := r.OldestWaiting; !o.IsZero() && o.After(committedAt) {
-				waited = d.now.Sub(o)
-			}
 			switch {
-			case r.PendingKnown && r.PendingTotal > 0 && waited > d.opts.StaleAfter:
+			case waiting:
 				f.Severity = SeverityCritical
-				f.Evidence = append(f.Evidence, fmt.Sprintf("%d records are waiting on the brokers, for %s with no commit: the query is stalled, not idle", r.PendingTotal, human.Elapsed(waited)))
-			case r.PendingKnown && r.PendingTotal > 0:
-				f.Evidence = append(f.Evidence, fmt.Sprintf("%d records are waiting on the brokers, but the oldest of them arrived only %s ago: the input was quiet before, not a stall yet", r.PendingTotal, human.Elapsed(waited)))
+				f.Summary = fmt.Sprintf("%d records have waited %s with no commit (stale after %s)", r.PendingTotal, human.Elapsed(waited), human.Elapsed(d.opts.StaleAfter))
+				if waited < since {
+					f.Evidence = append(f.Evidence, fmt.Sprintf("the oldest waiting record arrived %s (%s ago); the quiet time before it does not count", human.Time(d.opts.WaitingSince), human.Elapsed(waited)))
+				}
+				f.Evidence = append(f.Evidence, fmt.Sprintf("%d records are waiting on the brokers: the query is stalled, not idle", r.PendingTotal))
 			case r.PendingKnown:
 				f.Evidence = append(f.Evidence, "no records are waiting on the brokers: the input may simply be idle (Spark plans no batch without new data)")
 			}
 			d.add(f)
 		}
+	}
+}
+
+// judgeBrokers reports what the brokers no longer hold, or hold beyond what the checkpoint
+// knows: offsets retention deleted before the query read them, partitions it does not know,
+// partitions that are gone.
+func (d *diagnoser) judgeBrokers() {
+	r := d.r
+	var lost, unknown, gone []string
+	for _, k := range r.Kafka {
+		tp := fmt.Sprintf("%s/%d", k.Topic, k.Partition)
+		switch k.Note {
+		case NoteOffsetsGone:
+			lost = append(lost, fmt.Sprintf("%s: checkpoint offset %d, log start %d: %d records deleted unread", tp, k.LogStart-k.Lost, k.LogStart, k.Lost))
+		case NoteNotInCheckpoint:
+			n := "records unknown"
+			if k.LogStart >= 0 && k.LogEnd >= 0 {
+				n = fmt.Sprintf("%d records (offsets %d–%d)", max(k.LogEnd-k.LogStart, 0), k.LogStart, k.LogEnd)
+			}
+			unknown = append(unknown, tp+": "+n)
+		case NotePartitionGone:
+			gone = append(gone, tp)
+		}
+	}
+	file := ""
+	if r.CommittedOffsets != nil {
+		file = r.CommittedOffsets.File
+	} else if r.Planned != nil {
+		file = r.Planned.File
+	}
+	if len(lost) > 0 {
+		d.add(Finding{Code: CodeOffsetsGone, Severity: SeverityCritical, File: file,
+			Summary:  fmt.Sprintf("%d records on %s are no longer on the brokers: retention deleted them before the query read them", r.LostRecords, human.Count(r.LostPartitions, "partition")),
+			Evidence: limitLines(lost, 10)})
+	}
+	if len(unknown) > 0 {
+		d.add(Finding{Code: CodeUnknownPartition, Severity: SeverityWarning, File: file,
+			Summary:  fmt.Sprintf("%s of the topics the query reads hold %d records the checkpoint does not know", human.Count(r.UnknownPartitions, "partition"), r.UnknownRecords),
+			Evidence: limitLines(unknown, 10)})
+	}
+	if len(gone) > 0 {
+		d.add(Finding{Code: CodePartitionGone, Severity: SeverityWarning, File: file,
+			Summary:  fmt.Sprintf("%s in the checkpoint no longer exist on the brokers", human.Count(len(gone), "partition")),
+			Evidence: limitLines(gone, 10)})
 	}
 }
 
@@ -956,7 +1010,7 @@ func (d *diagnoser) kafka() {
 		if row, ok := rows[k]; ok {
 			return row
 		}
-		row := &KafkaPartition{Source: k.src, Topic: k.topic, Partition: k.part, Committed: -1, Planned: -1, LogEnd: -1, LogStart: -1}
+		row := &KafkaPartition{Source: k.src, Topic: k.topic, Partition: k.part, Committed: -1, Planned: -1, LogEnd: -1}
 		rows[k] = row
 		return row
 	}
@@ -979,14 +1033,6 @@ func (d *diagnoser) kafka() {
 	if len(rows) == 0 {
 		return
 	}
-	if d.opts.Brokers != nil {
-		topics := make([]string, 0, len(sourceOf))
-		for t := range sourceOf {
-			topics = append(topics, t)
-		}
-		sort.Strings(topics)
-		d.opts.LogEndOffsets, d.opts.LogStartOffsets = d.opts.Brokers(d.ctx, topics)
-	}
 	baselineCommitted := r.CommittedOffsets != nil && r.CommittedOffsets.Offsets != nil
 	switch {
 	case baselineCommitted:
@@ -996,6 +1042,7 @@ func (d *diagnoser) kafka() {
 	case r.Planned != nil:
 		r.KafkaBaseline = r.Planned.File + "; no batch committed"
 	}
+	unknown := map[key]bool{}
 	for topic, parts := range d.opts.LogEndOffsets {
 		src, ok := sourceOf[topic]
 		if !ok {
@@ -1007,22 +1054,24 @@ func (d *diagnoser) kafka() {
 			row := get(k)
 			row.LogEnd = end
 			if !known {
-				row.Note = "on the broker but not in the checkpoint (partition added since the batch was planned?)"
+				unknown[k] = true
+				row.Note = NoteNotInCheckpoint
 			}
 		}
 	}
-	for topic, parts := range d.opts.LogStartOffsets {
-		src, ok := sourceOf[topic]
-		if !ok {
+	for k, row := range rows {
+		row.LogStart = -1
+		if start, ok := d.opts.LogStartOffsets[row.Topic][row.Partition]; ok {
+			row.LogStart = start
+		}
+		if unknown[k] {
+			// Spark reads a partition it has no offset for from its earliest record.
+			r.UnknownPartitions++
+			if row.LogEnd >= 0 && row.LogStart >= 0 {
+				r.UnknownRecords += max(row.LogEnd-row.LogStart, 0)
+			}
 			continue
 		}
-		for p, start := range parts {
-			if row, ok := rows[key{src, topic, p}]; ok {
-				row.LogStart = start
-			}
-		}
-	}
-	for _, row := range rows {
 		base := row.Planned
 		if baselineCommitted {
 			base = row.Committed
@@ -1032,27 +1081,23 @@ func (d *diagnoser) kafka() {
 		case !topicKnown:
 		case row.LogEnd < 0:
 			if _, ok := brokerParts[row.Partition]; !ok {
-				row.Note = "in the checkpoint but not on the broker (partition deleted?)"
+				row.Note = NotePartitionGone
+				r.GonePartitions++
 			}
-		case base < 0 && row.LogStart >= 0:
-			// On the brokers only: every record it still holds waits.
-			row.Pending, row.PendingKnown = max(row.LogEnd-row.LogStart, 0), true
-			r.PendingKnown = true
-			r.PendingTotal += row.Pending
 		case base >= 0:
 			from := base
-			if row.LogStart > base && row.LogStart <= row.LogEnd {
-				// The records from the checkpoint's offset to the log start are gone: they
-				// no longer wait, they were lost.
-				row.Deleted, from = row.LogStart-base, row.LogStart
-				r.DeletedTotal += row.Deleted
-				row.Note = fmt.Sprintf("the checkpoint's offset %d is below the log start %d: %d records were deleted before the query read them (expect 'Cannot fetch offset')",
-					base, row.LogStart, row.Deleted)
+			if row.LogStart > base && base <= row.LogEnd {
+				// Retention deleted records the query never read: they no longer wait.
+				row.Lost = row.LogStart - base
+				r.LostRecords += row.Lost
+				r.LostPartitions++
+				from = row.LogStart
+				row.Note = NoteOffsetsGone
 			}
 			row.Pending, row.PendingKnown = row.LogEnd-from, true
 			r.PendingKnown = true
 			if row.Pending < 0 {
-				row.Note = "checkpoint is ahead of the broker's log end (topic recreated or truncated? expect 'offset was changed')"
+				row.Note = NoteAheadOfBroker
 			} else {
 				r.PendingTotal += row.Pending
 			}
@@ -1060,15 +1105,6 @@ func (d *diagnoser) kafka() {
 	}
 	for _, row := range rows {
 		r.Kafka = append(r.Kafka, *row)
-	}
-	if d.opts.Oldest != nil && r.PendingTotal > 0 {
-		var waiting []KafkaPartition
-		for _, row := range rows {
-			if row.PendingKnown && row.Pending > 0 {
-				waiting = append(waiting, *row)
-			}
-		}
-		r.OldestWaiting = d.opts.Oldest(d.ctx, waiting)
 	}
 	sort.Slice(r.Kafka, func(i, j int) bool {
 		a, b := r.Kafka[i], r.Kafka[j]

@@ -77,7 +77,7 @@ func TestDiagnoseStale(t *testing.T) {
 
 	r := diagnose(t, dir, spark.Options{Now: at(now), StaleAfter: 10 * time.Minute, LogEndOffsets: logEnd(140, 50)})
 	f := mustFinding(t, r, spark.CodeStale)
-	if f.File != "commits/140" || f.Severity != spark.SeverityCritical || !strings.Contains(f.Summary, "no commit for 2h0m (stale after 10m0s)") ||
+	if f.File != "commits/140" || f.Severity != spark.SeverityCritical || !strings.Contains(f.Summary, "150 records have waited 2h0m with no commit (stale after 10m0s)") ||
 		!evidenceContains(f, "150 records are waiting on the brokers") {
 		t.Errorf("STALE = %+v", f)
 	}
@@ -97,28 +97,78 @@ func TestDiagnoseStale(t *testing.T) {
 	if r.Has(spark.CodeStale) {
 		t.Errorf("findings = %s, want no STALE within 3h", codes(r))
 	}
+}
 
-	// The waiting records' own timestamps: counted from the oldest, not from the commit. A
-	// quiet input whose first records arrived a minute ago is not stalled.
-	for _, c := range []struct {
-		oldest   time.Time
-		severity spark.Severity
-		evidence string
+// TestDiagnoseStaleCountsOnlyWhileRecordsWait: the stall clock starts when the oldest waiting
+// record arrived, not at the newest commit: a topic quiet for two hours whose records arrived
+// a minute ago is not stale; the same records 30 minutes old are.
+func TestDiagnoseStaleCountsOnlyWhileRecordsWait(t *testing.T) {
+	t.Parallel()
+	spec := healthy()
+	dir := writeCheckpoint(t, spec)
+	now := spec.CommittedAt(140).Add(2 * time.Hour)
+	cases := []struct {
+		name       string
+		since      time.Time
+		wantStale  bool
+		wantWaited time.Duration
 	}{
-		{now.Add(-time.Minute), spark.SeverityWarning, "150 records are waiting on the brokers, but the oldest of them arrived only 1m0s ago: the input was quiet before, not a stall yet"},
-		{now.Add(-30 * time.Minute), spark.SeverityCritical, "150 records are waiting on the brokers, for 30m0s with no commit: the query is stalled, not idle"},
-	} {
-		var asked int
-		r = diagnose(t, dir, spark.Options{Now: at(now), StaleAfter: 10 * time.Minute, LogEndOffsets: logEnd(140, 50),
-			Oldest: func(_ context.Context, waiting []spark.KafkaPartition) time.Time {
-				asked = len(waiting)
-				return c.oldest
-			}})
-		f = mustFinding(t, r, spark.CodeStale)
-		if f.Severity != c.severity || !evidenceContains(f, c.evidence) || asked != 3 || !r.OldestWaiting.Equal(c.oldest) {
-			t.Errorf("STALE with records waiting since %v (asked for %d partitions) = %+v", c.oldest, asked, f)
-		}
+		{"records arrived a minute ago", now.Add(-time.Minute), false, time.Minute},
+		{"records arrived 30 minutes ago", now.Add(-30 * time.Minute), true, 30 * time.Minute},
+		{"arrival unknown: the newest commit bounds it", time.Time{}, true, 2 * time.Hour},
+		{"a timestamp before the newest commit: the commit bounds it", spec.CommittedAt(140).Add(-time.Hour), true, 2 * time.Hour},
 	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := diagnose(t, dir, spark.Options{Now: at(now), StaleAfter: 10 * time.Minute, LogEndOffsets: logEnd(140, 3), WaitingSince: c.since})
+			if r.Has(spark.CodeStale) != c.wantStale {
+				t.Fatalf("findings = %s, want STALE %v", codes(r), c.wantStale)
+			}
+			if r.WaitingFor != c.wantWaited {
+				t.Errorf("WaitingFor = %s, want %s", r.WaitingFor, c.wantWaited)
+			}
+			if !c.wantStale && !evidenceContains(&r.Findings[0], "waiting 1m0s (within stale_after 10m0s)") {
+				t.Errorf("OK evidence = %q", r.Findings[0].Evidence)
+			}
+		})
+	}
+}
+
+// TestDiagnoseAgainstTheBrokersRange: offsets retention deleted before the query read them
+// are counted as lost, not as waiting; partitions the checkpoint does not know are counted
+// with their records; a partition the brokers no longer have is named.
+func TestDiagnoseAgainstTheBrokersRange(t *testing.T) {
+	t.Parallel()
+	spec := healthy()
+	dir := writeCheckpoint(t, spec)
+	now := spec.CommittedAt(140).Add(time.Minute)
+	ends, starts := logEnd(140, 10), logEnd(140, 0)
+	next := ends[smsTopic.Name][0]
+	// Partition 0: retention moved the log start 4 past the checkpoint's offset.
+	starts[smsTopic.Name][0] = next - 10 + 4
+	// A fourth partition the checkpoint does not know, holding 7 records.
+	ends[smsTopic.Name][3], starts[smsTopic.Name][3] = 7, 0
+	// Partition 2 is gone from the brokers.
+	delete(ends[smsTopic.Name], 2)
+	delete(starts[smsTopic.Name], 2)
+	r := diagnose(t, dir, spark.Options{Now: at(now), LogEndOffsets: ends, LogStartOffsets: starts})
+	if r.LostRecords != 4 || r.LostPartitions != 1 {
+		t.Errorf("lost %d records on %d partitions, want 4 on 1", r.LostRecords, r.LostPartitions)
+	}
+	// Waiting: 10 on partition 1, 6 still on the brokers on partition 0.
+	if r.PendingTotal != 16 {
+		t.Errorf("pending = %d, want 16 (only records still on the brokers)", r.PendingTotal)
+	}
+	if r.UnknownPartitions != 1 || r.UnknownRecords != 7 || r.GonePartitions != 1 {
+		t.Errorf("unknown %d/%d gone %d, want 1 partition of 7 records, 1 gone", r.UnknownPartitions, r.UnknownRecords, r.GonePartitions)
+	}
+	if f := mustFinding(t, r, spark.CodeOffsetsGone); f.Severity != spark.SeverityCritical || !strings.Contains(f.Summary, "4 records on 1 partition") {
+		t.Errorf("OFFSETS_GONE = %+v", f)
+	}
+	if f := mustFinding(t, r, spark.CodeUnknownPartition); !strings.Contains(f.Summary, "1 partition") || !evidenceContains(f, "/3: 7 records") {
+		t.Errorf("UNKNOWN_PARTITIONS = %+v", f)
+	}
+	mustFinding(t, r, spark.CodePartitionGone)
 }
 
 func TestDiagnoseUncommittedBatch(t *testing.T) {
@@ -393,44 +443,6 @@ func TestDiagnoseKafkaDisagreements(t *testing.T) {
 	}
 	if r.PendingTotal != 5 || r.Kafka[1].Pending != 10-14100 {
 		t.Errorf("pending total %d, rows %+v", r.PendingTotal, r.Kafka)
-	}
-}
-
-// TestDiagnoseLogStarts: with the brokers' log starts, records the brokers deleted before the
-// query read them are counted apart and no longer as pending; a partition only the brokers
-// have pends all the records it holds; the topics asked for are the checkpoint's own.
-func TestDiagnoseLogStarts(t *testing.T) {
-	t.Parallel()
-	spec := healthy()
-	dir := writeCheckpoint(t, spec)
-	next := smsTopic.OffsetAfter(140) // every partition's next offset
-	var asked []string
-	brokers := func(_ context.Context, topics []string) (spark.KafkaOffsets, spark.KafkaOffsets) {
-		asked = topics
-		ends := logEnd(140, 50)
-		ends[smsTopic.Name][3] = 30 // a partition the checkpoint does not know
-		starts := spark.KafkaOffsets{smsTopic.Name: {0: 0, 1: next + 20, 2: next + 50, 3: 12}}
-		return ends, starts
-	}
-	r := diagnose(t, dir, spark.Options{Now: at(spec.CommittedAt(140)), Brokers: brokers})
-	if strings.Join(asked, ",") != smsTopic.Name {
-		t.Fatalf("asked the brokers for %q", asked)
-	}
-	rows := map[int32]spark.KafkaPartition{}
-	for _, k := range r.Kafka {
-		rows[k.Partition] = k
-	}
-	want := map[int32][2]int64{0: {50, 0}, 1: {30, 20}, 2: {0, 50}, 3: {18, 0}} // pending, deleted
-	for p, w := range want {
-		if k := rows[p]; !k.PendingKnown || k.Pending != w[0] || k.Deleted != w[1] {
-			t.Errorf("p%d: pending %d (known %v), deleted %d; want %d, %d", p, k.Pending, k.PendingKnown, k.Deleted, w[0], w[1])
-		}
-	}
-	if r.PendingTotal != 50+30+18 || r.DeletedTotal != 70 {
-		t.Errorf("pending %d, deleted %d", r.PendingTotal, r.DeletedTotal)
-	}
-	if !strings.Contains(rows[1].Note, "below the log start") || rows[0].Note != "" {
-		t.Errorf("notes %q / %q", rows[1].Note, rows[0].Note)
 	}
 }
 

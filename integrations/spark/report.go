@@ -29,13 +29,22 @@ type Report struct {
 	// latest commit, or offsets/N when nothing is committed.
 	KafkaBaseline string
 	PendingKnown  bool  // at least one partition had a log-end offset
-	PendingTotal  int64 // records on the brokers past the baseline, over partitions with a known count
-	// DeletedTotal counts the records past the baseline the brokers no longer hold (below
-	// their log start): lost to the query, not waiting.
-	DeletedTotal int64
-	// OldestWaiting is the own timestamp of the oldest waiting record (Options.Oldest); zero
-	// when unknown.
-	OldestWaiting time.Time
+	PendingTotal  int64 // records still on the brokers past the baseline, over partitions with a known count
+	// WaitingFor is how long records have waited beyond the checkpoint without a commit: from
+	// the later of the newest commit and the oldest waiting record's timestamp (Options.
+	// WaitingSince); -1 when nothing waits or it is unknown.
+	WaitingFor time.Duration
+	// LostRecords are records the checkpoint would resume from that retention has deleted,
+	// over LostPartitions partitions: Spark fails on them (failOnDataLoss, the default) or
+	// skips them.
+	LostRecords    int64
+	LostPartitions int
+	// UnknownPartitions are partitions of the topics the checkpoint reads that exist on the
+	// brokers but not in the newest offsets, holding UnknownRecords records; GonePartitions
+	// are partitions of the checkpoint the brokers no longer have.
+	UnknownPartitions int
+	UnknownRecords    int64
+	GonePartitions    int
 
 	SourceDirs int             // sources/<i> directories
 	State      []OperatorState // one per state/<op>
@@ -118,18 +127,24 @@ type KafkaPartition struct {
 	Committed int64 // next offset after the latest committed batch; -1 unknown
 	Planned   int64 // next offset after the latest planned batch; -1 unknown
 	LogEnd    int64 // broker log-end offset; -1 unknown
-	LogStart  int64 // broker log-start offset (the earliest it still holds); -1 unknown
 	// Pending is LogEnd minus the baseline offset (Committed, or Planned when nothing is
-	// committed), or minus LogStart when that is higher, when both are known: the records
-	// that wait and still exist. Negative when the checkpoint is ahead of the broker. For a
-	// partition only the broker has, all the records it holds.
+	// committed) when both are known; negative when the checkpoint is ahead of the broker.
 	Pending      int64
 	PendingKnown bool
-	// Deleted counts the records from the baseline offset up to LogStart: the broker deleted
-	// them before the query read them.
-	Deleted int64
-	Note    string // set when checkpoint and broker disagree about the partition
+	// LogStart is the broker's earliest offset; -1 unknown. Lost is how many records between
+	// the baseline and LogStart retention deleted before the query read them.
+	LogStart int64
+	Lost     int64
+	Note     string // set when checkpoint and broker disagree about the partition (Note*)
 }
+
+// Notes of a KafkaPartition.
+const (
+	NoteNotInCheckpoint = "on the broker but not in the checkpoint (partition added since the batch was planned?)"
+	NotePartitionGone   = "in the checkpoint but not on the broker (partition deleted?)"
+	NoteOffsetsGone     = "the checkpoint's offset is below the broker's log start: retention deleted records the query never read"
+	NoteAheadOfBroker   = "checkpoint is ahead of the broker's log end (topic recreated or truncated? expect 'offset was changed')"
+)
 
 // OperatorState is state/<op>.
 type OperatorState struct {
@@ -181,13 +196,16 @@ type Code string
 // The finding codes.
 const (
 	CodeOK               Code = "OK"
-	CodeStale            Code = "STALE"             // no commit for longer than stale_after
-	CodeUncommittedBatch Code = "UNCOMMITTED_BATCH" // offsets/N without commits/N
-	CodeCorruptFile      Code = "CORRUPT_FILE"      // empty, truncated, unknown version, bad JSON
-	CodeTempFilesLeft    Code = "TEMP_FILES_LEFT"   // interrupted writes, orphan checksums
-	CodeMissing          Code = "MISSING"           // no checkpoint, no metadata, a batch Spark needs
-	CodeUnreadable       Code = "UNREADABLE"        // permission denied, timeout, other I/O errors
-	CodeStateBehind      Code = "STATE_BEHIND"      // state versions lag the committed batch
+	CodeStale            Code = "STALE"              // no commit for longer than stale_after
+	CodeUncommittedBatch Code = "UNCOMMITTED_BATCH"  // offsets/N without commits/N
+	CodeCorruptFile      Code = "CORRUPT_FILE"       // empty, truncated, unknown version, bad JSON
+	CodeTempFilesLeft    Code = "TEMP_FILES_LEFT"    // interrupted writes, orphan checksums
+	CodeMissing          Code = "MISSING"            // no checkpoint, no metadata, a batch Spark needs
+	CodeUnreadable       Code = "UNREADABLE"         // permission denied, timeout, other I/O errors
+	CodeStateBehind      Code = "STATE_BEHIND"       // state versions lag the committed batch
+	CodeOffsetsGone      Code = "OFFSETS_GONE"       // the checkpoint resumes from offsets retention deleted
+	CodeUnknownPartition Code = "UNKNOWN_PARTITIONS" // partitions on the brokers the checkpoint does not know
+	CodePartitionGone    Code = "PARTITION_GONE"     // partitions in the checkpoint the brokers no longer have
 )
 
 // Severity orders findings.

@@ -132,11 +132,11 @@ func (c *Cluster) Committed(ctx context.Context, group, topic string) (map[int32
 	return out, nil
 }
 
-// DeleteRecords moves partitions' log starts up to the given offsets (partition → first offset
-// kept), as retention does: the records before them are gone.
-func (c *Cluster) DeleteRecords(ctx context.Context, topic string, before map[int32]int64) error {
+// DeleteBefore deletes the records of topic below the given offsets (partition → new log
+// start), as retention would.
+func (c *Cluster) DeleteBefore(ctx context.Context, topic string, offsets map[int32]int64) error {
 	os := kadm.Offsets{}
-	for p, o := range before {
+	for p, o := range offsets {
 		os.Add(kadm.Offset{Topic: topic, Partition: p, At: o, LeaderEpoch: -1})
 	}
 	res, err := c.admin.DeleteRecords(ctx, os)
@@ -144,4 +144,31 @@ func (c *Cluster) DeleteRecords(ctx context.Context, topic string, before map[in
 		return err
 	}
 	return res.Error()
+}
+
+// AddPartitions grows topic by add partitions, and returns once Produce can write to them.
+func (c *Cluster) AddPartitions(ctx context.Context, topic string, add int) error {
+	res, err := c.admin.CreatePartitions(ctx, add, topic)
+	if err != nil {
+		return err
+	}
+	if err := res.Error(); err != nil {
+		return err
+	}
+	td, err := c.admin.ListTopics(ctx, topic)
+	if err != nil {
+		return err
+	}
+	last := len(td[topic].Partitions) - 1
+	for {
+		c.client.ForceMetadataRefresh()
+		if leader, _, err := c.client.PartitionLeader(topic, int32(last)); err == nil && leader >= 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("partition %d of %s never reached the producer: %w", last, topic, ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }

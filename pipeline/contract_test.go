@@ -1,0 +1,242 @@
+package pipeline_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/streamwatch/streamwatch/integrations/deployconf"
+	"github.com/streamwatch/streamwatch/integrations/kafka"
+	"github.com/streamwatch/streamwatch/integrations/spark"
+	"github.com/streamwatch/streamwatch/pipeline"
+)
+
+var contract = pipeline.Contract{Pipeline: "sms-replies", Cluster: "main", Brokers: []string{"kafka-0:9092"},
+	Topics: []string{"client.replies.sms"}, Group: "sms-replies-prod", Checkpoint: "/cp"}
+
+// reading is a checkpoint whose newest commit (of batch 3, age old) read topic's partitions
+// 0..2 up to offset 10, against brokers holding [start, end) of every partition of the
+// documented topic and of topic.
+func reading(topic string, age time.Duration, start, end int64) (*spark.Report, *kafka.TopicRanges) {
+	offsets := &spark.PlannedBatch{ID: 3, File: "offsets/3", Offsets: &spark.OffsetSeq{Sources: []spark.SourceOffset{{Kind: spark.SourceKafka,
+		Kafka: spark.KafkaOffsets{topic: {0: 10, 1: 10, 2: 10}}}}}}
+	r := &spark.Report{Committed: &spark.CommittedBatch{ID: 3, File: "commits/3", ModTime: at.Add(-age)}, Planned: offsets, CommittedOffsets: offsets,
+		WaitingFor: -1, StaleAfter: 10 * time.Minute, Findings: []spark.Finding{{Code: spark.CodeOK}}}
+	b := &kafka.TopicRanges{Partitions: map[kafka.TopicPartition]kafka.PartitionRange{}}
+	for _, t := range []string{"client.replies.sms", topic} {
+		for p := range int32(3) {
+			b.Partitions[kafka.TopicPartition{Topic: t, Partition: p}] = kafka.PartitionRange{Start: start, End: end}
+		}
+	}
+	return r, b
+}
+
+// stall makes r a checkpoint whose records have waited 30 minutes with no commit.
+func stall(r *spark.Report, waiting int64) *spark.Report {
+	r.PendingKnown, r.PendingTotal, r.WaitingFor = true, waiting, 30*time.Minute
+	r.Findings = []spark.Finding{{Code: spark.CodeStale, Severity: spark.SeverityCritical, File: "commits/3", Summary: "records have waited 30m"}}
+	return r
+}
+
+func drift(field, documented, deployed, evidence string) []deployconf.Difference {
+	return []deployconf.Difference{{Field: field, Documented: documented, Deployed: deployed, Evidence: evidence, Severity: deployconf.SeverityMismatch}}
+}
+
+// TestJudgeContract: each documented fact of a pipeline, contradicted while progress stops,
+// is the first cause, naming the field, both values and where each was seen; the same
+// contradiction while the pipeline progresses is a risk under "healthy".
+func TestJudgeContract(t *testing.T) {
+	cases := []struct {
+		name  string
+		stops func() pipeline.Inputs
+		goes  func() pipeline.Inputs
+		cause string
+		want  []string // in the first cause's evidence
+	}{
+		{name: "topics: the job subscribes to another topic, its checkpoint reads it, the documented topic fills up unread",
+			stops: func() pipeline.Inputs {
+				r, b := reading("client.replies.sms.v2", time.Second, 0, 90)
+				return pipeline.Inputs{Checkpoint: r, Brokers: b, Lag: healthyLag(),
+					Drift: drift(deployconf.FieldTopics, "client.replies.sms", "client.replies.sms.v2", "sms-replies.conf:13: spark.kafka.subscribe=client.replies.sms.v2")}
+			},
+			goes: func() pipeline.Inputs { // the checkpoint reads the documented topic: the file is stale
+				r, b := reading("client.replies.sms", time.Second, 0, 10)
+				return pipeline.Inputs{Checkpoint: r, Brokers: b, Lag: healthyLag(),
+					Drift: drift(deployconf.FieldTopics, "client.replies.sms", "client.replies.sms.v2", "sms-replies.conf:13: spark.kafka.subscribe=client.replies.sms.v2")}
+			},
+			cause: pipeline.CauseTopicMismatch,
+			want: []string{`checkpoint files: topics documented "client.replies.sms" (pipelines[sms-replies].kafka.topics), read "client.replies.sms.v2" (checkpoint offsets/3)`,
+				`deployed config: topics documented "client.replies.sms" (pipelines[sms-replies].kafka.topics), deployed "client.replies.sms.v2" (sms-replies.conf:13: spark.kafka.subscribe=client.replies.sms.v2)`}},
+		{name: "bootstrap servers: the job reads another cluster",
+			stops: func() pipeline.Inputs {
+				r, b := reading("client.replies.sms", 40*time.Minute, 0, 40)
+				return pipeline.Inputs{Checkpoint: stall(r, 90), Brokers: b,
+					Drift: drift(deployconf.FieldBootstrap, "kafka-0:9092", "kafka-dr-0:9092", "sms-replies.conf:14: spark.kafka.bootstrap.servers=kafka-dr-0:9092")}
+			},
+			goes: func() pipeline.Inputs {
+				r, b := reading("client.replies.sms", time.Second, 0, 10)
+				return pipeline.Inputs{Checkpoint: r, Brokers: b,
+					Drift: drift(deployconf.FieldBootstrap, "kafka-0:9092", "kafka-dr-0:9092", "sms-replies.conf:14: spark.kafka.bootstrap.servers=kafka-dr-0:9092")}
+			},
+			cause: pipeline.CauseClusterMismatch,
+			want:  []string{`deployed config: bootstrap servers documented "kafka-0:9092" (kafka.clusters (pipelines[sms-replies].kafka.cluster)), deployed "kafka-dr-0:9092" (sms-replies.conf:14`}},
+		{name: "checkpoint location: the job writes elsewhere",
+			stops: func() pipeline.Inputs {
+				r, b := reading("client.replies.sms", 40*time.Minute, 0, 40)
+				return pipeline.Inputs{Checkpoint: stall(r, 90), Brokers: b, Probe: probeWith(true),
+					Drift: drift(deployconf.FieldCheckpointLocation, "/cp", "/cp-v2", "sms-replies.conf:21: option.checkpointLocation=/cp-v2")}
+			},
+			goes: func() pipeline.Inputs {
+				r, b := reading("client.replies.sms", time.Second, 0, 10)
+				return pipeline.Inputs{Checkpoint: r, Brokers: b, Probe: probeWith(true),
+					Drift: drift(deployconf.FieldCheckpointLocation, "/cp", "/cp-v2", "sms-replies.conf:21: option.checkpointLocation=/cp-v2")}
+			},
+			cause: pipeline.CauseCheckpointMismatch,
+			want:  []string{`checkpoint location documented "/cp" (pipelines[sms-replies].checkpoint.location), deployed "/cp-v2" (sms-replies.conf:21: option.checkpointLocation=/cp-v2)`}},
+		{name: "group: the job consumes as another group",
+			stops: func() pipeline.Inputs {
+				r, b := reading("client.replies.sms", time.Second, 0, 10)
+				return pipeline.Inputs{Checkpoint: r, Brokers: b, Lag: &kafka.LagReport{Status: kafka.StatusOK, Mismatch: otherGroupConsumes},
+					Drift: drift(deployconf.FieldGroup, "sms-replies-prod", "sms-replies-v2", "sms-replies.conf:12: spark.kafka.group.id=sms-replies-v2")}
+			},
+			goes: func() pipeline.Inputs {
+				r, b := reading("client.replies.sms", time.Second, 0, 10)
+				return pipeline.Inputs{Checkpoint: r, Brokers: b, Lag: healthyLag(),
+					Drift: drift(deployconf.FieldGroup, "sms-replies-prod", "sms-replies-v2", "sms-replies.conf:12: spark.kafka.group.id=sms-replies-v2")}
+			},
+			cause: pipeline.CauseGroupMismatch,
+			want:  []string{`group documented "sms-replies-prod" (pipelines[sms-replies].kafka.group), deployed "sms-replies-v2" (sms-replies.conf:12`}},
+		{name: "topics: the documented topic does not exist on the documented cluster",
+			stops: func() pipeline.Inputs {
+				r, b := reading("client.replies.sms.v2", time.Second, 0, 10)
+				for p := range int32(3) {
+					delete(b.Partitions, kafka.TopicPartition{Topic: "client.replies.sms", Partition: p})
+				}
+				b.Missing = []string{"client.replies.sms"}
+				return pipeline.Inputs{Checkpoint: r, Brokers: b, Lag: &kafka.LagReport{Status: kafka.StatusStopped, Evidence: "no commit for 20m",
+					Group: kafka.GroupInfo{Name: "sms-replies-prod"}}}
+			},
+			goes: func() pipeline.Inputs {
+				r, b := reading("client.replies.sms.v2", time.Second, 0, 10)
+				for p := range int32(3) {
+					delete(b.Partitions, kafka.TopicPartition{Topic: "client.replies.sms", Partition: p})
+				}
+				b.Missing = []string{"client.replies.sms"}
+				return pipeline.Inputs{Checkpoint: r, Brokers: b, Lag: healthyLag()}
+			},
+			cause: pipeline.CauseTopicMismatch,
+			want:  []string{`brokers: topics documented "client.replies.sms" (pipelines[sms-replies].kafka.topics), observed "no such topic" (brokers of cluster main)`}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			in := c.stops()
+			in.Pipeline, in.Now, in.Contract = "sms-replies", at, contract
+			v := pipeline.Judge(in)
+			if len(v.Causes) == 0 || v.Causes[0].ID != c.cause {
+				t.Fatalf("causes %+v, want %s first (symptoms %+v)", v.Causes, c.cause, v.Symptoms)
+			}
+			ev := strings.Join(v.Causes[0].Evidence, "\n")
+			for _, w := range c.want {
+				if !strings.Contains(ev, w) {
+					t.Errorf("the cause's evidence lacks %q:\n%s", w, ev)
+				}
+			}
+			if len(v.Causes[0].Contradictions) == 0 || v.Causes[0].Contradictions[0].Risk {
+				t.Errorf("contradictions %+v", v.Causes[0].Contradictions)
+			}
+
+			in = c.goes()
+			in.Pipeline, in.Now, in.Contract = "sms-replies", at, contract
+			v = pipeline.Judge(in)
+			if !v.Healthy || len(v.Causes) != 0 {
+				t.Fatalf("progressing: healthy %v, causes %+v, symptoms %+v", v.Healthy, v.Causes, v.Symptoms)
+			}
+			risks := strings.Join(v.Risks, "\n")
+			if !strings.Contains(risks, c.want[len(c.want)-1]) {
+				t.Errorf("risks lack the contradiction %q:\n%s", c.want[len(c.want)-1], risks)
+			}
+			for _, k := range v.Contradictions {
+				if !k.Risk || k.Cause != c.cause {
+					t.Errorf("contradiction %+v: want a risk of %s", k, c.cause)
+				}
+			}
+		})
+	}
+}
+
+// TestJudgeAgainstTheBrokers: offsets retention deleted before the query read them, and a
+// partition the checkpoint does not know, each named first with their counts; the waiting
+// count is what still exists.
+func TestJudgeAgainstTheBrokers(t *testing.T) {
+	t.Run("offsets no longer on the brokers", func(t *testing.T) {
+		r, b := reading("client.replies.sms", 40*time.Minute, 30, 40)
+		r = stall(r, 30)
+		r.LostRecords, r.LostPartitions = 60, 3
+		r.Findings = append(r.Findings, spark.Finding{Code: spark.CodeOffsetsGone, Severity: spark.SeverityCritical, File: "offsets/3",
+			Evidence: []string{"client.replies.sms/0: checkpoint offset 10, log start 30: 20 records deleted unread"}})
+		for _, c := range []struct {
+			deployed *deployconf.Deployed
+			restart  string
+			first    string
+		}{
+			{nil, "on restart Spark fails on them (failOnDataLoss is true, Spark's default)", pipeline.CauseOffsetsGone},
+			{&deployconf.Deployed{FailOnDataLoss: "false", Sources: map[string]string{deployconf.FieldFailOnDataLoss: "job.conf:16"}},
+				"on restart Spark skips them (failOnDataLoss=false, job.conf:16)", ""},
+		} {
+			v := pipeline.Judge(pipeline.Inputs{Pipeline: "sms-replies", Now: at, Contract: contract, Checkpoint: r, Brokers: b, Deployed: c.deployed, Probe: probeWith(true)})
+			all := strings.Join(append(v.Risks, func() []string {
+				var out []string
+				for _, c := range v.Causes {
+					out = append(out, c.Evidence...)
+				}
+				return out
+			}()...), "\n")
+			if !strings.Contains(all, "60 records on 3 partitions of offsets/3 are no longer on the brokers") || !strings.Contains(all, c.restart) {
+				t.Errorf("lacks the counts or %q:\n%s", c.restart, all)
+			}
+			switch {
+			case c.first != "" && (len(v.Causes) == 0 || v.Causes[0].ID != c.first):
+				t.Errorf("causes %+v, want %s first", v.Causes, c.first)
+			case c.first == "" && len(v.Causes) != 0:
+				// Spark skips the gap: the loss is a risk, not why progress stopped.
+				t.Errorf("causes %+v: the skipped records explain no stop", v.Causes)
+			}
+		}
+	})
+	t.Run("a partition the checkpoint does not know", func(t *testing.T) {
+		r, b := reading("client.replies.sms", time.Second, 0, 10)
+		b.Partitions[kafka.TopicPartition{Topic: "client.replies.sms", Partition: 3}] = kafka.PartitionRange{Start: 0, End: 7}
+		r.UnknownPartitions, r.UnknownRecords = 1, 7
+		r.Kafka = []spark.KafkaPartition{{Topic: "client.replies.sms", Partition: 3, LogStart: 0, LogEnd: 7, Committed: -1, Planned: -1, Note: spark.NoteNotInCheckpoint}}
+		v := pipeline.Judge(pipeline.Inputs{Pipeline: "sms-replies", Now: at, Contract: contract, Checkpoint: r, Brokers: b, Lag: healthyLag(), Probe: probeWith(true)})
+		if len(v.Causes) != 1 || v.Causes[0].ID != pipeline.CausePartitionsUnknown || len(v.Symptoms) != 1 || v.Symptoms[0].ID != pipeline.SymptomRecordsUnread {
+			t.Fatalf("causes %+v symptoms %+v", v.Causes, v.Symptoms)
+		}
+		if ev := strings.Join(v.Causes[0].Evidence, "\n"); !strings.Contains(ev, "7 records on 1 partition") {
+			t.Errorf("evidence %q lacks the counts", ev)
+		}
+	})
+}
+
+// TestJudgeNoCauseHasContent: a stop nothing explains lists every cause with what ruled it
+// out, or why it was not checked, and one next step.
+func TestJudgeNoCauseHasContent(t *testing.T) {
+	r, b := reading("client.replies.sms", 40*time.Minute, 0, 40)
+	v := pipeline.Judge(pipeline.Inputs{Pipeline: "sms-replies", Now: at, Contract: contract, Checkpoint: stall(r, 90), Brokers: b,
+		Lag: healthyLag(), Probe: probeWith(true), Deployed: &deployconf.Deployed{GroupID: "sms-replies-prod", Topics: []string{"client.replies.sms"},
+			Bootstrap: []string{"kafka-0:9092"}, CheckpointLocation: "/cp", Sources: map[string]string{deployconf.FieldGroup: "job.conf:12"}}})
+	if v.Healthy || len(v.Causes) != 0 || len(v.Unexplained) != 1 {
+		t.Fatalf("verdict %+v", v)
+	}
+	if len(v.Checked) != len(pipeline.Causes) {
+		t.Fatalf("checked %d causes, want every one of %d", len(v.Checked), len(pipeline.Causes))
+	}
+	for _, c := range v.Checked {
+		if c.Status != pipeline.CheckRuledOut || c.Evidence == "" {
+			t.Errorf("%s: %s %q, want ruled out with evidence", c.Cause, c.Status, c.Evidence)
+		}
+	}
+	if v.Next != pipeline.NextConfigureLogs {
+		t.Errorf("next step %q, want %q (no driver log is configured)", v.Next, pipeline.NextConfigureLogs)
+	}
+}

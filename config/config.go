@@ -35,23 +35,20 @@ type Config struct {
 	Diagnose  Diagnose   `yaml:"diagnose"`
 	Repair    Repair     `yaml:"repair"`
 
-	// file is the path Load read; lines maps each YAML path present to its line (Where).
+	// file is the path Load read; lines maps each YAML path present to its line (Line).
 	file  string         `yaml:"-"`
 	lines map[string]int `yaml:"-"`
 }
 
-// Where says where a key is written: "streamwatch.yaml:14 (pipelines[0].kafka.topics)", or
-// the YAML path alone when its line is not known (a default, or a configuration not parsed
-// from a file).
-func (c *Config) Where(path string) string {
+// Line says where the key at a YAML path (pipelines[0].kafka.topics) is written in the file
+// Load read: "/etc/streamwatch.yaml:14"; "" when it is not written there (a default) or the
+// configuration was not loaded from a file.
+func (c *Config) Line(path string) string {
 	line, ok := c.lines[path]
-	switch {
-	case !ok:
-		return path
-	case c.file == "":
-		return fmt.Sprintf("line %d (%s)", line, path)
+	if !ok || c.file == "" {
+		return ""
 	}
-	return fmt.Sprintf("%s:%d (%s)", c.file, line, path)
+	return fmt.Sprintf("%s:%d", c.file, line)
 }
 
 // HTTP is the server for alert webhooks, /healthz, /readyz and /metrics.

@@ -367,6 +367,26 @@ func TestE2EDetectQuietTopicBurst(t *testing.T) {
 	})
 }
 
+// TestE2EDetectCountsOnlyRecordsThatExist: records retention deleted before the query read
+// them are not waiting; the metric counts from the partition's log start.
+func TestE2EDetectCountsOnlyRecordsThatExist(t *testing.T) {
+	w := newSparkWorld(t)
+	ctx := context.Background()
+	if err := w.kc.Produce(ctx, detectTopic, []int{40, 40}, time.Now().Add(-time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	w.commit(0, time.Time{}) // read up to offset 5 of each partition
+	if err := w.kc.DeleteBefore(ctx, detectTopic, map[int32]int64{0: 30}); err != nil {
+		t.Fatal(err)
+	}
+	in := start(t, setup{extra: strings.Replace(w.config(""), "stale_after: 3s", "stale_after: 1h", 1)})
+	// p0: 30..40 still exist (5..30 are gone); p1: 5..40.
+	wait.For(t, 20*time.Second, "45 records waiting beyond the checkpoint, not 70", func() bool {
+		v, ok := scrape(t, in, waitingCheckpoint)
+		return ok && v == 45
+	})
+}
+
 // TestE2EDetectTwoReplicasOneIncident: two replicas sharing Redis and Slack judge each round
 // once: one incident, one root, one diagnosis.
 func TestE2EDetectTwoReplicasOneIncident(t *testing.T) {

@@ -4,7 +4,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -s -w -X main.version=$(VERSION)
 BIN      ?= bin/streamwatch
 
-.PHONY: build test lint vet fmt-check staticcheck race fuzz bench image-build clean
+.PHONY: build test lint vet fmt-check staticcheck race fuzz bench bench-ab image-build clean
 
 # build: the release binary (the Dockerfile runs this too): static, version stamped, and with
 # -tags nodemo, so that the demo's stand-ins (miniredis, kfake, the Slack fake) are not linked;
@@ -43,6 +43,13 @@ fuzz:
 # process memory), min/median/max over 5 runs; about 15 minutes. BENCHFLAGS go to bench/cmd/swbench.
 bench:
 	scripts/bench $(BENCHFLAGS)
+
+# bench-ab: this tree against BASE (default: the merge base with main, or the previous commit),
+# alternated in one run: ingest at 1 and 20 alerts a request, with the ratio of every headline
+# figure; one worse by more than 10% is flagged. Run it before submitting a change to the
+# webhooks, state/ or the record script. About 3 minutes; CI does not run it.
+bench-ab:
+	BASE=$(BASE) scripts/bench-ab $(BENCHFLAGS)
 
 clean:
 	rm -rf bin

@@ -438,7 +438,7 @@ func TestE2EPostmortemHasTheWholeTimeline(t *testing.T) {
 	}
 	want := map[string]int{}
 	for _, e := range events {
-		want[e.At.UTC().Format("2006-01-02 15:04:05Z")+" "+strings.ReplaceAll(e.Event, "_", `\_`)]++
+		want[e.At.UTC().Format("2006-01-02 15:04:05Z")+" "+strings.ReplaceAll(e.Name, "_", `\_`)]++
 	}
 	for k, n := range want {
 		if rows[k] != n {

@@ -22,7 +22,7 @@ type Outbox interface {
 	EnsureOutbox(ctx context.Context) error
 	ReadOutbox(ctx context.Context, consumer string, pending bool, count int64, block time.Duration) ([]state.Delivery, error)
 	ClaimStale(ctx context.Context, consumer string, minIdle time.Duration) ([]state.Delivery, error)
-	Get(ctx context.Context, id string) (*state.Incident, error)
+	Head(ctx context.Context, id string) (*state.Incident, error)
 	Complete(ctx context.Context, d state.Delivery, rootTS, channel string) error
 	Drop(ctx context.Context, d state.Delivery) error
 	EndFloods(ctx context.Context) ([]string, error)
@@ -355,7 +355,7 @@ func (d *deliverer) deliver(ctx context.Context, e state.Delivery) error {
 		}
 		return st.Drop(ctx, e)
 	}
-	inc, err := st.Get(ctx, e.Incident)
+	inc, err := st.Head(ctx, e.Incident)
 	if errors.Is(err, state.ErrNotFound) {
 		// Closed long ago and expired (alerts.incident_retention) before Slack took this.
 		d.log.Warn("outbox entry of an incident that no longer exists; dropped", "incident", e.Incident, "kind", e.Kind)

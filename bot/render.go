@@ -55,7 +55,7 @@ func rootText(inc *state.Incident) string {
 	if inc.Flood != nil {
 		return floodRootText(inc)
 	}
-	return fmt.Sprintf("%s %s: %s (%s, %s%s, %d occurrence%s)", severityIcon(inc.Severity), inc.ID, clip(mrkdwn(oneLine(inc.Title)), 500),
+	return fmt.Sprintf("%s %s: %s (%s, %s%s, %d occurrence%s)", severityIcon(inc.Severity), inc.ID, clip(mrkdwn(oneLine(commands.Title(inc))), 500),
 		alerts.Severity(inc.Severity), clip(mrkdwn(oneLine(commands.StatusLine(inc))), 200), lifecycleFlags(inc), inc.Count, plural(inc.Count))
 }
 
@@ -64,7 +64,7 @@ func rootBlocks(inc *state.Incident) []slack.Block {
 	if inc.Flood != nil {
 		return floodRootBlocks(inc)
 	}
-	header := clip(plain(oneLine(fmt.Sprintf("%s %s: %s", severityIcon(inc.Severity), inc.ID, inc.Title))), 150)
+	header := clip(plain(oneLine(fmt.Sprintf("%s %s: %s", severityIcon(inc.Severity), inc.ID, commands.Title(inc)))), 150)
 	field := func(name, value string) *slack.TextBlockObject {
 		return slack.NewTextBlockObject(slack.MarkdownType, "*"+name+"*\n"+clip(value, 1900), false, false)
 	}
@@ -160,10 +160,10 @@ func threadText(d state.Delivery) string {
 func threadBody(d state.Delivery) string {
 	switch d.Kind {
 	case state.KindFlush:
-		switch d.Event {
-		case "flood":
+		switch d.Name {
+		case state.EventFlood:
 			return floodThreadText(d)
-		case "news":
+		case state.EventNews:
 			return newsText(d)
 		}
 		// Identical re-sends: the root's count and last seen change, the thread hears nothing.
@@ -176,8 +176,8 @@ func threadBody(d state.Delivery) string {
 		if d.Actor != "" {
 			by = " by " + clip(mrkdwn(oneLine(d.Actor)), 100)
 		}
-		switch d.Event {
-		case "all_resolved":
+		switch d.Name {
+		case state.EventAllResolved:
 			if d.Actor == "probe" {
 				return "Recovered: " + mrkdwn(d.Detail) + "."
 			}
@@ -189,12 +189,12 @@ func threadBody(d state.Delivery) string {
 			return "Acknowledged" + by + "."
 		case "resolved":
 			s := "Resolved" + by + "."
-			if d.Detail != "" {
-				s += " Note: " + clip(mrkdwn(d.Detail), 2000)
+			if note := commands.EventDetail(d.Event); note != "" {
+				s += " Note: " + clip(mrkdwn(note), 2000)
 			}
 			return s
 		case "merged_into":
-			return "Merged into " + mrkdwn(oneLine(d.Detail)) + by + ": its alerts and later duplicates go to " + mrkdwn(oneLine(d.Detail)) + "'s thread."
+			return "Merged into " + mrkdwn(oneLine(d.Other)) + by + ": its alerts and later duplicates go to " + mrkdwn(oneLine(d.Other)) + "'s thread."
 		case "note": // a reply (the diagnosis), as data
 			if r, ok := commands.DecodeReply(d.Detail); ok {
 				return replyText(r)
@@ -203,15 +203,15 @@ func threadBody(d state.Delivery) string {
 		case "remediation", "probe":
 			return mrkdwn(d.Detail)
 		case "detected", "recovered": // detection's news, and its recovery note
-			return clip(mrkdwn(d.Detail), 3000)
+			return clip(mrkdwn(commands.EventDetail(d.Event)), 3000)
 		case "correlated":
-			return "Joined this incident: " + clip(mrkdwn(oneLine(d.Detail)), 1000) + "."
+			return "Joined this incident: " + clip(mrkdwn(oneLine(commands.EventDetail(d.Event))), 1000) + "."
 		case "merged_from":
-			return fmt.Sprintf("%s was merged into this incident%s (%d occurrence%s).", mrkdwn(oneLine(d.Detail)), by, d.Count, plural(d.Count))
+			return fmt.Sprintf("%s was merged into this incident%s (%d occurrence%s).", mrkdwn(oneLine(d.Other)), by, d.Count, plural(d.Count))
 		case "flood_over":
 			return floodOverText(d)
 		}
-		return mrkdwn(oneLine(d.Event)) + by
+		return mrkdwn(oneLine(d.Name)) + by
 	}
 	return ""
 }

@@ -114,9 +114,9 @@ func floodThreadText(d state.Delivery) string {
 		return ""
 	}
 	s := fmt.Sprintf("%d more alert%s since %s, %d with a new key", d.Count, plural(d.Count), clock(d.Since), d.Distinct)
-	if d.Detail != "" {
+	if len(d.Keys) > 0 {
 		var keys []string
-		for _, k := range strings.Split(d.Detail, "\n") {
+		for _, k := range d.Keys {
 			keys = append(keys, codeSpan(k, 100))
 		}
 		s += "; newest: " + strings.Join(keys, ", ")
@@ -130,6 +130,6 @@ func floodOverText(d state.Delivery) string {
 	if !d.Since.IsZero() {
 		since = " (since " + clock(d.Since) + ")"
 	}
-	return "The flood is over: " + mrkdwn(oneLine(d.Detail)) + since + ". New alerts in this channel open their own " +
+	return "The flood is over: " + mrkdwn(oneLine(commands.EventDetail(d.Event))) + since + ". New alerts in this channel open their own " +
 		"incidents again; this incident stays open until someone resolves it."
 }

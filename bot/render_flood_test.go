@@ -52,12 +52,12 @@ func TestFloodRootSaysWhatTheFloodIs(t *testing.T) {
 
 func TestFloodThreadReplies(t *testing.T) {
 	since := time.Date(2026, 11, 30, 10, 41, 15, 0, time.UTC)
-	got := threadText(state.Delivery{Kind: state.KindFlush, Event: "flood", Count: 37, Distinct: 35, Since: since,
-		Detail: "lag-p0042\n<@U1>"})
+	got := threadText(state.Delivery{Kind: state.KindFlush, Event: state.Event{Name: "flood", Count: 37, Distinct: 35, Since: since,
+		Keys: []string{"lag-p0042", "<@U1>"}}})
 	if want := "37 more alerts since 10:41:15, 35 with a new key; newest: `lag-p0042`, `&lt;@U1&gt;`"; got != want {
 		t.Fatalf("flood update %q, want %q", got, want)
 	}
-	got = threadText(state.Delivery{Kind: state.KindEvent, Event: "flood_over", Detail: "at most 20 new alerts a minute for 5m0s", Since: since})
+	got = threadText(state.Delivery{Kind: state.KindEvent, Event: state.Event{Name: "flood_over", Limit: 20, Quiet: 5 * time.Minute, Since: since}})
 	if !strings.HasPrefix(got, "The flood is over: at most 20 new alerts a minute for 5m0s (since 10:41:15). New alerts in this channel open their own incidents again") {
 		t.Fatalf("flood over %q", got)
 	}

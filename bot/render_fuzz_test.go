@@ -41,7 +41,7 @@ func (f incidents) ByThread(context.Context, string, string) (string, error) { r
 func (f incidents) Timeline(context.Context, string, int64) ([]state.Event, error) {
 	var out []state.Event
 	for i := range 15 {
-		out = append(out, state.Event{At: time.Unix(int64(i), 0), Event: "note", Actor: f.inc.AckBy, Detail: f.inc.Title})
+		out = append(out, state.Event{At: time.Unix(int64(i), 0), Name: "note", Actor: f.inc.AckBy, Detail: f.inc.Title})
 	}
 	return out, nil
 }
@@ -124,47 +124,51 @@ func everyMessage(content string) []message {
 	recovered := *inc
 	recovered.DetectState = "recovered"
 	out = append(out, message{"root recovered", rootText(&recovered), rootBlocks(&recovered), mentionOf(content)})
+	ev := func(kind string, e state.Event) state.Delivery {
+		return state.Delivery{Kind: kind, Incident: content, Event: e}
+	}
 	for _, d := range []state.Delivery{
-		{Kind: state.KindFlush, Count: 3, Detail: content},
-		{Kind: state.KindEvent, Event: "resolved", Actor: content, Detail: content},
-		{Kind: state.KindEvent, Event: "acknowledged", Actor: content},
-		{Kind: state.KindEvent, Event: "merged_into", Detail: content},
-		{Kind: state.KindEvent, Event: "merged_from", Detail: content, Count: 2},
-		{Kind: state.KindEvent, Event: "remediation", Detail: content},
-		{Kind: state.KindEvent, Event: "all_resolved", Actor: "probe", Detail: content},
-		{Kind: state.KindEvent, Event: content, Actor: content},
-		{Kind: state.KindFlush, Event: "news", Incident: content, Distinct: 12,
-			Detail: "joined\x1f" + content + "\nlabels\x1f" + content + "\n" + content + "\x1f" + content + "\n" + content},
-		{Kind: state.KindEvent, Event: "silenced", Actor: content, Detail: content + "\x1f" + content},
-		{Kind: state.KindEvent, Event: "silence_expired", Actor: content, Detail: content + "\x1f" + content + "\x1f" + content, Count: 3},
-		{Kind: state.KindEvent, Event: "silence_ended", Actor: content, Detail: content},
-		{Kind: state.KindEvent, Event: "severity", Actor: content, Detail: content, Count: 9},
-		{Kind: state.KindEvent, Event: "assigned", Actor: content, Detail: "\x1f" + content},
-		{Kind: state.KindEvent, Event: "detected", Detail: content},
-		{Kind: state.KindEvent, Event: "recovered", Detail: content},
-		{Kind: state.KindEvent, Event: "correlated", Detail: content},
-		{Kind: state.KindFlush, Event: "news", Incident: content, Distinct: 3,
-			Detail: "correlated\x1f" + content + "\ndetected\x1f" + content + "\nrecovered\x1f" + content},
+		ev(state.KindFlush, state.Event{Count: 3, Detail: content}),
+		ev(state.KindEvent, state.Event{Name: "resolved", Actor: content, Note: content}),
+		ev(state.KindEvent, state.Event{Name: "acknowledged", Actor: content}),
+		ev(state.KindEvent, state.Event{Name: "merged_into", Other: content}),
+		ev(state.KindEvent, state.Event{Name: "merged_from", Other: content, Count: 2}),
+		ev(state.KindEvent, state.Event{Name: "remediation", Detail: content}),
+		ev(state.KindEvent, state.Event{Name: "all_resolved", Actor: "probe", Detail: content}),
+		ev(state.KindEvent, state.Event{Name: content, Actor: content}),
+		ev(state.KindFlush, state.Event{Name: "news", Distinct: 12, News: []state.News{{Kind: "joined", Detail: content},
+			{Kind: "labels", Detail: content}, {Kind: content, Detail: content}, {Kind: content}}}),
+		ev(state.KindEvent, state.Event{Name: "silenced", Actor: content, Silence: content, Reason: content}),
+		ev(state.KindEvent, state.Event{Name: "silence_expired", Actor: content, Silence: content, By: content, Reason: content, Count: 3}),
+		ev(state.KindEvent, state.Event{Name: "silence_ended", Actor: content, Silence: content}),
+		ev(state.KindEvent, state.Event{Name: "severity", Actor: content, Severity: 9, Was: 9}),
+		ev(state.KindEvent, state.Event{Name: "assigned", Actor: content, OwnerName: content}),
+		ev(state.KindEvent, state.Event{Name: "detected", Detail: content}),
+		ev(state.KindEvent, state.Event{Name: "recovered", Detail: content, Firing: 2, Names: []string{content}}),
+		ev(state.KindEvent, state.Event{Name: "correlated", Title: content, Pipeline: content}),
+		ev(state.KindFlush, state.Event{Name: "news", Distinct: 3, News: []state.News{{Kind: "correlated", Title: content, Pipeline: content},
+			{Kind: "detected", Detail: content}, {Kind: "recovered", Detail: content, Names: `["` + strings.ReplaceAll(content, `"`, `'`) + `"]`}}}),
+		ev(state.KindEvent, state.Event{Name: "flood_over", Limit: 20, Quiet: time.Minute}),
 	} {
-		out = append(out, message{"thread " + d.Event, threadText(d), nil, nil})
+		out = append(out, message{"thread " + d.Name, threadText(d), nil, nil})
 	}
 	// The lifecycle messages that mention people: only the ids they were given, never content.
 	for _, m := range []struct {
 		d    state.Delivery
 		want []string
 	}{
-		{state.Delivery{Kind: state.KindEvent, Event: "escalated", Incident: content, Detail: "S0ONCALL,U0LEAD," + content + "\x1f" + content},
+		{ev(state.KindEvent, state.Event{Name: "escalated", Mention: append([]string{"S0ONCALL", "U0LEAD"}, strings.Split(content, ",")...), After: time.Minute}),
 			append([]string{"<!subteam^S0ONCALL>", "<@U0LEAD>"}, escalationOf(content)...)},
-		{state.Delivery{Kind: state.KindEvent, Event: "assigned", Actor: content, Detail: content + "\x1f" + content}, mentionOf(content)},
-		{state.Delivery{Kind: state.KindEvent, Event: "assigned", Actor: content, Detail: "U0BOB\x1f" + content}, []string{"<@U0BOB>"}},
+		{ev(state.KindEvent, state.Event{Name: "assigned", Actor: content, Owner: content, OwnerName: content}), mentionOf(content)},
+		{ev(state.KindEvent, state.Event{Name: "assigned", Actor: content, Owner: "U0BOB", OwnerName: content}), []string{"<@U0BOB>"}},
 	} {
-		out = append(out, message{"thread " + m.d.Event, threadText(m.d), nil, m.want})
+		out = append(out, message{"thread " + m.d.Name, threadText(m.d), nil, m.want})
 	}
 	verdict := commands.Reply{Text: content, Sections: []commands.Section{
 		{Title: content, Lines: []string{content, content, content}, Pre: true},
 		{Lines: []string{content, "- evidence: " + content}},
 	}}
-	out = append(out, message{"thread note", threadText(state.Delivery{Kind: state.KindEvent, Event: "note", Detail: commands.EncodeReply(verdict)}), nil, nil})
+	out = append(out, message{"thread note", threadText(state.Delivery{Kind: state.KindEvent, Event: state.Event{Name: "note", Detail: commands.EncodeReply(verdict)}}), nil, nil})
 	out = append(out, message{"notice", noticeText(content), nil, nil}, message{"reply notice", noticeText(commands.EncodeReply(verdict)), nil, nil})
 	h := commands.New("/streamwatch", incidents{inc})
 	h.RegisterSilences(silences{[]*state.Silence{
@@ -174,7 +178,7 @@ func everyMessage(content string) []message {
 	}})
 	h.RegisterLifecycle(lifecycle{})
 	h.RegisterPostmortem(postmortem{
-		tl:       []state.Event{{At: time.Unix(1, 0), Event: content, Actor: content, Detail: content}, {Event: "note", Actor: content, Detail: content}},
+		tl:       []state.Event{{At: time.Unix(1, 0), Name: content, Actor: content, Detail: content}, {Name: "note", Actor: content, Detail: content}},
 		contexts: map[string]state.AlertContext{content: {Title: content, Labels: map[string]string{content: content}, Annotations: map[string]string{"a": content}, Links: links}},
 		audit:    []state.AuditEntry{{At: time.Unix(5, 0), Actor: content, Action: content, Target: content, Outcome: "refused", Detail: content, Via: content}},
 	})

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/slack-go/slack"
+	"github.com/streamwatch/streamwatch/commands"
 	"github.com/streamwatch/streamwatch/integrations/alerts"
 	"github.com/streamwatch/streamwatch/state"
 )
@@ -50,14 +51,8 @@ func owner(inc *state.Incident) string {
 // lifecycleNotes are the root's notes about silence, escalation and severity.
 func lifecycleNotes(inc *state.Incident) []string {
 	var notes []string
-	if n := len(inc.Alerts); n > 1 && inc.Flood == nil {
-		firing := 0
-		for _, a := range inc.Alerts {
-			if a.Status != "resolved" {
-				firing++
-			}
-		}
-		notes = append(notes, fmt.Sprintf("%d alerts, %d firing", n, firing))
+	if inc.Listed > 1 && inc.Flood == nil {
+		notes = append(notes, fmt.Sprintf("%d alerts, %d firing", inc.Listed, inc.Firing))
 	}
 	if s := inc.Silence; s != nil && inc.Status != state.StatusResolved {
 		n := fmt.Sprintf("🔕 Silenced until %s by %s (%s)", stamp(s.Until), clip(mrkdwn(oneLine(s.By)), 100), clip(mrkdwn(oneLine(s.ID)), 40))
@@ -98,54 +93,45 @@ func silenceButton(inc *state.Incident) slack.BlockElement {
 // lifecycleText renders the thread reply of a lifecycle event; ok false for other events.
 func lifecycleText(d state.Delivery) (string, bool) {
 	by := clip(mrkdwn(oneLine(d.Actor)), 100)
-	parts := strings.Split(d.Detail, "\x1f")
-	part := func(i int) string {
-		if i < len(parts) {
-			return parts[i]
-		}
-		return ""
-	}
-	switch d.Event {
+	switch d.Name {
 	case "silenced":
-		s := fmt.Sprintf("🔕 Silenced until %s by %s (%s)", stamp(d.Since), by, clip(mrkdwn(oneLine(part(0))), 40))
-		if r := part(1); r != "" {
+		s := fmt.Sprintf("🔕 Silenced until %s by %s (%s)", stamp(d.Until), by, clip(mrkdwn(oneLine(d.Silence)), 40))
+		if r := d.Reason; r != "" {
 			s += ": " + clip(mrkdwn(oneLine(r)), 500)
 		}
 		return s + ". Its alerts are still recorded and counted; nothing is posted for them until the silence ends.", true
 	case "silence_expired", "silence_ended":
-		set := "set by " + clip(mrkdwn(oneLine(part(1))), 100)
-		if r := part(2); r != "" {
+		set := "set by " + clip(mrkdwn(oneLine(d.By)), 100)
+		if r := d.Reason; r != "" {
 			set += ": " + clip(mrkdwn(oneLine(r)), 300)
 		}
-		sid := clip(mrkdwn(oneLine(part(0))), 40)
+		sid := clip(mrkdwn(oneLine(d.Silence)), 40)
 		head := "🔔 The silence " + sid + " (" + set + ") has ended"
-		if d.Event == "silence_ended" {
+		if d.Name == "silence_ended" {
 			head = "🔔 " + by + " ended the silence " + sid + " (" + set + ")"
 		}
 		return fmt.Sprintf("%s: %d occurrence%s arrived meanwhile. Updates are posted again.", head, d.Count, plural(d.Count)), true
 	case "escalated":
 		var who []string
-		for _, id := range strings.Split(part(0), ",") {
+		for _, id := range d.Mention {
 			if m := mention(strings.TrimSpace(id)); m != "" {
 				who = append(who, m)
 			}
 		}
-		s := fmt.Sprintf("📣 %s is still unacknowledged after %s.", clip(mrkdwn(oneLine(d.Incident)), 40), clip(mrkdwn(oneLine(part(1))), 40))
+		s := fmt.Sprintf("📣 %s is still unacknowledged after %s.", clip(mrkdwn(oneLine(d.Incident)), 40), clip(mrkdwn(oneLine(d.After.String())), 40))
 		if len(who) > 0 {
 			s = strings.Join(who, " ") + " " + s
 		}
 		return s + " Acknowledge it, or silence it if it is known.", true
 	case "severity":
-		var sev int
-		fmt.Sscan(d.Detail, &sev)
-		return fmt.Sprintf("Severity set to %s by %s (was %s).", alerts.Severity(sev), by, alerts.Severity(d.Count)), true
+		return fmt.Sprintf("Severity set to %s by %s (was %s).", alerts.Severity(d.Severity), by, alerts.Severity(d.Was)), true
 	case "assigned":
-		if part(0) == "" {
+		if d.Owner == "" {
 			return "Unassigned by " + by + ".", true
 		}
-		who := mention(part(0))
-		if who == "" || part(0)[0] == 'S' {
-			who = clip(mrkdwn(oneLine(or(part(1), part(0)))), 100)
+		who := mention(d.Owner)
+		if who == "" || d.Owner[0] == 'S' {
+			who = clip(mrkdwn(oneLine(or(d.OwnerName, d.Owner))), 100)
 		}
 		return "Assigned to " + who + " by " + by + ".", true
 	}
@@ -169,16 +155,12 @@ var newsLabels = map[string]string{
 // newsText renders an incident's news: one line per item, and how many more there were.
 func newsText(d state.Delivery) string {
 	var lines []string
-	for _, l := range strings.Split(d.Detail, "\n") {
-		if l == "" {
-			continue
-		}
-		kind, detail, _ := strings.Cut(l, "\x1f")
-		label, ok := newsLabels[kind]
+	for _, n := range d.News {
+		label, ok := newsLabels[n.Kind]
 		if !ok {
 			label = "Alert"
 		}
-		lines = append(lines, "• "+label+": "+clip(mrkdwn(oneLine(detail)), 300))
+		lines = append(lines, "• "+label+": "+clip(mrkdwn(oneLine(commands.NewsDetail(n))), 300))
 	}
 	if more := d.Distinct - int64(len(lines)); more > 0 {
 		lines = append(lines, fmt.Sprintf("… and %d more (%s lists every alert)", more, codeSpan("incident show "+d.Incident, 60)))

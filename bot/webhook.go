@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/streamwatch/streamwatch/integrations/alerts"
 	"github.com/streamwatch/streamwatch/state"
 )
@@ -47,6 +48,19 @@ func fail(w http.ResponseWriter, status int, reason string) {
 func (b *Bot) webhook(source string, decode func([]byte) ([]alerts.Alert, error)) http.Handler {
 	m := b.opt.Metrics
 	rejected := m.AlertsReceived.WithLabelValues(source, "rejected")
+	// The counter of each outcome, resolved once: a storm counts thousands of alerts a second.
+	received := map[string]prometheus.Counter{}
+	for _, o := range []string{state.ResultOpened, state.ResultDuplicate, state.ResultFlooded, state.ResultResolved,
+		state.ResultIgnored, state.ResultSilenced, state.ResultCorrelated} {
+		received[o] = m.AlertsReceived.WithLabelValues(source, o)
+	}
+	count := func(outcome string) {
+		if c, ok := received[outcome]; ok {
+			c.Inc()
+			return
+		}
+		m.AlertsReceived.WithLabelValues(source, outcome).Inc()
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		bearer := b.bearerOK(r)
 		if !bearer && r.Header.Get(SignatureHeader) == "" {
@@ -118,7 +132,7 @@ func (b *Bot) webhook(source string, decode func([]byte) ([]alerts.Alert, error)
 		res := webhookResult{Incidents: make([]recorded, 0, len(list))}
 		for i, out := range outs {
 			a := &list[i]
-			m.AlertsReceived.WithLabelValues(source, out.Result).Inc()
+			count(out.Result)
 			switch out.Result {
 			case state.ResultOpened:
 				m.IncidentsOpened.Inc()

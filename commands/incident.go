@@ -115,7 +115,7 @@ func (h *Handler) incidentList(ctx context.Context, req Request, args []string) 
 	lines := []string{fmt.Sprintf("%-8s %-14s %-22s %-14s %-14s %6s  %s", "ID", "SEVERITY", "STATUS", "OWNER", "PIPELINE", "COUNT", "TITLE")}
 	for _, inc := range open {
 		lines = append(lines, fmt.Sprintf("%-8s %-14s %-22s %-14s %-14s %6d  %s", inc.ID, alerts.Severity(inc.Severity),
-			listStatus(inc), dash(ownerName(inc)), dash(inc.Pipeline), inc.Count, inc.Title))
+			listStatus(inc), dash(ownerName(inc)), dash(inc.Pipeline), inc.Count, Title(inc)))
 	}
 	return Reply{Text: fmt.Sprintf("%d open incident%s %s", len(open), plural(len(open)), where), Sections: []Section{{Lines: lines, Pre: true}}}, nil
 }
@@ -191,12 +191,12 @@ func (h *Handler) incidentShow(ctx context.Context, req Request, args []string) 
 	}
 	var tls []string
 	for _, e := range tl {
-		line := stamp(e.At) + "  " + e.Event
+		line := stamp(e.At) + "  " + e.Name
 		if e.Actor != "" {
 			line += " by " + e.Actor
 		}
-		if e.Detail != "" {
-			line += ": " + e.Detail
+		if d := EventDetail(e); d != "" {
+			line += ": " + d
 		}
 		tls = append(tls, line)
 	}
@@ -205,7 +205,7 @@ func (h *Handler) incidentShow(ctx context.Context, req Request, args []string) 
 		title = fmt.Sprintf("Timeline (the newest %d of %d events; `incident postmortem %s` has them all)", len(tl), inc.Events+1, inc.ID)
 	}
 	return Reply{
-		Text: fmt.Sprintf("%s: %s", inc.ID, inc.Title),
+		Text: fmt.Sprintf("%s: %s", inc.ID, Title(inc)),
 		Sections: []Section{
 			{Lines: facts},
 			alertsSection,

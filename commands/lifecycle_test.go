@@ -129,13 +129,13 @@ func TestPostmortemDraft(t *testing.T) {
 		Links:  map[string]string{"runbook": "https://wiki.example/r", "panel": "javascript:alert(1)"},
 		Alerts: map[string]state.AlertState{"fp1": {Status: "resolved", LastSeen: t0.Add(50 * time.Minute)}}}
 	tl := []state.Event{
-		{At: t0, Event: "opened", Actor: "alertmanager", Detail: "client replied sms"},
-		{At: t0.Add(time.Minute), Event: "note", Actor: "streamwatch", Detail: "Automatic diagnosis — sms-replies: probable cause CHECKPOINT_NOT_WRITABLE (confirmed)\n*Symptoms*"},
-		{At: t0.Add(3 * time.Minute), Event: "escalated", Actor: "streamwatch", Detail: "called S0ONCALL"},
-		{At: t0.Add(4*time.Minute + 12*time.Second), Event: "acknowledged", Actor: "alice"},
-		{At: t0.Add(20 * time.Minute), Event: "remediation", Actor: "streamwatch", Detail: "Quarantined 1 file(s) of sms-replies"},
-		{At: t0.Add(50 * time.Minute), Event: "all_resolved", Actor: "alertmanager"},
-		{At: t0.Add(time.Hour + 2*time.Minute), Event: "resolved", Actor: "bob", Detail: "ACL | restored"},
+		{At: t0, Name: "opened", Actor: "alertmanager", Title: "client replied sms"},
+		{At: t0.Add(time.Minute), Name: "note", Actor: "streamwatch", Detail: "Automatic diagnosis — sms-replies: probable cause CHECKPOINT_NOT_WRITABLE (confirmed)\n*Symptoms*"},
+		{At: t0.Add(3 * time.Minute), Name: "escalated", Actor: "streamwatch", Severity: 2, After: 3 * time.Minute, Mention: []string{"S0ONCALL"}},
+		{At: t0.Add(4*time.Minute + 12*time.Second), Name: "acknowledged", Actor: "alice"},
+		{At: t0.Add(20 * time.Minute), Name: "remediation", Actor: "streamwatch", Detail: "Quarantined 1 file(s) of sms-replies"},
+		{At: t0.Add(50 * time.Minute), Name: "all_resolved", Actor: "alertmanager"},
+		{At: t0.Add(time.Hour + 2*time.Minute), Name: "resolved", Actor: "bob", Note: "ACL | restored"},
 	}
 	audit := []state.AuditEntry{{At: t0.Add(19 * time.Minute), Actor: "U0ALICE", Action: "checkpoint repair", Target: "sms-replies",
 		Outcome: "done", Pipeline: "sms-replies", Via: "button", Channel: "C0PIPE", Detail: "plan P-3"}}

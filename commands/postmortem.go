@@ -82,7 +82,7 @@ func (h *Handler) RegisterPostmortem(src Postmortem) {
 				Detail: fmt.Sprintf("%s: %d timeline events", name, len(tl)), Incident: id, Pipeline: inc.Pipeline})
 			return Reply{
 				Text: fmt.Sprintf("Postmortem draft of %s posted in its thread: %s, with all %d timeline events.", id, name, len(tl)),
-				File: &File{Name: name, Title: "Postmortem draft: " + inc.ID + " — " + oneLine(inc.Title), Content: draft,
+				File: &File{Name: name, Title: "Postmortem draft: " + inc.ID + " — " + oneLine(Title(inc)), Content: draft,
 					Channel: channel, ThreadTS: thread, Comment: fmt.Sprintf("Postmortem draft of %s, drafted by %s.", id, req.Actor())},
 			}, nil
 		}})
@@ -96,7 +96,7 @@ func PostmortemDraft(inc *state.Incident, tl []state.Event, dropped int64, conte
 	audit []state.AuditEntry, now time.Time) string {
 	var b strings.Builder
 	line := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
-	line("# Postmortem draft: %s — %s", inc.ID, md(inc.Title))
+	line("# Postmortem draft: %s — %s", inc.ID, md(Title(inc)))
 	line("")
 	line("_Drafted by streamwatch at %s from the incident's record. Edit it: the root cause and the lessons are yours to write._", stamp(now))
 	line("")
@@ -115,13 +115,7 @@ func PostmortemDraft(inc *state.Incident, tl []state.Event, dropped int64, conte
 	if inc.Owner != "" {
 		line("- **Owner:** %s", md(ownerName(inc)))
 	}
-	firing := 0
-	for _, a := range inc.Alerts {
-		if a.Status != "resolved" {
-			firing++
-		}
-	}
-	line("- **Alerts:** %d (%d still firing), %d occurrences", len(inc.Alerts), firing, inc.Count)
+	line("- **Alerts:** %d (%d still firing), %d occurrences", inc.Listed, inc.Firing, inc.Count)
 	line("- **Key:** %s", md(inc.Key))
 	if inc.Previous != "" {
 		line("- **Reopened:** previous incident %s", md(inc.Previous))
@@ -146,7 +140,7 @@ func PostmortemDraft(inc *state.Incident, tl []state.Event, dropped int64, conte
 	how := ""
 	if inc.AllResolved {
 		for _, e := range tl {
-			if e.Event == "all_resolved" {
+			if e.Name == state.EventAllResolved {
 				ended = e.At
 			}
 		}
@@ -193,7 +187,7 @@ func PostmortemDraft(inc *state.Incident, tl []state.Event, dropped int64, conte
 	line("| time | event | by | detail |")
 	line("|---|---|---|---|")
 	for _, e := range tl {
-		line("| %s | %s | %s | %s |", stamp(e.At), md(e.Event), md(e.Actor), md(clipRunes(plainText(e.Detail), 500)))
+		line("| %s | %s | %s | %s |", stamp(e.At), md(e.Name), md(e.Actor), md(clipRunes(plainText(EventDetail(e)), 500)))
 	}
 	line("")
 
@@ -232,7 +226,7 @@ func PostmortemDraft(inc *state.Incident, tl []state.Event, dropped int64, conte
 	line("")
 	var diagnoses []state.Event
 	for _, e := range tl {
-		if (e.Event == "note" || e.Event == "probe") && e.Actor != "" {
+		if (e.Name == state.EventNote || e.Name == state.EventProbe) && e.Actor != "" {
 			diagnoses = append(diagnoses, e)
 		}
 	}
@@ -253,9 +247,9 @@ func PostmortemDraft(inc *state.Incident, tl []state.Event, dropped int64, conte
 	}
 	var acts []act
 	for _, e := range tl {
-		if humanEvents[e.Event] && e.Actor != "streamwatch" {
-			acts = append(acts, act{e.At, fmt.Sprintf("- %s %s: %s%s", stamp(e.At), md(e.Actor), md(e.Event),
-				prefixed(" — ", md(clipRunes(plainText(e.Detail), 300))))})
+		if humanEvents[e.Name] && e.Actor != "streamwatch" {
+			acts = append(acts, act{e.At, fmt.Sprintf("- %s %s: %s%s", stamp(e.At), md(e.Actor), md(e.Name),
+				prefixed(" — ", md(clipRunes(plainText(EventDetail(e)), 300))))})
 		}
 	}
 	for _, e := range audit {
@@ -312,7 +306,7 @@ func followUps(inc *state.Incident, diagnoses, tl []state.Event, now time.Time) 
 			out = append(out, "Confirm the probable causes of the last diagnosis and fix what remains: "+md(clipRunes(first, 300)))
 		}
 	}
-	if slices.ContainsFunc(tl, func(e state.Event) bool { return e.Event == "remediation" }) {
+	if slices.ContainsFunc(tl, func(e state.Event) bool { return e.Name == state.EventRemediation }) {
 		out = append(out, "Check that the remediations held (the pipeline's backups and its `watch` report).")
 	}
 	if inc.Previous != "" {

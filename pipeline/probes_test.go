@@ -125,7 +125,7 @@ func outbox(t *testing.T, st *state.Store) []string {
 		case state.KindRoot:
 			out = append(out, "root")
 		case state.KindEvent:
-			out = append(out, "event "+d.Incident+" "+d.Event+": "+d.Detail)
+			out = append(out, "event "+d.Incident+" "+d.Name+": "+d.Detail)
 		}
 		if d.Kind == state.KindNotice {
 			err = st.Drop(ctx, d)

@@ -2,6 +2,8 @@ package state
 
 import (
 	"context"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -139,15 +141,18 @@ func (s *Store) runBatch(ctx context.Context, batch []*commitReq, alerts int) {
 // when they changed meanwhile (another replica made or ended one), it reads them again and
 // runs again.
 func (s *Store) recordBatch(ctx context.Context, as []AlertRecord) ([]Outcome, error) {
-	// What does not depend on the silences is computed once.
-	per := make([][]any, len(as))
-	for i, a := range as {
+	// What does not depend on the silences is computed once: every alert's arguments but the
+	// last (its silence), in one slice.
+	const fixed = 13
+	per := make([]any, 0, fixed*len(as))
+	for _, a := range as {
 		status := "firing"
 		if a.Resolved {
 			status = "resolved"
 		}
-		per[i] = []any{a.Key, keyHash(a.Key), a.Fingerprint, status, a.Title, a.Severity, a.Pipeline, a.Channel,
-			a.Source, a.Detail, labelList(a.Labels), alertDigest(a), linksJSON(a.Links)}
+		labels, digest := labelsAndDigest(a)
+		per = append(per, a.Key, keyHash(a.Key), a.Fingerprint, status, a.Title, a.Severity, a.Pipeline, a.Channel,
+			a.Source, a.Detail, labels, digest, linksJSON(a.Links))
 	}
 	for attempt := 0; ; attempt++ {
 		version, active, err := s.labelSilences(ctx, attempt > 0)
@@ -159,31 +164,31 @@ func (s *Store) recordBatch(ctx context.Context, as []AlertRecord) ([]Outcome, e
 		if s.CorrelatePipeline {
 			correlate = "1"
 		}
-		args := make([]any, 0, 8+recordArgs*len(as))
-		args = append(args, ms(now), s.Coalesce.Milliseconds(), max(s.AutoResolveAfter, 0).Milliseconds(),
-			max(s.FloodLimit, 0), s.FloodQuietFor.Milliseconds(), s.FloodQuietFor.String(), version, correlate)
+		args := make([]any, 0, recordHeader+len(recordArgNames)*len(as))
+		args = append(args, ms(now), s.Coalesce.Milliseconds(), ms(now)-s.Coalesce.Milliseconds(), max(s.AutoResolveAfter, 0).Milliseconds(),
+			max(s.FloodLimit, 0), s.FloodQuietFor.Milliseconds(), version, correlate)
 		for i, a := range as {
-			args = append(args, per[i]...)
+			args = append(args, per[i*fixed:(i+1)*fixed]...)
 			args = append(args, silenceOf(active, a, now))
 		}
-		res, err := recordScript.Run(ctx, s.rdb, []string{s.base}, args...).StringSlice()
+		res, err := s.one(s.run(ctx, recordScript, []string{s.base}, args...).Result())
 		if err != nil {
 			return nil, wrap("record alert", err)
 		}
-		if len(res) == 1 && res[0] == "stale" {
+		if res.has("stale") {
 			if attempt < 10 {
 				continue
 			}
 			return nil, wrap("record alert", errors.New("the silences keep changing; try again"))
 		}
-		if len(res) != 4*len(as) {
-			return nil, wrap("record alert", fmt.Errorf("unexpected script answer of %d values for %d alerts", len(res), len(as)))
+		if res.len() != len(as) {
+			return nil, wrap("record alert", fmt.Errorf("unexpected script answer of %d rows for %d alerts", res.len(), len(as)))
 		}
 		out := make([]Outcome, len(as))
 		var keep []any
 		for i := range out {
-			out[i] = Outcome{Incident: res[4*i], Result: res[4*i+1], Previous: res[4*i+2]}
-			if res[4*i+3] == "1" {
+			out[i] = Outcome{Incident: res.str(i, "id"), Result: res.str(i, "outcome"), Previous: res.str(i, "previous")}
+			if res.str(i, "keep") == "1" {
 				keep = append(keep, out[i].Incident, as[i].Fingerprint, alertContext(as[i]))
 			}
 			switch out[i].Result {
@@ -196,7 +201,7 @@ func (s *Store) recordBatch(ctx context.Context, as []AlertRecord) ([]Outcome, e
 		if len(keep) > 0 {
 			// The alerts are recorded: a context that cannot be kept now only leaves incident
 			// show without their labels, which is no reason to make the sender retry.
-			_ = keepContextScript.Run(ctx, s.rdb, []string{s.base}, keep...).Err()
+			_ = s.run(ctx, keepContextScript, []string{s.base}, keep...).Err()
 		}
 		return out, nil
 	}
@@ -208,30 +213,39 @@ const (
 	maxLabelBytes = 120
 )
 
-// labelList encodes labels for recordScript: "name=value" pairs, sorted, separated by "\x1f"
-// (which is dropped from names and values), at most maxLabels, each cut to maxLabelBytes.
-func labelList(labels map[string]string) string {
-	if len(labels) == 0 {
-		return ""
-	}
-	names := make([]string, 0, len(labels))
-	for k := range labels {
+// labelsAndDigest sorts an alert's labels once for what the record script takes of them: the
+// label list a flood ranks ("name=value" pairs, sorted, separated by "\x1f", which is dropped
+// from names and values; at most maxLabels, each cut to maxLabelBytes) and the alert's digest
+// (alertDigest's, which it equals).
+func labelsAndDigest(a AlertRecord) (string, string) {
+	var small [16]string // labels are few: no allocation
+	names := small[:0]
+	for k := range a.Labels {
 		names = append(names, k)
 	}
 	slices.Sort(names)
+	h := fnvField(fnvOffset, "")
 	var b strings.Builder
 	for i, k := range names {
-		if i == maxLabels {
-			break
+		v := a.Labels[k]
+		h = fnvField(fnvField(h, k), v)
+		if i >= maxLabels {
+			continue
 		}
 		if i > 0 {
 			b.WriteByte(0x1f)
 		}
-		lv := strings.ReplaceAll(k+"="+labels[k], "\x1f", "")
+		lv := k + "=" + v
+		if strings.IndexByte(lv, 0x1f) >= 0 {
+			lv = strings.ReplaceAll(lv, "\x1f", "")
+		}
 		if len(lv) > maxLabelBytes {
 			lv = strings.ToValidUTF8(lv[:maxLabelBytes], "")
 		}
 		b.WriteString(lv)
 	}
-	return b.String()
+	var d [8]byte
+	binary.BigEndian.PutUint32(d[:4], uint32(h^h>>32))
+	binary.BigEndian.PutUint32(d[4:], mapDigest(a.Annotations, a.Title))
+	return b.String(), hex.EncodeToString(d[:])
 }

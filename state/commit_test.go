@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -124,5 +125,83 @@ func TestConcurrentCallsShareOneRun(t *testing.T) {
 	inc, _ := s.Get(ctx, "INC-1")
 	if len(opened) != callers-1 || inc.Count != 3+callers {
 		t.Fatalf("%d incidents opened, INC-1 counts %d; want %d and %d", len(opened), inc.Count, callers-1, 3+callers)
+	}
+}
+
+// TestMixedBatchKeepsEveryNewAlertsContext: a batch where a resolved and a silenced alert come
+// before new ones (the group commit merges concurrent webhooks; Alertmanager sends firing and
+// resolved alerts together): each new or changed alert's labels and annotations are kept for
+// its own incident, and nothing is kept for the others.
+func TestMixedBatchKeepsEveryNewAlertsContext(t *testing.T) {
+	ctx := context.Background()
+	s, c, _, _ := newStore(t)
+	old := labelled("k-old", "fp-old", "old alert", map[string]string{"alertname": "old"})
+	record(t, s, old)
+	if _, err := s.CreateSilence(ctx, mustMatchers(t, "alertname=muted"), c.Now().Add(time.Hour), state.Maker{Name: "bob"}, ""); err != nil {
+		t.Fatal(err)
+	}
+	resolved := old
+	resolved.Resolved = true
+	muted := labelled("k-muted", "fp-muted", "muted alert", map[string]string{"alertname": "muted"})
+	fresh := labelled("k-new", "fp-new", "new alert", map[string]string{"alertname": "new", "team": "sms"})
+	other := labelled("k-other", "fp-other", "other alert", map[string]string{"alertname": "other"})
+	out := record(t, s, resolved, muted, fresh, resolved, other)
+	if got := fmt.Sprint(results(out)); got != "map[ignored:0 opened:2 resolved:2 silenced:1]" && got != "map[opened:2 resolved:2 silenced:1]" {
+		t.Fatalf("outcomes %v", out)
+	}
+	for _, a := range []state.AlertRecord{fresh, other} {
+		var id string
+		for i, o := range out {
+			if o.Result == state.ResultOpened && []state.AlertRecord{resolved, muted, fresh, resolved, other}[i].Key == a.Key {
+				id = o.Incident
+			}
+		}
+		cs, err := s.AlertContexts(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cs[a.Fingerprint]; got.Title != a.Title || got.Labels["alertname"] != a.Labels["alertname"] || got.Annotations["summary"] != a.Title {
+			t.Errorf("%s (%s): context %+v, want its labels and annotations", a.Key, id, cs)
+		}
+		if len(cs) != 1 {
+			t.Errorf("%s (%s) keeps contexts of other alerts: %+v", a.Key, id, cs)
+		}
+	}
+	// The resolved alert's incident keeps only what it kept when it opened.
+	if cs, _ := s.AlertContexts(ctx, out[0].Incident); len(cs) != 1 || cs["fp-old"].Title != "old alert" {
+		t.Errorf("the resolved alert's incident: %+v", cs)
+	}
+}
+
+func mustMatchers(t *testing.T, text string) []state.Matcher {
+	t.Helper()
+	m, err := state.ParseMatchers(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestLabelsAndDigest: the labels a flood ranks are sorted "name=value" pairs, the separator
+// dropped from names and values, at most 16 of them, each cut to 120 bytes; the digest is the
+// one news compares, computed from the same sorted labels.
+func TestLabelsAndDigest(t *testing.T) {
+	long := strings.Repeat("é", 100)
+	a := state.AlertRecord{Title: "t", Labels: map[string]string{"b": "2", "a": "1\x1fx", "c": long},
+		Annotations: map[string]string{"summary": "s"}}
+	labels, digest := state.LabelsAndDigest(a)
+	want := "a=1x\x1fb=2\x1fc=" + strings.ToValidUTF8(long[:118], "")
+	if labels != want {
+		t.Errorf("labels %q, want %q", labels, want)
+	}
+	if d := state.AlertDigest(a); digest != d || len(digest) != 16 {
+		t.Errorf("digest %q, want %q", digest, d)
+	}
+	many := map[string]string{}
+	for i := range 20 {
+		many[fmt.Sprintf("l%02d", i)] = "v"
+	}
+	if labels, _ := state.LabelsAndDigest(state.AlertRecord{Labels: many}); strings.Count(labels, "\x1f") != 15 {
+		t.Errorf("%d labels listed, want 16", strings.Count(labels, "\x1f")+1)
 	}
 }

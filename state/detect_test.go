@@ -63,8 +63,8 @@ func TestCorrelationJoinsThePipelinesIncident(t *testing.T) {
 		t.Fatalf("alert of the same pipeline: %+v, want correlated into %s", joined, opened.Incident)
 	}
 	ds := outbox(t, s)
-	if len(ds) != 1 || ds[0].Event != "correlated" || ds[0].Kind != state.KindEvent ||
-		ds[0].Detail != "client replied sms: same pipeline (sms-replies), open since 2026-11-30 10:41:05Z" {
+	if len(ds) != 1 || ds[0].Name != "correlated" || ds[0].Kind != state.KindEvent || ds[0].Title != "client replied sms" ||
+		ds[0].Pipeline != "sms-replies" || !ds[0].Since.Equal(time.Date(2026, 11, 30, 10, 41, 5, 0, time.UTC)) {
 		t.Fatalf("outbox after the join: %+v", ds)
 	}
 	inc, err := s.Get(ctx, opened.Incident)
@@ -75,7 +75,7 @@ func TestCorrelationJoinsThePipelinesIncident(t *testing.T) {
 		t.Fatalf("incident after the join: count %d, severity %d, alerts %v", inc.Count, inc.Severity, inc.Alerts)
 	}
 	tl, _ := s.Timeline(ctx, opened.Incident, 10)
-	if last := tl[len(tl)-1]; last.Event != "correlated" || !strings.Contains(last.Detail, "same pipeline (sms-replies), open since") {
+	if last := tl[len(tl)-1]; last.Name != "correlated" || last.Pipeline != "sms-replies" || last.Since.IsZero() {
 		t.Fatalf("timeline: %+v", tl)
 	}
 	// A duplicate of the alert goes to the same incident; an alert of another pipeline does not.
@@ -188,8 +188,8 @@ func TestDetectionRecoveryResolves(t *testing.T) {
 		t.Fatalf("recovery with an alert firing: %+v", rec)
 	}
 	ds = outbox(t, s)
-	if len(ds) != 1 || ds[0].Event != "recovered" ||
-		ds[0].Detail != "Recovered: the checkpoint committed batch 9\nStill firing: 1 alert (client replied sms); the incident stays open until they resolve." {
+	if len(ds) != 1 || ds[0].Name != "recovered" || ds[0].Detail != "Recovered: the checkpoint committed batch 9" ||
+		ds[0].Firing != 1 || strings.Join(ds[0].Names, ",") != "client replied sms" {
 		t.Fatalf("recovery note: %+v", ds)
 	}
 	if due, _ := s.AutoResolveDue(ctx); len(due) != 0 {
@@ -296,19 +296,18 @@ func TestSilencedIncidentHoldsDetectionNews(t *testing.T) {
 	if _, err := s.Pump(ctx); err != nil {
 		t.Fatal(err)
 	}
-	var news string
+	var news []state.News
 	for _, d := range outbox(t, s) {
-		if d.Kind == state.KindFlush && d.Event == "news" {
-			news = d.Detail
+		if d.Kind == state.KindFlush && d.Name == "news" {
+			news = d.News
 		}
 	}
 	var kinds []string
-	for _, l := range strings.Split(news, "\n") {
-		k, _, _ := strings.Cut(l, "\x1f")
-		kinds = append(kinds, k)
+	for _, n := range news {
+		kinds = append(kinds, n.Kind)
 	}
 	if strings.Join(kinds, ",") != "correlated,detected,recovered" {
-		t.Fatalf("news after the silence: %q", news)
+		t.Fatalf("news after the silence: %+v", news)
 	}
 }
 

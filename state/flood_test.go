@@ -84,7 +84,7 @@ func TestFloodFoldsNewKeysIntoOneIncident(t *testing.T) {
 		t.Fatalf("INC-6 is no flood incident: %+v", inc)
 	}
 	if inc.Count != 16 || f.Distinct != 15 || f.Listed != 15 || f.Unlisted != 0 || inc.Channel != "C0PIPE" ||
-		inc.Severity != 3 || inc.Title != "Alert flood in C0PIPE" || f.Limit != 5 || f.QuietFor != 2*time.Minute {
+		inc.Severity != 3 || inc.Title != "" || f.Limit != 5 || f.QuietFor != 2*time.Minute {
 		t.Fatalf("flood incident: count %d, detail %+v, %+v", inc.Count, f, inc)
 	}
 	if f.Keys[0] != (state.KeyCount{Value: "storm-0007", Count: 2}) || len(f.Keys) != 15 {
@@ -118,8 +118,8 @@ func TestFloodFoldsNewKeysIntoOneIncident(t *testing.T) {
 	}
 	ds, _ = s.ReadOutbox(ctx, "r", false, 100, 0)
 	// (INC-1's update reports its duplicate.)
-	if len(ds) != 2 || ds[1].Incident != "INC-6" || ds[1].Event != "flood" || ds[1].Count != 16 || ds[1].Distinct != 15 ||
-		ds[1].Detail != "storm-0019\nstorm-0018\nstorm-0017\nstorm-0016\nstorm-0015" {
+	if len(ds) != 2 || ds[1].Incident != "INC-6" || ds[1].Name != "flood" || ds[1].Count != 16 || ds[1].Distinct != 15 ||
+		strings.Join(ds[1].Keys, "\n") != "storm-0019\nstorm-0018\nstorm-0017\nstorm-0016\nstorm-0015" {
 		t.Fatalf("flood update %+v", ds)
 	}
 
@@ -141,11 +141,11 @@ func TestFloodFoldsNewKeysIntoOneIncident(t *testing.T) {
 		t.Fatalf("flood ended twice: %v", ended)
 	}
 	tl, _ := s.Timeline(ctx, "INC-6", 10)
-	if last := tl[len(tl)-1]; last.Event != "flood_over" || last.Detail != "at most 5 new alerts a minute for 2m0s" {
+	if last := tl[len(tl)-1]; last.Name != "flood_over" || last.Limit != 5 || last.Quiet != 2*time.Minute {
 		t.Fatalf("timeline %+v", tl)
 	}
 	ds, _ = s.ReadOutbox(ctx, "r", false, 100, 0)
-	if len(ds) != 1 || ds[0].Event != "flood_over" || !ds[0].Since.Equal(start.Add(time.Minute)) {
+	if len(ds) != 1 || ds[0].Name != "flood_over" || !ds[0].Since.Equal(start.Add(time.Minute)) {
 		t.Fatalf("outbox after the flood %+v", ds)
 	}
 	if inc, _ := s.Get(ctx, "INC-6"); inc.Flood.Ended.IsZero() || inc.Status != state.StatusOpen {
@@ -176,7 +176,7 @@ func TestFloodEndsWhenAnAlertMeetsIt(t *testing.T) {
 	ds, _ := s.ReadOutbox(ctx, "r", false, 100, 0)
 	var seen []string
 	for _, d := range ds {
-		seen = append(seen, d.Incident+":"+d.Kind+d.Event)
+		seen = append(seen, d.Incident+":"+d.Kind+d.Name)
 	}
 	if fmt.Sprint(seen) != "[INC-1:root INC-2:root INC-2:eventflood_over INC-3:root]" {
 		t.Fatalf("outbox order %v", seen)

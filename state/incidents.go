@@ -96,6 +96,9 @@ type Incident struct {
 	// message only; their thread hears only of changes.
 	Quiet  bool
 	Alerts map[string]AlertState
+	// Listed is how many alerts the incident lists, Firing how many of them fire (kept as they
+	// change: nobody scans the list for it). Head reads both without the list.
+	Listed, Firing int64
 	// UnlistedAlerts counts occurrences of alerts the full Alerts list could not take
 	// (MaxListedAlerts); Count has them.
 	UnlistedAlerts int64
@@ -138,14 +141,6 @@ type AlertState struct {
 	LastSeen time.Time
 }
 
-// Event is one timeline entry of an incident.
-type Event struct {
-	At     time.Time
-	Event  string
-	Actor  string
-	Detail string
-}
-
 // RecordAlert records a into the incident of its dedup key, opening one if none is open. It is
 // atomic across goroutines and processes. Errors wrap ErrUnavailable when Redis is unreachable.
 func (s *Store) RecordAlert(ctx context.Context, a AlertRecord) (Outcome, error) {
@@ -162,19 +157,51 @@ func keyHash(key string) string {
 	return hex.EncodeToString(h[:])
 }
 
-// Get returns the incident with the given id (case-insensitive "inc-7" and "7" work too).
+// Get returns the incident with the given id (case-insensitive "inc-7" and "7" work too), with
+// the state of every alert it lists.
 func (s *Store) Get(ctx context.Context, id string) (*Incident, error) {
+	return s.get(ctx, id, true)
+}
+
+// Head returns the incident without its alert list (how many it lists and how many fire are
+// counted all the same): what a delivery of its messages needs.
+func (s *Store) Head(ctx context.Context, id string) (*Incident, error) {
+	return s.get(ctx, id, false)
+}
+
+func (s *Store) get(ctx context.Context, id string, alerts bool) (*Incident, error) {
 	id = NormalizeID(id)
 	pipe := s.rdb.Pipeline()
 	h := pipe.HGetAll(ctx, s.key("inc", id))
-	al := pipe.HGetAll(ctx, s.key("inc", id, "alerts"))
+	var al *redis.MapStringStringCmd
+	var n *redis.IntCmd
+	if alerts {
+		al = pipe.HGetAll(ctx, s.key("inc", id, "alerts"))
+	} else {
+		n = pipe.HLen(ctx, s.key("inc", id, "alerts"))
+	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, wrap("get incident "+id, err)
 	}
 	if len(h.Val()) == 0 {
 		return nil, fmt.Errorf("incident %s: %w", id, ErrNotFound)
 	}
-	inc := parseIncident(h.Val(), al.Val())
+	var list map[string]string
+	if al != nil {
+		list = al.Val()
+	}
+	inc := parseIncident(h.Val(), list)
+	if n != nil {
+		inc.Listed = n.Val()
+		if _, counted := h.Val()["firing"]; !counted && inc.Listed > 0 {
+			// Recorded by an earlier version, without the count: read the list once.
+			full, err := s.get(ctx, id, true)
+			if err != nil {
+				return nil, err
+			}
+			inc.Firing = full.Firing
+		}
+	}
 	if h.Val()["flood"] == "1" {
 		f, err := s.floodDetail(ctx, id, h.Val())
 		if err != nil {
@@ -225,15 +252,36 @@ func parseIncident(h map[string]string, alerts map[string]string) *Incident {
 	if l := h["links"]; l != "" {
 		_ = json.Unmarshal([]byte(l), &inc.Links)
 	}
+	inc.Firing = n("firing")
+	_, counted := h["firing"]
 	for fp, v := range alerts {
-		inc.Alerts[fp] = parseAlertState(v)
+		st := parseAlertState(v)
+		inc.Alerts[fp] = st
+		if !counted && st.Status != "resolved" {
+			inc.Firing++
+		}
+	}
+	if alerts != nil {
+		inc.Listed = int64(len(alerts))
 	}
 	return inc
 }
 
-// parseAlertState reads the small JSON the scripts write ({"status":"firing","last_seen":123}).
+// parseAlertState reads an alert's state as the scripts write it, "<f|r>:<last seen ms>:<digest>"
+// (dedup.lua), or as earlier versions did, a small JSON ({"status":"firing","last_seen":123}).
 func parseAlertState(v string) AlertState {
 	var st AlertState
+	if !strings.HasPrefix(v, "{") {
+		st.Status = "firing"
+		if strings.HasPrefix(v, "r") {
+			st.Status = "resolved"
+		}
+		if seen, _, ok := strings.Cut(v[min(len(v), 2):], ":"); ok {
+			n, _ := strconv.ParseInt(seen, 10, 64)
+			st.LastSeen = fromMS(n)
+		}
+		return st
+	}
 	if strings.Contains(v, `"resolved"`) {
 		st.Status = "resolved"
 	} else {
@@ -309,12 +357,10 @@ func (s *Store) Timeline(ctx context.Context, id string, n int64) ([]Event, erro
 	storedOpen := len(msgs) > 0 && str(msgs[len(msgs)-1].Values["event"]) == "opened"
 	if v := opened.Val(); int64(len(msgs)) < n && !storedOpen && len(v) == 3 && v[0] != nil {
 		first, _ := strconv.ParseInt(str(v[0]), 10, 64)
-		out = append(out, Event{At: fromMS(first), Event: "opened", Actor: str(v[1]), Detail: str(v[2])})
+		out = append(out, Event{At: fromMS(first), Name: EventOpened, Actor: str(v[1]), Title: str(v[2])})
 	}
 	for i := len(msgs) - 1; i >= 0; i-- {
-		v := msgs[i].Values
-		at, _ := strconv.ParseInt(str(v["at"]), 10, 64)
-		out = append(out, Event{At: fromMS(at), Event: str(v["event"]), Actor: str(v["actor"]), Detail: str(v["detail"])})
+		out = append(out, parseEvent(msgs[i].Values))
 	}
 	return out, nil
 }
@@ -339,12 +385,12 @@ func (e *ChangeError) Error() string {
 // Acknowledge marks an open incident acknowledged by actor.
 func (s *Store) Acknowledge(ctx context.Context, id, actor string) error {
 	id = NormalizeID(id)
-	res, err := ackScript.Run(ctx, s.rdb, []string{s.base}, id, actor, ms(s.now())).StringSlice()
+	res, err := s.one(s.run(ctx, ackScript, []string{s.base}, id, actor, ms(s.now())).Result())
 	if err != nil {
 		return wrap("acknowledge "+id, err)
 	}
-	if res[0] != "ok" {
-		return &ChangeError{Incident: id, Reason: res[0]}
+	if r := res.str(0, "result"); r != "ok" {
+		return &ChangeError{Incident: id, Reason: r}
 	}
 	return nil
 }
@@ -352,12 +398,12 @@ func (s *Store) Acknowledge(ctx context.Context, id, actor string) error {
 // Resolve resolves an incident; later alerts with its keys open a new incident linked to it.
 func (s *Store) Resolve(ctx context.Context, id, actor, note string) error {
 	id = NormalizeID(id)
-	res, err := resolveScript.Run(ctx, s.rdb, []string{s.base}, id, actor, note, ms(s.now()), "", s.retentionMS()).StringSlice()
+	res, err := s.one(s.run(ctx, resolveScript, []string{s.base}, id, actor, note, ms(s.now()), "", s.retentionMS()).Result())
 	if err != nil {
 		return wrap("resolve "+id, err)
 	}
-	if res[0] != "ok" {
-		return &ChangeError{Incident: id, Reason: res[0]}
+	if r := res.str(0, "result"); r != "ok" {
+		return &ChangeError{Incident: id, Reason: r}
 	}
 	return nil
 }
@@ -366,16 +412,12 @@ func (s *Store) Resolve(ctx context.Context, id, actor, note string) error {
 // into) and resolves from as merged.
 func (s *Store) Merge(ctx context.Context, from, into, actor string) error {
 	from, into = NormalizeID(from), NormalizeID(into)
-	res, err := mergeScript.Run(ctx, s.rdb, []string{s.base}, from, into, actor, ms(s.now()), s.retentionMS()).StringSlice()
+	res, err := s.one(s.run(ctx, mergeScript, []string{s.base}, from, into, actor, ms(s.now()), s.retentionMS()).Result())
 	if err != nil {
 		return wrap("merge "+from+" into "+into, err)
 	}
-	if res[0] != "ok" {
-		who := from
-		if len(res) > 1 {
-			who = res[1]
-		}
-		return &ChangeError{Incident: who, Reason: res[0]}
+	if r := res.str(0, "result"); r != "ok" {
+		return &ChangeError{Incident: or(res.str(0, "incident"), from), Reason: r}
 	}
 	return nil
 }
@@ -391,17 +433,18 @@ func (s *Store) Note(ctx context.Context, id, ev, actor, detail, once string) (b
 // timeline keeps summary instead of the detail's first 200 bytes.
 func (s *Store) NoteWithSummary(ctx context.Context, id, ev, actor, summary, detail, once string) (bool, error) {
 	id = NormalizeID(id)
-	res, err := noteScript.Run(ctx, s.rdb, []string{s.base}, id, ev, actor, detail, ms(s.now()), once, summary).StringSlice()
+	res, err := s.one(s.run(ctx, noteScript, []string{s.base}, id, ev, actor, detail, ms(s.now()), once, summary).Result())
 	if err != nil {
 		return false, wrap("note on "+id, err)
 	}
-	switch res[0] {
+	switch r := res.str(0, "result"); r {
 	case "ok":
 		return true, nil
 	case "skipped":
 		return false, nil
+	default:
+		return false, &ChangeError{Incident: id, Reason: r}
 	}
-	return false, &ChangeError{Incident: id, Reason: res[0]}
 }
 
 // MarkQuiet makes an incident quiet: its duplicates edit the root message but post nothing
@@ -420,11 +463,11 @@ func (s *Store) AutoResolveDue(ctx context.Context) ([]string, error) {
 	}
 	var done []string
 	for _, id := range ids {
-		res, err := resolveScript.Run(ctx, s.rdb, []string{s.base}, id, "streamwatch", "auto-resolved: every alert resolved", now, "auto", s.retentionMS()).StringSlice()
+		res, err := s.one(s.run(ctx, resolveScript, []string{s.base}, id, "streamwatch", "", now, "auto", s.retentionMS()).Result())
 		if err != nil {
 			return done, wrap("auto-resolve "+id, err)
 		}
-		if res[0] == "ok" {
+		if res.str(0, "result") == "ok" {
 			done = append(done, id)
 		}
 	}
@@ -434,4 +477,11 @@ func (s *Store) AutoResolveDue(ctx context.Context) ([]string, error) {
 func str(v any) string {
 	s, _ := v.(string)
 	return s
+}
+
+func or(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }

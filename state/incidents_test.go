@@ -225,11 +225,11 @@ func TestAcknowledge(t *testing.T) {
 		t.Fatalf("duplicate while acknowledged: %+v", out)
 	}
 	tl, _ := s.Timeline(ctx, "INC-1", 10)
-	if len(tl) != 2 || tl[0].Event != "opened" || tl[0].Detail != "client replied sms" || tl[0].Actor != "alertmanager" ||
-		tl[1].Event != "acknowledged" || tl[1].Actor != "alice" {
+	if len(tl) != 2 || tl[0].Name != "opened" || tl[0].Title != "client replied sms" || tl[0].Actor != "alertmanager" ||
+		tl[1].Name != "acknowledged" || tl[1].Actor != "alice" {
 		t.Fatalf("timeline: %+v", tl)
 	}
-	if tl, _ := s.Timeline(ctx, "INC-1", 1); len(tl) != 1 || tl[0].Event != "acknowledged" {
+	if tl, _ := s.Timeline(ctx, "INC-1", 1); len(tl) != 1 || tl[0].Name != "acknowledged" {
 		t.Fatalf("newest event: %+v", tl)
 	}
 }
@@ -247,7 +247,7 @@ func TestTimelineOfAnIncidentOpenedByAnOlderVersion(t *testing.T) {
 		}
 	}
 	tl, _ := s.Timeline(ctx, "INC-1", 10)
-	if len(tl) != 2 || tl[0].Event != "opened" || tl[1].Event != "acknowledged" {
+	if len(tl) != 2 || tl[0].Name != "opened" || tl[1].Name != "acknowledged" {
 		t.Fatalf("timeline: %+v", tl)
 	}
 }

@@ -8,8 +8,10 @@ package state
 //	P:dedup:<sha1(key)>       string  dedup key → id of the open incident that absorbs it
 //	P:last:<sha1(key)>        string  dedup key → the newest closed (resolved or merged) incident it opened
 //	P:inc:<id>                hash    the incident (see incidentFields)
-//	P:inc:<id>:alerts         hash    fingerprint → JSON {"status","last_seen"}; at most MaxListedAlerts
-//	                                  (the hash's alerts_unlisted counts what did not fit)
+//	P:inc:<id>:alerts         hash    fingerprint → "<f|r>:<last seen ms>:<digest><severity>" (firing or
+//	                                  resolved; earlier versions wrote JSON {"status","last_seen","d"});
+//	                                  at most MaxListedAlerts (the hash's alerts_unlisted counts what did
+//	                                  not fit, its firing how many fire)
 //	P:inc:<id>:keys           set     dedup keys merged into this incident (its own is its "key" field)
 //	P:inc:<id>:timeline       stream  events after "opened" (which the incident's hash holds):
 //	                                  acknowledged, resolved, merged, alert_joined, alert_changed,
@@ -17,7 +19,7 @@ package state
 //	                                  …; the newest MaxTimelineEvents (the hash's "events" counts all)
 //	P:inc:<id>:context        hash    fingerprint → JSON {title, labels, annotations, links} of the
 //	                                  alert as it last brought news; at most MaxListedAlerts
-//	P:inc:<id>:news           list    news for the next coalesced update ("kind\x1fdetail"), newest 10
+//	P:inc:<id>:news           list    news for the next coalesced update (JSON {k, d, fp…}, state.News), newest 10
 //	P:inc:<id>:flood:keys     zset    a flood incident's dedup keys → occurrences; at most MaxListedFloodKeys
 //	P:inc:<id>:flood:unlisted HLL     the keys beyond that list (to tell new ones from seen ones)
 //	P:inc:<id>:flood:labels   zset    label "name=value" → distinct alerts with it (about the top 100)

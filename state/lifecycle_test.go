@@ -51,10 +51,9 @@ func pumped(t *testing.T, s *state.Store, c *clock) []state.Delivery {
 func newsOf(ds []state.Delivery) []string {
 	var out []string
 	for _, d := range ds {
-		if d.Kind == state.KindFlush && d.Event == "news" {
-			for _, l := range strings.Split(d.Detail, "\n") {
-				kind, detail, _ := strings.Cut(l, "\x1f")
-				out = append(out, kind+": "+detail)
+		if d.Kind == state.KindFlush && d.Name == "news" {
+			for _, n := range d.News {
+				out = append(out, n.Kind+": "+n.Detail)
 			}
 		}
 	}
@@ -75,7 +74,7 @@ func TestReSendsAreNotNews(t *testing.T) {
 		record(t, s, a) // a group re-send
 	}
 	ds := pumped(t, s, c)
-	if len(ds) != 1 || ds[0].Kind != state.KindFlush || ds[0].Event != "" || ds[0].Count != 3 {
+	if len(ds) != 1 || ds[0].Kind != state.KindFlush || ds[0].Name != "" || ds[0].Count != 3 {
 		t.Fatalf("re-sends: %+v, want one flush without news", ds)
 	}
 	record(t, s, a, b) // the group with a new alert
@@ -109,7 +108,7 @@ func TestReSendsAreNotNews(t *testing.T) {
 	}
 	var evs []string
 	for _, e := range tl {
-		evs = append(evs, e.Event)
+		evs = append(evs, e.Name)
 	}
 	want := "opened alert_joined alert_changed alert_changed alert_resolved alert_firing_again"
 	if strings.Join(evs, " ") != want {
@@ -160,7 +159,7 @@ func TestAcknowledgedIncidentStaysQuiet(t *testing.T) {
 		record(t, s, alert("k", "fp"))
 	}
 	ds := pumped(t, s, c)
-	if len(ds) != 1 || ds[0].Event != "" || len(newsOf(ds)) != 0 {
+	if len(ds) != 1 || ds[0].Name != "" || len(newsOf(ds)) != 0 {
 		t.Fatalf("after ack: %+v", ds)
 	}
 }
@@ -178,7 +177,7 @@ func TestIncidentSilenceHoldsUpdatesUntilItEnds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ds := drain(t, s); len(ds) != 1 || ds[0].Event != "silenced" || ds[0].Detail != sid+"\x1fknown: deploy" || !ds[0].Since.Equal(c.Now().Add(time.Minute)) {
+	if ds := drain(t, s); len(ds) != 1 || ds[0].Name != "silenced" || ds[0].Silence != sid || ds[0].Reason != "known: deploy" || !ds[0].Until.Equal(c.Now().Add(time.Minute)) {
 		t.Fatalf("silencing: %+v", ds)
 	}
 	inc, _ := s.Get(ctx, "INC-1")
@@ -203,7 +202,7 @@ func TestIncidentSilenceHoldsUpdatesUntilItEnds(t *testing.T) {
 		t.Fatalf("expired twice: %v", ids)
 	}
 	ds := drain(t, s)
-	if len(ds) != 1 || ds[0].Event != "silence_expired" || ds[0].Count != 6 || !strings.HasPrefix(ds[0].Detail, sid+"\x1falice\x1f") {
+	if len(ds) != 1 || ds[0].Name != "silence_expired" || ds[0].Count != 6 || ds[0].Silence != sid || ds[0].By != "alice" {
 		t.Fatalf("expiry note: %+v", ds)
 	}
 	if got := newsOf(pumped(t, s, c)); len(got) != 1 || got[0] != "joined: b" {
@@ -335,7 +334,7 @@ func TestEscalationOnceForUnacknowledged(t *testing.T) {
 		t.Fatalf("escalated twice: %v", ids)
 	}
 	ds := drain(t, s)
-	if len(ds) != 1 || ds[0].Event != "escalated" || ds[0].Detail != "S0ONCALL,U0LEAD\x1f15m0s" || ds[0].Incident != "INC-1" {
+	if len(ds) != 1 || ds[0].Name != "escalated" || strings.Join(ds[0].Mention, ",") != "S0ONCALL,U0LEAD" || ds[0].After != 15*time.Minute || ds[0].Incident != "INC-1" {
 		t.Fatalf("escalation delivery %+v", ds)
 	}
 	inc, _ := s.Get(ctx, "INC-1")
@@ -430,9 +429,9 @@ func TestSeverityAndOwner(t *testing.T) {
 	}
 	var evs []string
 	for _, d := range drain(t, s) {
-		evs = append(evs, d.Event+"="+d.Detail+fmt.Sprintf("/%d", d.Count))
+		evs = append(evs, fmt.Sprintf("%s=%d/%d%s/%s", d.Name, d.Severity, d.Was, d.Owner, d.OwnerName))
 	}
-	if got := strings.Join(evs, " "); got != "severity=4/3 assigned=U0BOB\x1fbob/0 assigned=\x1f/0" {
+	if got := strings.Join(evs, " "); got != "severity=4/3/ assigned=0/0U0BOB/bob assigned=0/0/" {
 		t.Fatalf("deliveries %q", got)
 	}
 	s.Resolve(ctx, "INC-1", "alice", "")
@@ -459,7 +458,7 @@ func TestFullTimelineIsNotCapped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tl) != 1501 || dropped != 0 || tl[0].Event != "opened" || tl[1500].Detail != "note 1499" {
+	if len(tl) != 1501 || dropped != 0 || tl[0].Name != "opened" || tl[1500].Detail != "note 1499" {
 		t.Fatalf("%d events (%d dropped), first %+v", len(tl), dropped, tl[0])
 	}
 }

@@ -29,8 +29,8 @@ const maxNews = 10
 // incident counts them all, so that a reader can say how many were dropped.
 const MaxTimelineEvents = 10000
 
-// News kinds, as the pump hands them to the deliverer (Delivery.Detail, one per line:
-// kind, "\x1f", the alert's one-line detail).
+// News kinds, as the pump hands them to the deliverer (Delivery.News, each with the alert's
+// one-line detail).
 const (
 	NewsJoined      = "joined"       // a new alert joined the incident (after the webhook that opened it)
 	NewsLabels      = "labels"       // a known alert's labels changed
@@ -39,93 +39,6 @@ const (
 	NewsResolved    = "resolved"     // one alert resolved, others still fire
 	NewsAllResolved = "all_resolved" // every alert resolved while the incident was silenced
 )
-
-// luaNews is the news side of recordScript. It needs now, now_s, window and event() declared
-// before it.
-var luaNews = `
-local max_news = ` + strconv.Itoa(maxNews) + `
-local news_events = {joined = "alert_joined", again = "alert_firing_again", labels = "alert_changed",
-  annotations = "alert_changed"}
--- news_detail is an alert's line in the timeline: its detail and its fingerprint.
-local function news_detail(fp, detail)
-  return detail .. " [" .. string.sub(fp, 1, 16) .. "]"
-end
--- makes_news is false for incidents whose alerts make no news: floods (they report the keys
--- that join) and quiet incidents (a failing probe reports changes itself).
-local function makes_news(id)
-  local f = redis.call("HMGET", ik(id), "flood", "quiet")
-  return f[1] ~= "1" and f[2] ~= "1"
-end
-local function add_news(id, kind, detail)
-  redis.call("RPUSH", ik(id, "news"), kind .. "\31" .. detail)
-  redis.call("LTRIM", ik(id, "news"), -max_news, -1)
-  redis.call("HINCRBY", ik(id), "news", 1)
-end
--- schedule gives an incident with news but no occurrence a coalesced update, as a duplicate
--- does (see duplicate()).
-local function schedule(id)
-  local v = redis.call("HMGET", ik(id), "pending", "last_flush", "silenced_until")
-  if (tonumber(v[1]) or 0) > 0 then return end
-  redis.call("HSET", ik(id), "pending", 1, "pending_since", now_s)
-  if (tonumber(v[3]) or 0) > now then return end
-  local due = (tonumber(v[2]) or 0) + window
-  if due < now then due = now end
-  redis.call("ZADD", P .. ":due", "NX", due, id)
-end
--- news_of says what a firing alert joining open incident id brings ("joined", "again",
--- "labels", "annotations", or false for an identical re-send), whether its context (labels,
--- annotations) is new or changed, and whether the incident lists it already. flood, quiet and
--- first_seen are the incident's (duplicate() read them).
-local function news_of(id, fp, digest, flood, quiet, first_seen)
-  if flood == "1" then return false, false, false end
-  local a = ik(id, "alerts")
-  local prev = redis.call("HGET", a, fp)
-  -- Beyond a full list an alert cannot be told new from seen: it is counted, not announced.
-  if not prev and redis.call("HLEN", a) >= max_alerts then return false, false, false end
-  local known = prev ~= false and prev ~= nil
-  local d = known and string.match(prev, '"d":"(%x*)"')
-  local changed = not known or (d and d ~= "" and d ~= digest) or false
-  -- A quiet incident (a failing probe) reports changes itself; the alerts of the webhook that
-  -- opened an incident are its opening, which the root shows.
-  if quiet == "1" or first_seen == now_s then return false, changed, known end
-  if not known then return "joined", true, false end
-  if string.find(prev, '"resolved"', 1, true) then return "again", changed, true end
-  if not changed then return false, false, true end
-  if string.sub(d, 1, 8) ~= string.sub(digest, 1, 8) then return "labels", true, true end
-  return "annotations", true, true
-end
--- alert_news records news of an alert in the timeline and for the next update; an incident
--- opened by an alert without links takes the first links an alert brings.
-local function alert_news(id, kind, fp, source, detail, links)
-  local d = news_detail(fp, detail)
-  if kind == "labels" then
-    d = "labels changed: " .. d
-  elseif kind == "annotations" then
-    d = "title or annotations changed: " .. d
-  end
-  event(id, now_s, news_events[kind], source, d)
-  add_news(id, kind, detail)
-  if links ~= "" then redis.call("HSETNX", ik(id), "links", links) end
-end
-`
-
-// keepContextScript stores the contexts (labels, annotations, links) of the alerts the record
-// script found new or changed, within the incident's alert list's bound, with the incident's
-// TTL; an incident that is gone is left alone. ARGV: id, fingerprint, context (JSON) per alert.
-var keepContextScript = redis.NewScript(luaCommon + `
-for i = 1, #ARGV, 3 do
-  local id, fp, c = ARGV[i], ARGV[i + 1], ARGV[i + 2]
-  if c ~= "" and redis.call("EXISTS", ik(id)) == 1 then
-    local k = ik(id, "context")
-    if redis.call("HLEN", k) < max_alerts or redis.call("HEXISTS", k, fp) == 1 then
-      redis.call("HSET", k, fp, c)
-      local ttl = redis.call("PTTL", ik(id))
-      if ttl > 0 then redis.call("PEXPIRE", k, ttl) end
-    end
-  end
-end
-return 1
-`)
 
 // Bounds of what an alert's context keeps (incident show's labels and annotations).
 const (

@@ -23,25 +23,21 @@ const (
 )
 
 // Delivery is one outbox entry: something to show in Slack for an incident. Within an incident,
-// deliveries carry consecutive sequence numbers and are delivered in that order.
+// deliveries carry consecutive sequence numbers and are delivered in that order. What to show
+// is the Event: KindEvent's status change (acknowledged, silenced, escalated…), or
+// KindFlush's update (Name "news" with its News, "flood" with its Keys, or "" for a root
+// update only; Count occurrences since Since, the last one's Detail); a notice's Detail is
+// its text.
 type Delivery struct {
 	StreamID string
 	Incident string
 	Seq      int64
 	Kind     string
-	Event    string    // KindEvent: all_resolved, acknowledged, silenced, escalated, …; KindFlush: "flood", "news" or "" (a root update only)
-	Actor    string    // who caused it
-	Detail   string    // note, other incident id, news ("kind\x1fdetail" lines, news.go), or the last duplicate's summary
-	Count    int64     // KindFlush: occurrences since Since; merged_from: occurrences merged
-	Since    time.Time // KindFlush: first of those occurrences; all_resolved: auto-resolve time; flood_over: when the rate fell to the limit
-	// Distinct is, for a flood's KindFlush (Event "flood"), how many of those occurrences were
-	// keys new to the flood; Detail then holds the newest of them, one per line. For news, how
-	// many news items there were (Detail holds the newest 10).
-	Distinct int64
 	// Channel is where a notice goes; for an incident's entries, the incident's channel when
 	// the entry was queued, so that a deliverer can wait out a channel Slack paused without
 	// reading the incident.
 	Channel string
+	Event
 }
 
 // EnsureOutbox creates the outbox stream and its consumer group if missing.
@@ -120,14 +116,8 @@ func (s *Store) ClaimStale(ctx context.Context, consumer string, minIdle time.Du
 func parseDelivery(m redis.XMessage) Delivery {
 	v := m.Values
 	seq, _ := strconv.ParseInt(str(v["seq"]), 10, 64)
-	count, _ := strconv.ParseInt(str(v["count"]), 10, 64)
-	since, _ := strconv.ParseInt(str(v["since"]), 10, 64)
-	distinct, _ := strconv.ParseInt(str(v["distinct"]), 10, 64)
-	return Delivery{
-		StreamID: m.ID, Incident: str(v["inc"]), Seq: seq, Kind: str(v["kind"]),
-		Event: str(v["event"]), Actor: str(v["actor"]), Detail: str(v["detail"]),
-		Count: count, Since: fromMS(since), Channel: str(v["channel"]), Distinct: distinct,
-	}
+	return Delivery{StreamID: m.ID, Incident: str(v["inc"]), Seq: seq, Kind: str(v["kind"]), Channel: str(v["channel"]),
+		Event: parseEvent(v)}
 }
 
 // DeliveryState is what a deliverer needs to know before delivering: how far the incident's
@@ -151,7 +141,7 @@ func (inc *Incident) Delivery() DeliveryState {
 // Complete records d as delivered (with the root message's ts and channel for a root) and
 // removes it from the outbox.
 func (s *Store) Complete(ctx context.Context, d Delivery, rootTS, channel string) error {
-	err := completeScript.Run(ctx, s.rdb, []string{s.base}, d.StreamID, d.Incident, d.Seq, rootTS, channel).Err()
+	err := s.run(ctx, completeScript, []string{s.base}, d.StreamID, d.Incident, d.Seq, rootTS, channel).Err()
 	return wrap("complete delivery", err)
 }
 
@@ -173,8 +163,11 @@ func (s *Store) Drop(ctx context.Context, d Delivery) error {
 
 // Pump moves due coalesced updates into the outbox; it is safe to run on every replica.
 func (s *Store) Pump(ctx context.Context) (int, error) {
-	n, err := pumpScript.Run(ctx, s.rdb, []string{s.base}, ms(s.now()), 100).Int()
-	return n, wrap("pump outbox", err)
+	res, err := s.one(s.run(ctx, pumpScript, []string{s.base}, ms(s.now()), 100).Result())
+	if err != nil {
+		return 0, wrap("pump outbox", err)
+	}
+	return int(res.int(0, "moved")), nil
 }
 
 // OutboxDepth is the number of entries not yet delivered.

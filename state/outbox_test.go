@@ -65,7 +65,7 @@ func TestOutboxCompleteAndClaim(t *testing.T) {
 		t.Fatalf("claimed fresh entries: %d", len(got))
 	}
 	got, err := s.ClaimStale(ctx, "alive", 0)
-	if err != nil || len(got) != 2 || got[0].Kind != state.KindRoot || got[1].Event != "acknowledged" {
+	if err != nil || len(got) != 2 || got[0].Kind != state.KindRoot || got[1].Name != "acknowledged" {
 		t.Fatalf("claim: %+v %v", got, err)
 	}
 	if err := s.Complete(ctx, got[0], "1732970000.000100", "C0PIPE"); err != nil {

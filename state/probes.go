@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"strconv"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // ProbeRecord is one stored probe result. Result is the full result as JSON, opaque here.
@@ -21,20 +19,6 @@ type ProbeRecord struct {
 // probeHistory bounds the stored results per pipeline.
 const probeHistory = 100
 
-// recordProbeScript stores a result and returns the previous status. KEYS[1] base;
-// ARGV pipeline, status, record JSON, limit.
-// ARGV[5] is the result time (ms), kept as "since" when the status changes.
-var recordProbeScript = redis.NewScript(`
-local P = KEYS[1]
-local h = P .. ":probe:" .. ARGV[1]
-local prev = redis.call("HGET", h, "status") or ""
-redis.call("HSET", h, "status", ARGV[2], "last", ARGV[3])
-if prev ~= ARGV[2] then redis.call("HSET", h, "since", ARGV[5]) end
-redis.call("LPUSH", h .. ":history", ARGV[3])
-redis.call("LTRIM", h .. ":history", 0, tonumber(ARGV[4]) - 1)
-return prev
-`)
-
 // RecordProbe stores a probe result of pipeline and returns the status before it ("" for the
 // first). Transitions are decided on it, so they survive restarts and work across replicas.
 func (s *Store) RecordProbe(ctx context.Context, pipeline string, r ProbeRecord) (string, error) {
@@ -42,7 +26,8 @@ func (s *Store) RecordProbe(ctx context.Context, pipeline string, r ProbeRecord)
 	if err != nil {
 		return "", err
 	}
-	prev, err := recordProbeScript.Run(ctx, s.rdb, []string{s.base}, pipeline, r.Status, b, probeHistory, ms(r.At)).Text()
+	res, err := s.one(s.run(ctx, recordProbeScript, []string{s.base}, pipeline, r.Status, b, probeHistory, ms(r.At)).Result())
+	prev := res.str(0, "previous")
 	if err != nil {
 		return "", wrap("record probe", err)
 	}

@@ -41,30 +41,20 @@ func (s *Store) DeletePlan(ctx context.Context, id string) error {
 	return wrap("delete plan "+id, s.rdb.Del(ctx, s.key("plan", id)).Err())
 }
 
-// unlockScript deletes a lock only when owner still holds it. KEYS[1] the lock, ARGV[1] the owner.
-var unlockScript = redis.NewScript(`
-if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) end
-return 0`)
-
-// refreshScript extends a lock only when owner still holds it. ARGV[2] the ttl in ms.
-var refreshScript = redis.NewScript(`
-if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("PEXPIRE", KEYS[1], ARGV[2]) end
-return 0`)
-
 // Unlock releases the named lock if owner holds it; a lock that expired and was taken by
 // someone else stays theirs.
 func (s *Store) Unlock(ctx context.Context, name, owner string) error {
-	return wrap("unlock "+name, unlockScript.Run(ctx, s.rdb, []string{s.key("lock", name)}, owner).Err())
+	return wrap("unlock "+name, s.run(ctx, unlockScript, []string{s.key("lock", name)}, owner).Err())
 }
 
 // RefreshLock extends the named lock to ttl from now if owner still holds it, and reports
 // whether it does.
 func (s *Store) RefreshLock(ctx context.Context, name, owner string, ttl time.Duration) (bool, error) {
-	n, err := refreshScript.Run(ctx, s.rdb, []string{s.key("lock", name)}, owner, ttl.Milliseconds()).Int()
+	res, err := s.one(s.run(ctx, refreshScript, []string{s.key("lock", name)}, owner, ttl.Milliseconds()).Result())
 	if err != nil {
 		return false, wrap("refresh lock "+name, err)
 	}
-	return n == 1, nil
+	return res.str(0, "held") == "1", nil
 }
 
 // LockHolder returns the owner of the named lock, "" when nobody holds it.

@@ -22,34 +22,6 @@ func (s *Store) retentionMS() int64 { return max(s.Retention, 0).Milliseconds() 
 // of who did what outlives the incidents it was done to.
 func (s *Store) auditRetention() time.Duration { return 2 * max(s.Retention, 0) }
 
-// sweepScript gives closed incidents that an older streamwatch left without a TTL the TTL
-// they would have had (retention after they closed, at least a minute from now), and so the
-// lookups of their root messages and their keys' links to them. It scans a slice of the keys
-// per run and returns the cursor to go on from ("0": done). ARGV: cursor, retention ms, now.
-var sweepScript = redis.NewScript(luaCommon + `
-local cursor, ttl, now = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
-local pattern = string.gsub(P, "[%*%?%[%]\\]", "\\%0") .. ":*"
-local res = redis.call("SCAN", cursor, "MATCH", pattern, "COUNT", 500)
-local function ttl_of(id)
-  local at = tonumber(redis.call("HGET", ik(id), "resolved_at") or "0") or 0
-  return math.max(at + ttl - now, 60000)
-end
-for _, k in ipairs(res[2]) do
-  if redis.call("PTTL", k) == -1 then
-    local kind, rest = string.match(string.sub(k, #P + 2), "^(%a+):(.*)$")
-    if kind == "inc" and not string.find(rest, ":", 1, true) then
-      if redis.call("HGET", k, "status") == "resolved" then retire(rest, ttl_of(rest)) end
-    elseif kind == "last" then
-      local id = redis.call("GET", k)
-      if redis.call("HGET", ik(id), "status") ~= "open" and redis.call("HGET", ik(id), "status") ~= "acknowledged" then
-        redis.call("PEXPIRE", k, ttl_of(id))
-      end
-    end
-  end
-end
-return res[1]
-`)
-
 // Sweep does one slice of the pass that gives closed incidents of an older streamwatch their
 // TTL; it returns true once the pass is complete (then it does nothing). It is safe on every
 // replica: the pass's cursor lives in Redis.
@@ -66,10 +38,11 @@ func (s *Store) Sweep(ctx context.Context) (bool, error) {
 	if cursor == "done" {
 		return true, nil
 	}
-	next, err := sweepScript.Run(ctx, s.rdb, []string{s.base}, cursor, s.retentionMS(), ms(s.now())).Text()
+	res, err := s.one(s.run(ctx, sweepScript, []string{s.base}, cursor, s.retentionMS(), ms(s.now())).Result())
 	if err != nil {
 		return false, wrap("sweep", err)
 	}
+	next := res.str(0, "cursor")
 	if next == "0" {
 		next = "done"
 	}

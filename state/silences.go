@@ -154,161 +154,6 @@ func MatchersText(ms []Matcher) string {
 	return strings.Join(parts, ",")
 }
 
-// luaSilenced is the silence side of recordScript. It needs now and now_s.
-var luaSilenced = `
--- silenced records a firing alert that label silence sid matches, in the silence's list, and
--- returns true; false when no such label silence exists (the alert is recorded as usual).
-local function silenced(sid, key, fp, title)
-  local sk = P .. ":silence:" .. sid
-  local s = redis.call("HMGET", sk, "kind", "expire_at")
-  if s[1] ~= "labels" then return false end
-  redis.call("HINCRBY", sk, "hits", 1)
-  redis.call("HSET", sk, "last_hit", now_s)
-  local a = sk .. ":alerts"
-  local prev = redis.call("HGET", a, fp)
-  if prev or redis.call("HLEN", a) < ` + strconv.Itoa(maxSilencedListed) + ` then
-    local n = 1
-    if prev then n = (tonumber(string.match(prev, '"n":(%d+)')) or 0) + 1 end
-    redis.call("HSET", a, fp, cjson.encode({n = n, last = now, key = key, title = title}))
-    -- Relative TTLs: the replicas' clocks, which stamped expire_at, need not be Redis's.
-    if not prev and (tonumber(s[2]) or 0) > 0 then redis.call("PEXPIRE", a, math.max(tonumber(s[2]) - now, 1)) end
-  else
-    redis.call("HINCRBY", sk, "unlisted", 1)
-  end
-  return true
-end
-`
-
-// luaSilenceEnd ends silences; it needs luaCommon.
-const luaSilenceEnd = `
-local function sk(sid) return P .. ":silence:" .. sid end
--- keep_for makes a silence that ended stay ttl ms (0: for good).
-local function keep_for(sid, now, ttl)
-  if ttl <= 0 then return end
-  redis.call("HSET", sk(sid), "expire_at", now + ttl)
-  redis.call("PEXPIRE", sk(sid), ttl)
-  redis.call("PEXPIRE", sk(sid) .. ":alerts", ttl)
-end
--- end_silence ends active silence sid at now: a label silence stops matching (the version
--- tells every replica); an incident silence lets the incident's updates out again, and its
--- thread says so with what arrived meanwhile. actor is who ended it early, "" when its time
--- ran out. It returns false when sid was not active.
-local function end_silence(sid, now, actor, ttl)
-  if redis.call("ZREM", P .. ":silences", sid) == 0 then return false end
-  local s = redis.call("HMGET", sk(sid), "kind", "incident", "by", "reason")
-  redis.call("HSET", sk(sid), "ended", now)
-  if actor ~= "" then
-    redis.call("HSET", sk(sid), "until", now, "ended_by", actor)
-    keep_for(sid, now, ttl)
-  end
-  if s[1] == "labels" then
-    redis.call("INCR", P .. ":silences:version")
-  elseif s[1] == "incident" then
-    local id = s[2]
-    local f = redis.call("HMGET", ik(id), "silence_id", "status", "count", "silence_count0", "pending")
-    if f[1] == sid then
-      redis.call("HDEL", ik(id), "silence_id", "silenced_until", "silenced_by", "silence_reason", "silence_count0")
-      unsilenced(id, now)
-      if f[2] and f[2] ~= "resolved" then
-        local n = (tonumber(f[3]) or 0) - (tonumber(f[4]) or 0)
-        local ev, who = "silence_expired", "streamwatch"
-        if actor ~= "" then ev, who = "silence_ended", actor end
-        event(id, now, ev, who, sid .. " (set by " .. (s[3] or "?") .. "): " .. n .. " occurrences while silenced")
-        enqueue(id, "event", ev, who, sid .. "\31" .. (s[3] or "") .. "\31" .. (s[4] or ""), n, 0)
-        if (tonumber(f[5]) or 0) > 0 then redis.call("ZADD", P .. ":due", now, id) end
-      end
-    end
-  end
-  return true
-end
-`
-
-// createSilenceScript makes a label silence. ARGV: matchers, until, by, by_id, reason, now,
-// retention ms. Returns the silence's id.
-var createSilenceScript = redis.NewScript(luaCommon + luaSilenceEnd + `
-local m, till, by, by_id, reason = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5]
-local now, ttl = tonumber(ARGV[6]), tonumber(ARGV[7])
-local sid = "SIL-" .. redis.call("INCR", P .. ":seq:silence")
-local exp = 0
-if ttl > 0 then exp = till + ttl end
-redis.call("HSET", sk(sid), "id", sid, "kind", "labels", "matchers", m, "by", by, "by_id", by_id,
-  "reason", reason, "created", now, "until", till, "expire_at", exp, "hits", 0)
-if exp > 0 then redis.call("PEXPIRE", sk(sid), math.max(exp - now, 1)) end
-redis.call("ZADD", P .. ":silences", till, sid)
-redis.call("INCR", P .. ":silences:version")
-return sid
-`)
-
-// silenceIncidentScript silences an incident, replacing a silence it has. ARGV: id, until,
-// by, by_id, reason, now, retention ms, until as text. Returns {result, silence id}.
-var silenceIncidentScript = redis.NewScript(luaCommon + luaSilenceEnd + `
-local id, till, by, by_id, reason = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5]
-local now, ttl, till_text = tonumber(ARGV[6]), tonumber(ARGV[7]), ARGV[8]
-local st = redis.call("HGET", ik(id), "status")
-if not st then return {"notfound"} end
-if st == "resolved" then return {"resolved"} end
-local sid = "SIL-" .. redis.call("INCR", P .. ":seq:silence")
-local prev = redis.call("HGET", ik(id), "silence_id")
-if prev then
-  redis.call("ZREM", P .. ":silences", prev)
-  redis.call("HSET", sk(prev), "ended", now, "until", now, "ended_by", by, "replaced_by", sid)
-  keep_for(prev, now, ttl)
-else
-  redis.call("HSET", ik(id), "silence_count0", redis.call("HGET", ik(id), "count") or "0", "silenced_since", now)
-end
-local exp = 0
-if ttl > 0 then exp = till + ttl end
-redis.call("HSET", sk(sid), "id", sid, "kind", "incident", "incident", id, "by", by, "by_id", by_id,
-  "reason", reason, "created", now, "until", till, "expire_at", exp)
-if exp > 0 then redis.call("PEXPIRE", sk(sid), math.max(exp - now, 1)) end
-redis.call("ZADD", P .. ":silences", till, sid)
-redis.call("HSET", ik(id), "silence_id", sid, "silenced_until", till, "silenced_by", by, "silence_reason", reason)
--- What waits for Slack waits for the silence to end (end_silence schedules it).
-redis.call("ZREM", P .. ":due", id)
-local d = sid .. " until " .. till_text
-if reason ~= "" then d = d .. ": " .. reason end
-event(id, now, "silenced", by, d)
-enqueue(id, "event", "silenced", by, sid .. "\31" .. reason, 0, till)
-return {"ok", sid}
-`)
-
-// expireSilenceScript ends a silence early. ARGV: id, actor, now, retention ms.
-// Returns {result, kind, incident}.
-var expireSilenceScript = redis.NewScript(luaCommon + luaSilenceEnd + `
-local sid, actor, now, ttl = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
-local s = redis.call("HMGET", sk(sid), "kind", "incident")
-if not s[1] then return {"notfound"} end
-if not end_silence(sid, now, actor, ttl) then return {"expired", s[1], s[2] or ""} end
-return {"ok", s[1], s[2] or ""}
-`)
-
-// expireDueSilencesScript ends the silences whose time has come. ARGV: now, limit, retention
-// ms. Returns their ids.
-var expireDueSilencesScript = redis.NewScript(luaCommon + luaSilenceEnd + `
-local now, ttl = tonumber(ARGV[1]), tonumber(ARGV[3])
-local out = {}
-for _, sid in ipairs(redis.call("ZRANGEBYSCORE", P .. ":silences", "-inf", now, "LIMIT", 0, tonumber(ARGV[2]))) do
-  if end_silence(sid, now, "", ttl) then out[#out + 1] = sid end
-end
-return out
-`)
-
-// loadSilencesScript reads the silences' version and the active label silences in one step.
-// ARGV: now. Returns version, then id, matchers, until per silence.
-var loadSilencesScript = redis.NewScript(`
-local P = KEYS[1]
-local out = {redis.call("GET", P .. ":silences:version") or "0"}
-for _, sid in ipairs(redis.call("ZRANGEBYSCORE", P .. ":silences", "(" .. ARGV[1], "+inf")) do
-  local s = redis.call("HMGET", P .. ":silence:" .. sid, "kind", "matchers", "until")
-  if s[1] == "labels" then
-    out[#out + 1] = sid
-    out[#out + 1] = s[2] or ""
-    out[#out + 1] = s[3] or "0"
-  end
-end
-return out
-`)
-
 // SilenceError explains why a silence could not be made or ended.
 type SilenceError struct {
 	ID     string
@@ -333,11 +178,12 @@ func (s *Store) CreateSilence(ctx context.Context, matchers []Matcher, until tim
 	if len(matchers) == 0 {
 		return "", errors.New("a silence needs at least one matcher")
 	}
-	sid, err := createSilenceScript.Run(ctx, s.rdb, []string{s.base}, MatchersText(matchers), ms(until), by.Name, by.ID, reason,
-		ms(s.now()), s.retentionMS()).Text()
+	res, err := s.one(s.run(ctx, createSilenceScript, []string{s.base}, MatchersText(matchers), ms(until), by.Name, by.ID, reason,
+		ms(s.now()), s.retentionMS()).Result())
 	if err != nil {
 		return "", wrap("create silence", err)
 	}
+	sid := res.str(0, "silence")
 	s.sil.invalidate()
 	return sid, nil
 }
@@ -346,40 +192,40 @@ func (s *Store) CreateSilence(ctx context.Context, matchers []Matcher, until tim
 // returns the silence's id.
 func (s *Store) SilenceIncident(ctx context.Context, id string, until time.Time, by Maker, reason string) (string, error) {
 	id = NormalizeID(id)
-	res, err := silenceIncidentScript.Run(ctx, s.rdb, []string{s.base}, id, ms(until), by.Name, by.ID, reason,
-		ms(s.now()), s.retentionMS(), until.UTC().Format("2006-01-02 15:04:05Z")).StringSlice()
+	res, err := s.one(s.run(ctx, silenceIncidentScript, []string{s.base}, id, ms(until), by.Name, by.ID, reason,
+		ms(s.now()), s.retentionMS()).Result())
 	if err != nil {
 		return "", wrap("silence "+id, err)
 	}
-	if res[0] != "ok" {
-		return "", &ChangeError{Incident: id, Reason: res[0]}
+	if r := res.str(0, "result"); r != "ok" {
+		return "", &ChangeError{Incident: id, Reason: r}
 	}
-	return res[1], nil
+	return res.str(0, "silence"), nil
 }
 
 // ExpireSilence ends silence sid now, as actor; it returns the silence's kind and, for an
 // incident silence, its incident.
 func (s *Store) ExpireSilence(ctx context.Context, sid, actor string) (kind, incident string, err error) {
 	sid = NormalizeSilenceID(sid)
-	res, err := expireSilenceScript.Run(ctx, s.rdb, []string{s.base}, sid, actor, ms(s.now()), s.retentionMS()).StringSlice()
+	res, err := s.one(s.run(ctx, expireSilenceScript, []string{s.base}, sid, actor, ms(s.now()), s.retentionMS()).Result())
 	if err != nil {
 		return "", "", wrap("expire "+sid, err)
 	}
-	if res[0] != "ok" {
-		return "", "", &SilenceError{ID: sid, Reason: res[0]}
+	if r := res.str(0, "result"); r != "ok" {
+		return "", "", &SilenceError{ID: sid, Reason: r}
 	}
 	s.sil.invalidate()
-	return res[1], res[2], nil
+	return res.str(0, "kind"), res.str(0, "incident"), nil
 }
 
 // ExpireSilences ends the silences whose time has come, each once across replicas, and
 // returns their ids. The maintenance pass runs it.
 func (s *Store) ExpireSilences(ctx context.Context) ([]string, error) {
-	ids, err := expireDueSilencesScript.Run(ctx, s.rdb, []string{s.base}, ms(s.now()), 100, s.retentionMS()).StringSlice()
+	res, err := s.one(s.run(ctx, expireDueSilencesScript, []string{s.base}, ms(s.now()), 100, s.retentionMS()).Result())
 	if err != nil {
 		return nil, wrap("expire silences", err)
 	}
-	return ids, nil
+	return res.column("silence"), nil
 }
 
 // NormalizeSilenceID turns "3", "sil-3" and "SIL-3" into "SIL-3".
@@ -494,20 +340,22 @@ func (s *Store) labelSilences(ctx context.Context, reload bool) (string, []activ
 	if c.loaded && !reload {
 		return c.version, c.active, nil
 	}
-	res, err := loadSilencesScript.Run(ctx, s.rdb, []string{s.base}, ms(s.now())).StringSlice()
+	res, err := s.one(s.run(ctx, loadSilencesScript, []string{s.base}, ms(s.now())).Result())
 	if err != nil {
 		return "", nil, wrap("read silences", err)
 	}
 	var active []activeSilence
-	for i := 1; i+2 < len(res); i += 3 {
-		matchers, err := ParseMatchers(res[i+1])
+	for i := range res.len() {
+		if res.str(i, "silence") == "" {
+			continue // the row that carries the version alone
+		}
+		matchers, err := ParseMatchers(res.str(i, "matchers"))
 		if err != nil || len(matchers) == 0 {
 			continue // written by CreateSilence, which parsed them: cannot happen
 		}
-		until, _ := strconv.ParseInt(res[i+2], 10, 64)
-		active = append(active, activeSilence{id: res[i], until: fromMS(until), matchers: matchers})
+		active = append(active, activeSilence{id: res.str(i, "silence"), until: fromMS(res.int(i, "until")), matchers: matchers})
 	}
-	c.loaded, c.version, c.active = true, res[0], active
+	c.loaded, c.version, c.active = true, res.str(0, "version"), active
 	return c.version, active, nil
 }
 

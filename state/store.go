@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -45,6 +46,8 @@ type Store struct {
 
 	commit committer
 	sil    silenceCache
+	// calls, when set (the call-budget test), counts the Redis calls the scripts make.
+	calls *atomic.Int64
 }
 
 // New returns a Store over rdb with every key under the hash tag {prefix}.

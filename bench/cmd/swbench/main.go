@@ -55,6 +55,12 @@ type options struct {
 	keepTmp        bool
 	logLevel       string
 	started        int64
+	// generator drives the ingest comparison: wrk (Debian's; the default when it is installed)
+	// or swload.
+	generator string
+	// abBase, when set, is a base binary to compare this tree's with (make bench-ab); abName
+	// names it in the table.
+	abBase, abName string
 }
 
 // env is what every step shares.
@@ -109,11 +115,23 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.BoolVar(&o.keepTmp, "keep", false, "keep the temporary directory (logs, configs)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "streamwatch's --log-level during the measurements")
 	fs.Int64Var(&o.started, "started-unix", 0, "when `make bench` started (Unix seconds), to report its whole duration")
+	fs.StringVar(&o.generator, "generator", "", "load generator of the ingest comparison: wrk or swload (default: wrk when installed)")
+	fs.StringVar(&o.abBase, "ab", "", "A/B mode: a base streamwatch binary to alternate with this tree's in the ingest measurement (scripts/bench-ab builds it)")
+	fs.StringVar(&o.abName, "ab-name", "base", "what the base binary is (a commit), for the A/B table")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if o.reps < 1 || o.stormWindow <= 0 || o.stormAlerts < 1 || o.distinctAlerts < 1 || o.distinctWindow <= 0 || o.distinctReps < 0 {
 		return fmt.Errorf("need -reps ≥ 1, -storm-alerts ≥ 1, -storm-window > 0, -distinct-alerts ≥ 1, -distinct-window > 0, -distinct-reps ≥ 0")
+	}
+	if o.generator == "" {
+		o.generator = "swload"
+		if _, err := exec.LookPath("wrk"); err == nil {
+			o.generator = "wrk"
+		}
+	}
+	if o.generator != "wrk" && o.generator != "swload" {
+		return fmt.Errorf("-generator %q: want wrk or swload", o.generator)
 	}
 	root, err := filepath.Abs(o.root)
 	if err != nil {
@@ -167,6 +185,17 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 
 	machine.loadBefore = loadAverage()
 	res := &results{reps: o.reps}
+	if o.abBase != "" {
+		if o.generator != "wrk" {
+			return fmt.Errorf("A/B needs wrk (Debian's package wrk)")
+		}
+		if err := e.abRun(ctx, res); err != nil {
+			return err
+		}
+		machine.loadAfter = loadAverage()
+		e.abTable(os.Stdout, res, machine)
+		return nil
+	}
 	for rep := 1; rep <= o.reps; rep++ {
 		if err := ctx.Err(); err != nil {
 			return err

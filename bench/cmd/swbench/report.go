@@ -152,7 +152,11 @@ func ingestFigures(res *results) []figure {
 			)
 			for _, c := range []string{"streamwatch process", "redis-server", "Slack's fake", "Alertmanager process", loadGenerator} {
 				if v := res.cpu[target][b][c]; len(v) > 0 {
-					out = append(out, figure{section: sec, name: "CPU per 1,000 alerts: " + c, unit: "ms", values: v})
+					f := figure{section: sec, name: "CPU per 1,000 alerts: " + c, unit: "ms", values: v}
+					if lim, ok := cpuTarget[c]; ok && target == "streamwatch" && b == 20 {
+						f.target, f.met = fmt.Sprintf("≤ %g ms", lim), func(m float64) bool { return m <= lim }
+					}
+					out = append(out, f)
 				}
 			}
 		}
@@ -166,8 +170,17 @@ func ingestFigures(res *results) []figure {
 		for i := range min(len(sw), len(am)) {
 			ratios = append(ratios, sw[i].AlertsPerS/am[i].AlertsPerS)
 		}
+		want := ingestTarget[b]
 		out = append(out, figure{section: fmt.Sprintf("Alert ingest, batches of %d", b), name: "streamwatch ÷ Alertmanager alerts/s (same run)",
-			unit: "×", values: ratios, target: "≥ 1", met: func(m float64) bool { return m >= 1 }})
+			unit: "×", values: ratios, target: fmt.Sprintf("≥ %g", want), met: func(m float64) bool { return m >= want }})
+		var p99 []float64
+		for i := range min(len(sw), len(am)) {
+			if am[i].P99ms > 0 {
+				p99 = append(p99, sw[i].P99ms/am[i].P99ms)
+			}
+		}
+		out = append(out, figure{section: fmt.Sprintf("Alert ingest, batches of %d", b), name: "streamwatch p99 ÷ Alertmanager p99 (same run)",
+			unit: "×", values: p99, target: "≤ 0.25", met: func(m float64) bool { return m <= 0.25 }})
 		if am2 := res.ingest[amDoubled][b]; len(am2) > 0 {
 			var gain []float64
 			for i := range min(len(am2), len(am)) {
@@ -179,6 +192,13 @@ func ingestFigures(res *results) []figure {
 	}
 	return out
 }
+
+// ingestTarget is how many times Alertmanager's rate streamwatch's ingest is to reach, by
+// alerts per request; cpuTarget the CPU per 1,000 alerts at 20 a request (ms).
+var (
+	ingestTarget = map[int]float64{1: 1.5, 20: 2}
+	cpuTarget    = map[string]float64{"streamwatch process": 15, "redis-server": 10}
+)
 
 // ingestTargets are the ingest runs' targets, in the order the results list them.
 var ingestTargets = []string{"streamwatch", "alertmanager", amDoubled}
@@ -398,6 +418,23 @@ func (e *env) render(m machine, res *results, took time.Duration) string {
 			cell(find(ingest, sw, "p99 latency per request")), comp, ratio.verdict()+orDash(ratio.target))
 	}
 	for _, bt := range batches {
+		p := find(ingest, fmt.Sprintf("Alert ingest, batches of %d", bt), "streamwatch p99 ÷ Alertmanager p99 (same run)")
+		if len(p.values) > 0 {
+			w("| p99 latency, %d alert%s per request | %s | Alertmanager %s; ratio %s | %s |\n", bt, plural(bt),
+				cell(find(ingest, fmt.Sprintf("Alert ingest, streamwatch, batches of %d", bt), "p99 latency per request")),
+				cell(find(ingest, fmt.Sprintf("Alert ingest, alertmanager, batches of %d", bt), "p99 latency per request")), cell(p), p.verdict()+orDash(p.target))
+		}
+	}
+	{
+		sec := "Alert ingest, streamwatch, batches of 20"
+		sp, rd := find(ingest, sec, "CPU per 1,000 alerts: streamwatch process"), find(ingest, sec, "CPU per 1,000 alerts: redis-server")
+		if len(sp.values) > 0 {
+			w("| CPU per 1,000 alerts, 20 per request | streamwatch %s ms, redis-server %s ms | Alertmanager %s ms | %s; %s |\n", cell(sp), cell(rd),
+				cell(find(ingest, "Alert ingest, alertmanager, batches of 20", "CPU per 1,000 alerts: Alertmanager process")),
+				sp.verdict()+orDash(sp.target), rd.verdict()+orDash(rd.target))
+		}
+	}
+	for _, bt := range batches {
 		d := find(ingest, fmt.Sprintf("Alert ingest, batches of %d", bt), doublingName)
 		if len(d.values) == 0 {
 			continue
@@ -534,6 +571,17 @@ func (e *env) renderMethod(b *strings.Builder, res *results) {
 	w("  as Slack does, 1 per second per channel (burst 3, then HTTP 429 with Retry-After): every new\n")
 	w("  incident queues a root message in the Redis outbox, and streamwatch posts them at that pace, as\n")
 	w("  it would to Slack. The calls and 429 answers of each run are listed under \"Runs\".\n")
+	if o.generator == "wrk" {
+		w("  The load generator is wrk (Debian's package, a separate process, `-t 2 -c %d`, `--latency`): a C\n", o.workers)
+		w("  generator spends far less CPU per request than swload, so both servers are driven harder on\n")
+		w("  this 2-core machine. Each run first sends the %d hot alerts once, then rotates for %v through\n", hotAlerts, o.ingestLimit)
+		w("  %s prepared bodies of 1 or 20 alerts (a Lua script reads them from a file; the token from the\n", thousands(wrkBodies))
+		w("  environment), closed loop: after the first pass the new alerts come back as re-sends, as\n")
+		w("  Alertmanager repeats a storm's alerts. The Redis check after each run: every alert wrk got 2xx\n")
+		w("  for is an occurrence of an open incident in Redis, and streamwatch_alerts_received_total counts\n")
+		w("  the same (wrk does not count the requests in flight at its stop, which streamwatch recorded too:\n")
+		w("  at most one a connection). `-generator swload` measures with swload instead, as described next.\n")
+	}
 	w("  The load generator (`bench/cmd/swload`, a separate process, loopback only) works as wrk does:\n")
 	w("  each sender owns one keep-alive connection and sends its next request as soon as it has read\n")
 	w("  the answer (net/http's Request.Write and ReadResponse, no client pool); its own CPU time is a\n")

@@ -1,0 +1,51 @@
+-- lib: what every incident script shares. KEYS[1] is the hash-tagged base "{prefix}": every
+-- key a script builds starts with it, so that all of them share one cluster slot. The
+-- scripts call Redis through `call` (redis.call; the call-budget test counts through it) and
+-- read the limits the Go side declares before this fragment (lua.go).
+local P = KEYS[1]
+local function ik(id, suffix)
+  if suffix then return P .. ":inc:" .. id .. ":" .. suffix end
+  return P .. ":inc:" .. id
+end
+-- Dedup keys can be long (label values): key names hold their SHA-1 (keyHash in Go).
+local function dedup_of(h) return P .. ":dedup:" .. h end
+local function dedup(k) return dedup_of(redis.sha1hex(k)) end
+local function last(k) return P .. ":last:" .. redis.sha1hex(k) end
+-- add appends the pair name, value to t unless the value is empty (it then reads as empty).
+local function add(t, name, v)
+  if v ~= nil and v ~= false and v ~= "" and v ~= 0 and v ~= "0" then
+    t[#t + 1] = name
+    t[#t + 1] = v
+  end
+end
+-- event appends to an incident's timeline, which keeps its newest max_events events; the
+-- hash's "events" counts them all, so that a reader knows how many were dropped. f are the
+-- event's fields (name, value, …): Go makes the sentences (state/event.go).
+local function event(id, now, ev, actor, f)
+  local e = {"at", now, "event", ev, "actor", actor or ""}
+  if f then for i = 1, #f, 2 do add(e, f[i], f[i + 1]) end end
+  call("XADD", ik(id, "timeline"), "MAXLEN", "~", max_events, "*", unpack(e))
+  call("HINCRBY", ik(id), "events", 1)
+end
+-- enqueue adds a delivery of incident id to the outbox: its kind (root, flush, event,
+-- update), the event's name, who caused it and its fields; it takes the incident's next
+-- sequence number, and the channel it is in now.
+local function enqueue(id, kind, ev, actor, f)
+  local seq = call("HINCRBY", ik(id), "seq", 1)
+  local ch = call("HMGET", ik(id), "root_channel", "channel")
+  local e = {"inc", id, "seq", seq, "kind", kind, "channel", ch[1] or ch[2] or ""}
+  add(e, "event", ev)
+  add(e, "actor", actor)
+  if f then for i = 1, #f, 2 do add(e, f[i], f[i + 1]) end end
+  call("XADD", P .. ":outbox", "*", unpack(e))
+end
+-- result returns named results, which Go decodes in one place (state/results.go): the number
+-- of columns, their names, then the values of one row (name, value, … as arguments; a value
+-- is never nil).
+local function result(...)
+  local a = {...}
+  local out = {#a / 2}
+  for i = 1, #a, 2 do out[#out + 1] = a[i] end
+  for i = 2, #a, 2 do out[#out + 1] = a[i] end
+  return out
+end

@@ -387,6 +387,43 @@ func TestE2EDetectCountsOnlyRecordsThatExist(t *testing.T) {
 	})
 }
 
+// TestE2EDetectLagCountsFromTheLastCaughtUpRound: a backfill writes records stamped two hours
+// ago into a caught-up quiet topic. They have not waited two hours: Spark's lag counts from
+// the last round that saw the checkpoint caught up, so lag over detect.max_lag (15m) does not
+// hold and nothing opens.
+func TestE2EDetectLagCountsFromTheLastCaughtUpRound(t *testing.T) {
+	w := newSparkWorld(t)
+	ctx := context.Background()
+	tenMinutesAgo := time.Now().Add(-10 * time.Minute)
+	if err := w.kc.Produce(ctx, detectTopic, []int{10, 10}, tenMinutesAgo); err != nil {
+		t.Fatal(err)
+	}
+	w.commit(1, tenMinutesAgo)
+	in := start(t, setup{extra: strings.Replace(w.config(""), "stale_after: 3s", "stale_after: 1h", 1)})
+	wait.For(t, 20*time.Second, "a round observing the caught-up query", func() bool {
+		v, ok := scrape(t, in, waitingCheckpoint)
+		return ok && v == 0
+	})
+	if err := w.kc.Produce(ctx, detectTopic, []int{3, 3}, time.Now().Add(-2*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	wait.For(t, 20*time.Second, "the backfill waiting beyond the checkpoint", func() bool {
+		v, ok := scrape(t, in, waitingCheckpoint)
+		return ok && v == 6
+	})
+	waitObservedRounds(t, in, 3)
+	oldest := `streamwatch_pipeline_oldest_waiting_seconds{pipeline="sms-replies"}`
+	if v, ok := scrape(t, in, oldest); !ok || v >= 600 {
+		t.Errorf("oldest waiting = %vs (present %v): counted from the records' two-hour-old stamps, not from the last caught-up round", v, ok)
+	}
+	if v, ok := scrape(t, in, `streamwatch_pipeline_symptom_active{pipeline="sms-replies",symptom="lag"}`); !ok || v != 0 {
+		t.Errorf("lag = %v (present %v) for a backfill that arrived seconds ago", v, ok)
+	}
+	if m := in.slack.Messages("C0PIPE"); len(m) != 0 {
+		t.Fatalf("a backfill opened %q", m[0].Text)
+	}
+}
+
 // TestE2EDetectTwoReplicasOneIncident: two replicas sharing Redis and Slack judge each round
 // once: one incident, one root, one diagnosis.
 func TestE2EDetectTwoReplicasOneIncident(t *testing.T) {

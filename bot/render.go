@@ -106,7 +106,10 @@ func rootBlocks(inc *state.Incident) []slack.Block {
 		notes = append(notes, "All alerts resolved")
 	}
 	if inc.Quiet && inc.Source == state.SourceProbe && !inc.AllResolved && inc.Status != state.StatusResolved {
-		notes = append(notes, fmt.Sprintf("Failing since %s: %d failed probe%s, the last at %s", stamp(inc.FirstSeen), inc.Count, plural(inc.Count), clock(inc.LastSeen)))
+		// Facts of the incident, not a clock: a probe that recovered and failed again within
+		// it has not been failing since its first failure (the thread says since when it fails
+		// again).
+		notes = append(notes, fmt.Sprintf("First failure %s: %d failed probe%s in this incident, the last at %s", stamp(inc.FirstSeen), inc.Count, plural(inc.Count), clock(inc.LastSeen)))
 	}
 	notes = append(notes, lifecycleNotes(inc)...)
 	notes = append(notes, "Key: "+clip(mrkdwn(oneLine(inc.Key)), 300))

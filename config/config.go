@@ -35,6 +35,21 @@ type Config struct {
 	Health    Health     `yaml:"health"`
 	Diagnose  Diagnose   `yaml:"diagnose"`
 	Repair    Repair     `yaml:"repair"`
+
+	// file is the path Load read; lines maps each YAML path present to its line (Line).
+	file  string         `yaml:"-"`
+	lines map[string]int `yaml:"-"`
+}
+
+// Line says where the key at a YAML path (pipelines[0].kafka.topics) is written in the file
+// Load read: "/etc/streamwatch.yaml:14"; "" when it is not written there (a default) or the
+// configuration was not loaded from a file.
+func (c *Config) Line(path string) string {
+	line, ok := c.lines[path]
+	if !ok || c.file == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s:%d", c.file, line)
 }
 
 // HTTP is the server for alert webhooks, /healthz, /readyz and /metrics.
@@ -369,6 +384,7 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config %s:\n%w", path, err)
 	}
+	cfg.file = path
 	return cfg, nil
 }
 
@@ -396,6 +412,7 @@ func Parse(data []byte) (*Config, error) {
 		})
 		return nil, errs
 	}
+	cfg.lines = d.lines
 	return cfg, nil
 }
 

@@ -703,11 +703,9 @@ func (d *Detector) publish(ctx context.Context, x *detected, pub *PublishState) 
 		return // nothing to publish this round
 	}
 	refuse := func(reason string) {
-		if pub.Refused != reason {
+		if pub.refuse(reason, d.now()) {
 			log.Warn("publish_group: not committed", "reason", reason)
-			pub.Since = d.now()
 		}
-		pub.Refused = reason
 	}
 	plan := planPublish(x.checkpoint, x.round.Publish, *pub)
 	if plan.refusal != "" {

@@ -159,8 +159,21 @@ type Alerts struct {
 // until the rate has stayed at or below the limit for QuietFor.
 type Flood struct {
 	// NewIncidentsPerMinute is the limit per channel; 0 turns flood protection off.
-	NewIncidentsPerMinute int64         `yaml:"new_incidents_per_minute" default:"20"`
-	QuietFor              time.Duration `yaml:"quiet_for" default:"5m"`
+	NewIncidentsPerMinute int64 `yaml:"new_incidents_per_minute" default:"20"`
+	// ExemptSeverity: an alert this severe or worse (SEV1 … SEV5) never folds into a flood; it
+	// opens or joins its own incident and escalates as usual.
+	ExemptSeverity Severity      `yaml:"exempt_severity" default:"SEV1"`
+	QuietFor       time.Duration `yaml:"quiet_for" default:"5m"`
+}
+
+// Severity is a severity as the configuration writes it, SEV1 (critical) to SEV5 (info).
+type Severity string
+
+// Level is the severity's number, 1 for SEV1; 0 when it is none of SEV1 to SEV5 (validation
+// rejects those).
+func (s Severity) Level() int {
+	n, _ := sevLevel(string(s))
+	return n
 }
 
 // Route sends alerts whose labels match to a pipeline. Every entry of Match and of MatchRE
@@ -328,6 +341,8 @@ type Detect struct {
 	// OpenIncident makes a symptom open (or join) the pipeline's incident; off, it is a notice
 	// in the pipeline's channel.
 	OpenIncident bool `yaml:"open_incident" default:"true"`
+	// Severity is the severity of the incidents detection opens.
+	Severity Severity `yaml:"severity" default:"SEV2"`
 	// MaxLag is the age the oldest record the checkpoint has not reached may have; 0 turns
 	// that check off.
 	MaxLag time.Duration `yaml:"max_lag" default:"15m"`

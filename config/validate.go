@@ -72,6 +72,13 @@ type validator struct {
 	decodeErrs Errors
 }
 
+// severity checks that path holds one of SEV1 to SEV5.
+func (v *validator) severity(path string, s Severity) {
+	if s.Level() == 0 && !v.decodeFailed(path) {
+		v.errorf(path, "must be one of SEV1 (critical) to SEV5 (info), got %q", string(s))
+	}
+}
+
 func (v *validator) errorf(path, format string, args ...any) {
 	for _, e := range v.decodeErrs {
 		if within(path, e.Path) {
@@ -228,6 +235,7 @@ func (v *validator) alerts(c *Config) {
 		v.errorf("alerts.flood.new_incidents_per_minute", "must not be negative (0 turns flood protection off), got %d", a.Flood.NewIncidentsPerMinute)
 	}
 	v.positive("alerts.flood.quiet_for", a.Flood.QuietFor)
+	v.severity("alerts.flood.exempt_severity", a.Flood.ExemptSeverity)
 	for i, r := range a.Routes {
 		p := fmt.Sprintf("alerts.routes[%d]", i)
 		if len(r.Match) == 0 && len(r.MatchRE) == 0 && !v.decodeFailed(p+".match_re") {
@@ -399,6 +407,7 @@ func (v *validator) pipelineKafka(c *Config, p string, k PipelineKafka) {
 // group, never another pipeline's publish group on the same cluster.
 func (v *validator) detect(c *Config, i int, p string, pl Pipeline) {
 	v.nonNegative(p+".detect.max_lag", pl.Detect.MaxLag)
+	v.severity(p+".detect.severity", pl.Detect.Severity)
 	pg := pl.Kafka.PublishGroup
 	if pg == "" {
 		return

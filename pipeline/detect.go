@@ -617,8 +617,12 @@ func (d *Detector) begin(ctx context.Context, p *config.Pipeline, st *DetectStat
 			return d.update(ctx, p, st, active, obs, line)
 		}
 	}
+	sev := p.Detect.Severity.Level()
+	if sev == 0 {
+		sev = 2 // detect.severity's default, for a Pipeline not read from a file
+	}
 	out, err := d.Store.RecordAlert(ctx, state.AlertRecord{
-		Key: fingerprint(p.Name), Fingerprint: fingerprint(p.Name), Title: Headline(p.Name, active, obs), Severity: 2,
+		Key: fingerprint(p.Name), Fingerprint: fingerprint(p.Name), Title: Headline(p.Name, active, obs), Severity: sev,
 		Pipeline: p.Name, Channel: p.Channel, Source: state.SourceDetect, Detail: line,
 		// A label silence can name them: alertname=streamwatch_detected, pipeline=….
 		Labels: map[string]string{"alertname": "streamwatch_detected", "pipeline": p.Name},

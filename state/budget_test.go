@@ -57,7 +57,7 @@ func TestCallBudget(t *testing.T) {
 			}
 			return as
 		}},
-		{"new key joining a flood", 14, 4, func(t *testing.T, s *state.Store, c *clock, n int) []state.AlertRecord {
+		{"new key joining a flood", 15, 4, func(t *testing.T, s *state.Store, c *clock, n int) []state.AlertRecord {
 			s.FloodLimit = 2
 			record(t, s, alert("a", "a"), alert("b", "b"), alert("c", "c"))
 			c.Add(time.Second)

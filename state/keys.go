@@ -24,6 +24,7 @@ package state
 //	P:inc:<id>:flood:unlisted HLL     the keys beyond that list (to tell new ones from seen ones)
 //	P:inc:<id>:flood:labels   zset    label "name=value" → distinct alerts with it (about the top 100)
 //	P:inc:<id>:flood:sources  zset    alert title → distinct alerts with it (about the top 100)
+//	P:inc:<id>:flood:severity zset    severity (1 … 5, 0 unknown) → the flood's distinct alerts of it
 //	P:open                    zset    open incidents by first-seen time (ms)
 //	P:ts:<channel>:<ts>       string  Slack message (root) → incident id
 //	P:flood:<channel>         hash    the channel's flood: id (its incident), ended, hot_until, ends_at, since

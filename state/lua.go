@@ -38,7 +38,7 @@ var recordArgNames = []string{"key", "hash", "fp", "status", "title", "severity"
 	"detail", "labels", "digest", "links", "silence"}
 
 // recordHeader is how many run-wide arguments the record script takes before the alerts'.
-const recordHeader = 8
+const recordHeader = 9
 
 // luaConsts are the limits the scripts share with Go.
 func luaConsts() string {

@@ -99,6 +99,9 @@ local function flood_join(fid, key, title, sev, detail, labels)
   end
   duplicate(fid, sev, detail)
   if not fresh then return false end
+  -- The root counts the flood's distinct alerts by severity, exactly: a counter a severity,
+  -- written once a run.
+  tally(fid, "flood:severity", sev, 1)
   local distinct = (v.distinct or 0) + 1
   set(fid, "distinct", distinct)
   set(fid, "pending_new", (v.pending_new or 0) + 1)

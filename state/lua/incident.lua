@@ -19,7 +19,7 @@ local function closing_keys(id, ttl)
 end
 -- incident_parts are the keys under an incident besides its hash (keys.go lists them).
 local incident_parts = {"alerts", "keys", "timeline", "flood:keys", "flood:unlisted", "flood:labels",
-  "flood:sources", "context", "news"}
+  "flood:sources", "flood:severity", "context", "news"}
 -- retire makes a closed incident expire ttl ms from now, with everything under it and the
 -- lookup of its root message; ttl <= 0 keeps it. Whatever keeps a record in Redis for a
 -- retention expires the same way: with a TTL set when it closes, so that no sweep has to find it.

@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -487,5 +488,59 @@ func TestE2ELabelSilenceHoldsAcrossReplicasAndRestarts(t *testing.T) {
 	}
 	if list := command(t, s, "C0DEFAULT", "silences"); !strings.Contains(list, "silenced 3 alerts") {
 		t.Fatalf("silences:\n%s", list)
+	}
+}
+
+// TestE2EIncidentListPages: 25 open incidents in a channel: incident list shows the newest 20,
+// newest first, with a More button that shows the other 5; a filter narrows it; a command
+// typed without an ID names the newest open ones.
+func TestE2EIncidentListPages(t *testing.T) {
+	in := start(t, setup{prefix: testredis.Prefix(), alertsExtra: "  flood: {new_incidents_per_minute: 0}\n"})
+	s := in.slack
+	for i := 1; i <= 25; i++ {
+		a := answerOf(t, in.ok("/webhooks/generic", alertFor(fmt.Sprintf("disk %02d", i), fmt.Sprintf("disk-%02d", i), "")))
+		if a.Incident != fmt.Sprintf("INC-%d", i) {
+			t.Fatalf("alert %d opened %+v", i, a)
+		}
+	}
+	// The table's rows start a line of the reply's blocks (JSON: after an escaped newline).
+	rows := func(blocks string) []string {
+		var out []string
+		for _, m := range regexp.MustCompile(`\\n(INC-\d+) `).FindAllStringSubmatch(blocks, -1) {
+			out = append(out, m[1])
+		}
+		return out
+	}
+	r := askIn(t, s, "U0ALICE", "C0DEFAULT", "incident list")
+	got := rows(string(r.Blocks))
+	if !strings.Contains(r.Text, "25 open incidents in this channel, newest first (20 shown)") || len(got) != 20 ||
+		got[0] != "INC-25" || got[19] != "INC-6" || !strings.Contains(string(r.Blocks), `"More"`) {
+		t.Fatalf("first page %q rows %v:\n%s", r.Text, got, r.Blocks)
+	}
+	before := len(s.ResponsePosts())
+	if _, err := s.SendBlockAction(context.Background(), slackfake.BlockAction{UserID: "U0ALICE", ChannelID: "C0DEFAULT",
+		MessageTS: ephemeralTS(t, s, "25 open incidents"), ActionID: "cmd_incident_list_more"}); err != nil {
+		t.Fatal(err)
+	}
+	var more slackfake.ResponsePost
+	waitFor(t, s, "the next page", func(s *slackfake.Server) bool {
+		p := s.ResponsePosts()
+		if len(p) > before {
+			more = p[len(p)-1]
+			return true
+		}
+		return false
+	})
+	if got := rows(string(more.Blocks)); strings.Join(got, " ") != "INC-5 INC-4 INC-3 INC-2 INC-1" || strings.Contains(string(more.Blocks), `"More"`) {
+		t.Fatalf("second page %q rows %v:\n%s", more.Text, got, more.Blocks)
+	}
+	askIn(t, s, "U0BOB", "C0DEFAULT", "incident ack INC-7")
+	r = askIn(t, s, "U0ALICE", "C0DEFAULT", "incident list acked")
+	if got := rows(string(r.Blocks)); strings.Join(got, " ") != "INC-7" {
+		t.Fatalf("acked: %q rows %v", r.Text, got)
+	}
+	r = askIn(t, s, "U0ALICE", "C0DEFAULT", "incident resolve")
+	if !strings.Contains(r.Text, "which incident? This channel has 25 open: INC-25, INC-24, INC-23, INC-22, INC-21, INC-20, INC-19, INC-18, INC-17, INC-16 and 15 more") {
+		t.Fatalf("resolve without an ID: %q", r.Text)
 	}
 }

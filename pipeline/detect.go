@@ -151,9 +151,6 @@ func (d *Detector) Round(ctx context.Context, tick time.Time) (*kafka.Round, err
 	for i, x := range ds {
 		names[i] = x.p.Name
 	}
-	if err := d.keepProgress(ctx, ds); err != nil {
-		rerr = errors.Join(rerr, err)
-	}
 	records, err := d.Store.DetectRecords(ctx, names...)
 	if err != nil {
 		return r, errors.Join(rerr, err)
@@ -162,6 +159,10 @@ func (d *Detector) Round(ctx context.Context, tick time.Time) (*kafka.Round, err
 	for _, x := range ds {
 		x.prev = d.previous(x.p.Name, records[x.p.Name])
 		x.obs, x.waiting = d.observe(x, now, x.prev.Waiting)
+	}
+	// The charts' samples are the observations' numbers (observe needs the last round's state).
+	if err := d.keepProgress(ctx, ds); err != nil {
+		rerr = errors.Join(rerr, err)
 	}
 	errs := []error{rerr}
 	for _, x := range ds {

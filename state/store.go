@@ -54,7 +54,9 @@ type Store struct {
 	OnReplicaWait     func(use string, took time.Duration, ok bool)
 
 	commit committer
-	sil    silenceCache
+	// indexed: the channels' incident index holds what older versions opened (list.go).
+	indexed atomic.Bool
+	sil     silenceCache
 	// calls, when set (the call-budget test), counts the Redis calls the scripts make.
 	calls *atomic.Int64
 }

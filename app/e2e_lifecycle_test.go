@@ -544,3 +544,66 @@ func TestE2EIncidentListPages(t *testing.T) {
 		t.Fatalf("resolve without an ID: %q", r.Text)
 	}
 }
+
+// TestE2EEscalationLevelsAndUnack: with two replicas, level 1 calls the on-call group once; an
+// acknowledgement holds level 2 back for as long as it lasts; unack resumes the count where it
+// stopped, and level 2 calls the leads, then repeats; each mention once per replica set.
+func TestE2EEscalationLevelsAndUnack(t *testing.T) {
+	s := newSlack(t, slackfake.Options{})
+	su := setup{redisURL: testredis.URL(t), prefix: testredis.Prefix(), slack: s,
+		slackExtra: "  escalation: {after: 1s, mention: [S0ONCALL], severities: [SEV1], levels: [{after: 3s, mention: [S0LEADS], repeat: 2s}]}\n"}
+	a, b := start(t, su), start(t, su)
+	a.ok("/webhooks/generic", alertFor("primary down", "esc-1", ""))
+	var root slackfake.Message
+	waitFor(t, s, "the root", func(s *slackfake.Server) bool {
+		root = incidentRoot(s, "C0DEFAULT", "INC-1")
+		return root.TS != ""
+	})
+	mentions := func() []string {
+		var out []string
+		for _, m := range replies(s, "C0DEFAULT", root.TS) {
+			if len(m.Mentions) > 0 {
+				out = append(out, strings.Join(m.Mentions, " "))
+			}
+		}
+		return out
+	}
+	waitFor(t, s, "level 1", func(*slackfake.Server) bool { return len(mentions()) == 1 })
+	if r := askIn(t, s, "U0BOB", "C0DEFAULT", "incident ack INC-1"); !strings.Contains(r.Text, "INC-1 acknowledged") {
+		t.Fatalf("ack: %q", r.Text)
+	}
+	waitFor(t, s, "the Unacknowledge button", func(s *slackfake.Server) bool {
+		return strings.Contains(string(mustMessage(s, "C0DEFAULT", root.TS).Blocks), `"Unacknowledge"`)
+	})
+	rdb, _ := testredis.Client(t)
+	st := state.New(rdb, su.prefix)
+	first, err := st.LastTick(t.Context(), "escalate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait.For(t, 30*time.Second, "4s of escalation ticks while acknowledged", func() bool {
+		last, err := st.LastTick(t.Context(), "escalate")
+		return err == nil && last.Sub(first) >= 4*time.Second
+	})
+	if m := mentions(); len(m) != 1 {
+		t.Fatalf("escalated while acknowledged: %v", m)
+	}
+	click(t, s, "U0BOB", "C0DEFAULT", root.TS, "incident_unack")
+	waitFor(t, s, "level 2 and its repeat", func(*slackfake.Server) bool { return len(mentions()) >= 3 })
+	m := mentions()
+	if m[0] != "<!subteam^S0ONCALL>" || m[1] != "<!subteam^S0LEADS>" || m[2] != "<!subteam^S0LEADS>" {
+		t.Fatalf("mentions in order %v, want the on-call group, then the leads twice", m)
+	}
+	th := replies(s, "C0DEFAULT", root.TS)
+	var texts []string
+	for _, r := range th {
+		texts = append(texts, r.Text)
+	}
+	all := strings.Join(texts, "\n")
+	for _, want := range []string{"Unacknowledged by u0bob: escalation resumes at its next level.", "(level 2)", "(a reminder, level 2)"} {
+		if !strings.Contains(all, want) {
+			t.Fatalf("the thread lacks %q:\n%s", want, all)
+		}
+	}
+	_ = b
+}

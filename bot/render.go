@@ -14,6 +14,7 @@ import (
 // Action ids of the root message's buttons.
 const (
 	actionAck      = "incident_ack"
+	actionUnack    = "incident_unack"
 	actionResolve  = "incident_resolve"
 	actionDiagnose = "incident_diagnose"
 	// commandAction prefixes the buttons of command replies; their value is the command text
@@ -130,9 +131,13 @@ func rootBlocks(inc *state.Incident) []slack.Block {
 // incidentButtons are the buttons of an incident's root that is not resolved.
 func incidentButtons(inc *state.Incident) []slack.BlockElement {
 	var buttons []slack.BlockElement
-	if inc.Status == state.StatusOpen {
+	switch inc.Status {
+	case state.StatusOpen:
 		buttons = append(buttons, slack.NewButtonBlockElement(actionAck, inc.ID,
 			slack.NewTextBlockObject(slack.PlainTextType, "Acknowledge", false, false)).WithStyle(slack.StylePrimary))
+	case state.StatusAcknowledged:
+		buttons = append(buttons, slack.NewButtonBlockElement(actionUnack, inc.ID,
+			slack.NewTextBlockObject(slack.PlainTextType, "Unacknowledge", false, false)))
 	}
 	resolve := slack.NewButtonBlockElement(actionResolve, inc.ID, slack.NewTextBlockObject(slack.PlainTextType, "Resolve", false, false))
 	resolve.Confirm = slack.NewConfirmationBlockObject(
@@ -193,6 +198,16 @@ func threadBody(d state.Delivery) string {
 				s += " Note: " + clip(mrkdwn(note), 2000)
 			}
 			return s
+		case state.EventUnacknowledged:
+			return "Unacknowledged" + by + ": escalation resumes at its next level."
+		case state.EventReopened:
+			return fmt.Sprintf("Reopened%s: the incident is open again, and %d of its keys thread here again.", by, d.Count)
+		case state.EventUnmerged:
+			return "Unmerged from " + mrkdwn(oneLine(d.Other)) + by + ": this incident is open again with its keys, alerts and count."
+		case state.EventUnmergedFrom:
+			return fmt.Sprintf("%s was unmerged%s: its keys, alerts and %d occurrence%s went back to it.", mrkdwn(oneLine(d.Other)), by, d.Count, plural(d.Count))
+		case state.EventAckExpired:
+			return fmt.Sprintf("⏰ Acknowledged, but nobody has touched it for %s: it is unacknowledged again, and escalates.", d.After)
 		case "merged_into":
 			return "Merged into " + mrkdwn(oneLine(d.Other)) + by + ": its alerts and later duplicates go to " + mrkdwn(oneLine(d.Other)) + "'s thread."
 		case "note": // a reply (the diagnosis), as data

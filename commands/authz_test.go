@@ -42,6 +42,18 @@ func (m *memIncidents) Acknowledge(_ context.Context, id, actor string) error {
 	m.changes = append(m.changes, "ack "+id+" by "+actor)
 	return nil
 }
+func (m *memIncidents) Unacknowledge(_ context.Context, id, actor string) error {
+	m.changes = append(m.changes, "unack "+id+" by "+actor)
+	return nil
+}
+func (m *memIncidents) Reopen(_ context.Context, id, actor string) error {
+	m.changes = append(m.changes, "reopen "+id+" by "+actor)
+	return nil
+}
+func (m *memIncidents) Unmerge(_ context.Context, id, actor string) error {
+	m.changes = append(m.changes, "unmerge "+id+" by "+actor)
+	return nil
+}
 func (m *memIncidents) Resolve(_ context.Context, id, actor, _ string) error {
 	m.changes = append(m.changes, "resolve "+id+" by "+actor)
 	return nil

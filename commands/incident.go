@@ -21,6 +21,9 @@ type Incidents interface {
 	ByThread(ctx context.Context, channel, ts string) (string, error)
 	Timeline(ctx context.Context, id string, n int64) ([]state.Event, error)
 	Acknowledge(ctx context.Context, id, actor string) error
+	Unacknowledge(ctx context.Context, id, actor string) error
+	Reopen(ctx context.Context, id, actor string) error
+	Unmerge(ctx context.Context, from, actor string) error
 	Resolve(ctx context.Context, id, actor, note string) error
 	Merge(ctx context.Context, from, into, actor string) error
 }
@@ -35,6 +38,12 @@ func (h *Handler) registerIncidents() {
 		Run: h.incidentShow, Example: "incident show INC-42"})
 	h.Register(&Command{Path: "incident ack", Args: "[ID]", Summary: "acknowledge an incident", Max: 1,
 		Run: h.incidentAck, Example: "incident ack INC-42"})
+	h.Register(&Command{Path: "incident unack", Args: "[ID]", Summary: "take an acknowledgement back: escalation resumes at its next level", Max: 1,
+		Run: h.incidentUnack, Example: "incident unack INC-42"})
+	h.Register(&Command{Path: "incident reopen", Args: "ID", Summary: "open a resolved incident again (within its retention); its thread continues", Min: 1, Max: 1,
+		Run: h.incidentReopen, Example: "incident reopen INC-42"})
+	h.Register(&Command{Path: "incident unmerge", Args: "FROM", Summary: "undo the merge of FROM: it opens again with its keys, alerts and count", Min: 1, Max: 1,
+		Run: h.incidentUnmerge, Example: "incident unmerge INC-43"})
 	h.Register(&Command{Path: "incident resolve", Args: "[ID] [note…]", Summary: "resolve an incident", Max: -1,
 		Run: h.incidentResolve, Example: "incident resolve INC-42 checkpoint ACL restored"})
 	h.Register(&Command{Path: "incident merge", Args: "FROM INTO", Summary: "thread FROM and its future duplicates into INTO", Min: 2, Max: 2,
@@ -295,6 +304,65 @@ func (h *Handler) incidentAck(ctx context.Context, req Request, args []string) (
 	}
 	h.record(ctx, req, state.AuditEntry{Action: "acknowledge", Target: id, Outcome: "done", Incident: id, Pipeline: inc.Pipeline})
 	return Reply{Text: fmt.Sprintf("%s acknowledged.", id)}, nil
+}
+
+func (h *Handler) incidentUnack(ctx context.Context, req Request, args []string) (Reply, error) {
+	id, _, err := h.target(ctx, req, args, "incident unack")
+	if err != nil {
+		return Reply{}, err
+	}
+	if err := h.undo(ctx, req, id, "unacknowledge", h.Incidents.Unacknowledge); err != nil {
+		return Reply{}, err
+	}
+	return Reply{Text: fmt.Sprintf("%s is unacknowledged again: escalation resumes at its next level.", id)}, nil
+}
+
+func (h *Handler) incidentReopen(ctx context.Context, req Request, args []string) (Reply, error) {
+	if !idPattern.MatchString(args[0]) {
+		return Reply{}, &UsageError{Msg: fmt.Sprintf("%q is not an incident id", args[0]), Usages: []string{h.find("incident reopen").Usage(h.Name)}}
+	}
+	id := state.NormalizeID(args[0])
+	if err := h.undo(ctx, req, id, "reopen", h.Incidents.Reopen); err != nil {
+		return Reply{}, err
+	}
+	return Reply{Text: fmt.Sprintf("%s is open again; its thread continues.", id)}, nil
+}
+
+func (h *Handler) incidentUnmerge(ctx context.Context, req Request, args []string) (Reply, error) {
+	if !idPattern.MatchString(args[0]) {
+		return Reply{}, &UsageError{Msg: fmt.Sprintf("%q is not an incident id", args[0]), Usages: []string{h.find("incident unmerge").Usage(h.Name)}}
+	}
+	from := state.NormalizeID(args[0])
+	inc, err := h.incident(ctx, req, from)
+	if err != nil {
+		return Reply{}, err
+	}
+	if err := h.undo(ctx, req, from, "unmerge", h.Incidents.Unmerge); err != nil {
+		return Reply{}, err
+	}
+	return Reply{Text: fmt.Sprintf("%s is its own incident again, with its keys, alerts and count; %s gave them back.", from, or(inc.MergedInto, "the other"))}, nil
+}
+
+// undo runs a person's undo (unack, reopen, unmerge) of incident id, which they must be able
+// to see and, like a resolve, change; audited either way.
+func (h *Handler) undo(ctx context.Context, req Request, id, action string, do func(ctx context.Context, id, actor string) error) error {
+	inc, err := h.incident(ctx, req, id)
+	if err != nil {
+		return err
+	}
+	if action != "unacknowledge" {
+		if err := h.guard(ctx, req, Guard{Action: action + " incidents", Access: AccessSteward, Pipelines: pipelinesOf(inc),
+			Target: id, Incident: id}); err != nil {
+			return err
+		}
+	}
+	if err := do(ctx, id, req.Actor()); err != nil {
+		err = notFound(err, id)
+		h.record(ctx, req, state.AuditEntry{Action: action, Target: id, Outcome: "failed", Detail: err.Error(), Incident: id, Pipeline: inc.Pipeline})
+		return err
+	}
+	h.record(ctx, req, state.AuditEntry{Action: action, Target: id, Outcome: "done", Incident: id, Pipeline: inc.Pipeline})
+	return nil
 }
 
 func (h *Handler) incidentResolve(ctx context.Context, req Request, args []string) (Reply, error) {

@@ -95,14 +95,27 @@ type Escalation struct {
 	Mention []string `yaml:"mention"`
 	// Severities are SEV1 … SEV5.
 	Severities []string `yaml:"severities" default:"SEV1,SEV2"`
+	// Levels are further levels after the first (After, Mention): each fires once its After
+	// has passed unacknowledged, in order; the highest fired repeats every Repeat (0: once).
+	Levels []EscalationLevel `yaml:"levels"`
+	// AckTimeout, when positive, escalates again an incident acknowledged but neither resolved
+	// nor touched by a person for this long.
+	AckTimeout time.Duration `yaml:"ack_timeout" default:"0s"`
+}
+
+// EscalationLevel is one further level of slack.escalation.
+type EscalationLevel struct {
+	After   time.Duration `yaml:"after"`
+	Mention []string      `yaml:"mention"`
+	Repeat  time.Duration `yaml:"repeat"`
 }
 
 // Enabled reports whether escalation is on.
 func (e Escalation) Enabled() bool { return e.After > 0 && len(e.Mention) > 0 && len(e.Severities) > 0 }
 
-// Levels are the severities as numbers, 1 (SEV1) … 5; unknown ones are left out (Parse
-// refuses them).
-func (e Escalation) Levels() []int {
+// SeverityLevels are the severities as numbers, 1 (SEV1) … 5; unknown ones are left out
+// (Parse refuses them).
+func (e Escalation) SeverityLevels() []int {
 	var out []int
 	for _, s := range e.Severities {
 		if n, ok := sevLevel(s); ok {

@@ -58,7 +58,8 @@ func TestParseSketch(t *testing.T) {
 			AllowedChannels: []string{},
 			Remediators:     []string{"U0ADMIN"},
 			Escalation: Escalation{After: 15 * time.Minute, Mention: []string{"S0ONCALL"},
-				Severities: []string{"SEV1", "SEV2"}},
+				Severities: []string{"SEV1", "SEV2"},
+				Levels:     []EscalationLevel{{After: 30 * time.Minute, Mention: []string{"S0LEADS"}, Repeat: 15 * time.Minute}}},
 		},
 		Redis: Redis{KeyPrefix: "streamwatch", ReplicaAckTimeout: time.Second},
 		Alerts: Alerts{

@@ -176,6 +176,20 @@ func (v *validator) slack(c *Config) {
 			v.errorf(fmt.Sprintf("slack.escalation.severities[%d]", i), "unknown severity %q (want SEV1, SEV2, SEV3, SEV4 or SEV5)", sev)
 		}
 	}
+	last := e.After
+	for i, l := range e.Levels {
+		p := fmt.Sprintf("slack.escalation.levels[%d]", i)
+		v.remediators(p+".mention", l.Mention)
+		v.nonNegative(p+".repeat", l.Repeat)
+		switch {
+		case len(l.Mention) == 0:
+			v.errorf(p+".mention", "names nobody: a level calls at least one user or user group")
+		case l.After <= last:
+			v.errorf(p+".after", "must be later than the level before (%s), got %s", last, l.After)
+		}
+		last = max(last, l.After)
+	}
+	v.nonNegative("slack.escalation.ack_timeout", e.AckTimeout)
 	if e.After > 0 && len(e.Mention) > 0 && len(e.Severities) == 0 {
 		v.errorf("slack.escalation.severities", "at least one severity, or nothing would escalate (after: 0s turns escalation off)")
 	}

@@ -30,6 +30,13 @@ local function retire(id, ttl)
   local root = call("HMGET", ik(id), "root_channel", "root_ts")
   if root[1] and root[2] then call("PEXPIRE", P .. ":ts:" .. root[1] .. ":" .. root[2], ttl) end
 end
+-- persist keeps a reopened incident again: what retire set to expire, no longer does.
+local function persist(id)
+  call("PERSIST", ik(id))
+  for _, part in ipairs(incident_parts) do call("PERSIST", ik(id, part)) end
+  local root = call("HMGET", ik(id), "root_channel", "root_ts")
+  if root[1] and root[2] then call("PERSIST", P .. ":ts:" .. root[1] .. ":" .. root[2]) end
+end
 -- close_flood ends, without a word, the flood that a closing flood incident stands for: if
 -- alerts still pour in, the next new key opens a new flood incident.
 local function close_flood(id)

@@ -61,6 +61,15 @@ func (f silences) SilenceIncident(context.Context, string, time.Time, state.Make
 func (f silences) CreateSilence(context.Context, []state.Matcher, time.Time, state.Maker, string) (string, error) {
 	return "SIL-2", nil
 }
+func (f silences) CreateSilenceFrom(context.Context, []state.Matcher, time.Time, time.Time, state.Maker, string) (string, error) {
+	return "SIL-2", nil
+}
+func (f silences) ExtendSilence(context.Context, string, time.Duration, string) (time.Time, error) {
+	return time.Time{}, nil
+}
+func (f silences) PreviewSilence(context.Context, []state.Matcher) ([]state.PreviewHit, int, error) {
+	return nil, 0, nil
+}
 func (f silences) ExpireSilence(context.Context, string, string) (string, string, error) {
 	return "", "", nil
 }

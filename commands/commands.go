@@ -182,7 +182,10 @@ type Handler struct {
 	// Redis's replicas (redis.min_replicas_acked; replicas.go).
 	Replication Replication
 	Now         func() time.Time
-	commands    []*Command
+	// Location is where people read and type times (slack.time_zone): "from 22:00", the next
+	// working morning. Nil is UTC.
+	Location *time.Location
+	commands []*Command
 	// silences, when set (RegisterSilences), add the silences in force to `status`.
 	silences Silences
 

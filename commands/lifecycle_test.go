@@ -32,6 +32,19 @@ func (m *memLifecycle) CreateSilence(_ context.Context, ms []state.Matcher, unti
 	m.changes = append(m.changes, "silence "+state.MatchersText(ms)+" until "+until.Format("15:04:05")+" by "+by.ID+": "+reason)
 	return "SIL-2", nil
 }
+func (m *memLifecycle) CreateSilenceFrom(ctx context.Context, ms []state.Matcher, starts, until time.Time, by state.Maker, reason string) (string, error) {
+	if !starts.IsZero() {
+		m.changes = append(m.changes, "from "+starts.Format("15:04:05"))
+	}
+	return m.CreateSilence(ctx, ms, until, by, reason)
+}
+func (m *memLifecycle) ExtendSilence(_ context.Context, id string, d time.Duration, actor string) (time.Time, error) {
+	m.changes = append(m.changes, "extend "+id+" by "+d.String()+" by "+actor)
+	return time.Time{}, nil
+}
+func (m *memLifecycle) PreviewSilence(context.Context, []state.Matcher) ([]state.PreviewHit, int, error) {
+	return nil, 0, nil
+}
 func (m *memLifecycle) ExpireSilence(_ context.Context, id, actor string) (string, string, error) {
 	m.changes = append(m.changes, "expire "+id+" by "+actor)
 	return "", "", nil

@@ -15,6 +15,9 @@ import (
 type Silences interface {
 	SilenceIncident(ctx context.Context, id string, until time.Time, by state.Maker, reason string) (string, error)
 	CreateSilence(ctx context.Context, matchers []state.Matcher, until time.Time, by state.Maker, reason string) (string, error)
+	CreateSilenceFrom(ctx context.Context, matchers []state.Matcher, starts, until time.Time, by state.Maker, reason string) (string, error)
+	ExtendSilence(ctx context.Context, sid string, d time.Duration, actor string) (time.Time, error)
+	PreviewSilence(ctx context.Context, matchers []state.Matcher) ([]state.PreviewHit, int, error)
 	ExpireSilence(ctx context.Context, id, actor string) (kind, incident string, err error)
 	GetSilence(ctx context.Context, id string) (*state.Silence, error)
 	ActiveSilences(ctx context.Context) ([]*state.Silence, error)
@@ -66,42 +69,49 @@ func (h *Handler) RegisterSilences(s Silences) {
 			return Reply{Text: fmt.Sprintf("%s is silenced until %s (%s): its alerts are still counted, nothing is posted for them until then. `%s silence expire %s` ends it earlier.",
 				id, stamp(until), sid, h.Name, sid)}, nil
 		}})
-	h.Register(&Command{Path: "silence", Args: "LABEL=VALUE[,LABEL=~REGEX…] for DURATION [reason…]",
-		Summary: "keep matching alerts from opening or joining incidents; they are listed under the silence", Min: 3, Max: -1,
-		Example: "silence alertname=KafkaLag,pipeline=sms-replies for 2h broker maintenance", Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
-			at := -1
-			for i, a := range args {
-				if strings.EqualFold(a, "for") {
-					at = i
-					break
+	h.Register(&Command{Path: "silence", Args: "LABEL=VALUE[,LABEL=~REGEX,LABEL!=VALUE,LABEL!~REGEX…] [from TIME] for DURATION [reason…] [--preview]",
+		Summary: "keep matching alerts from opening or joining incidents, now or from TIME (HH:MM or 2026-12-24T22:00 in slack.time_zone); --preview lists what it would hold", Min: 3, Max: -1,
+		Example: "silence alertname=KafkaLag,pipeline=sms-replies from 22:00 for 2h broker maintenance", Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
+			return h.silenceLabels(ctx, req, args)
+		}})
+	h.Register(&Command{Path: "silence extend", Args: "ID by DURATION", Summary: "make an active silence last longer", Min: 3, Max: 3,
+		Example: "silence extend SIL-3 by 1h", Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
+			usage := []string{h.find("silence extend").Usage(h.Name)}
+			if !strings.EqualFold(args[1], "by") {
+				return Reply{}, &UsageError{Msg: "say by how much: silence extend ID by DURATION", Usages: usage}
+			}
+			d, err := parseDuration(args[2])
+			if err != nil {
+				return Reply{}, &UsageError{Msg: err.Error(), Usages: usage}
+			}
+			sid := state.NormalizeSilenceID(args[0])
+			sil, err := s.GetSilence(ctx, sid)
+			if err != nil {
+				return Reply{}, silenceErr(err)
+			}
+			if sil.Until.Add(d).Sub(h.Now()) > MaxSilence {
+				return Reply{}, &UsageError{Msg: fmt.Sprintf("%s would then last past %s (30 days from now); change the alert rule instead", sid, MaxSilence), Usages: usage}
+			}
+			g := Guard{Action: "extend silences", Access: AccessSteward, Target: sid}
+			if sil.Kind == state.SilenceIncident {
+				if _, err := h.incident(ctx, req, sil.Incident); err != nil {
+					return Reply{}, err
 				}
+				g = Guard{Action: "extend silences", Access: AccessMember, Target: sid, Incident: sil.Incident}
+			} else if ms, err := state.ParseMatchers(sil.Matchers); err == nil {
+				g.Pipelines = silencePipelines(ms)
 			}
-			usage := []string{h.find("silence").Usage(h.Name)}
-			if at < 1 {
-				return Reply{}, &UsageError{Msg: "silence takes LABEL=VALUE matchers, then for DURATION", Usages: usage}
-			}
-			matchers, err := state.ParseMatchers(strings.Join(args[:at], " "))
-			if err != nil {
-				return Reply{}, &UsageError{Msg: err.Error(), Usages: usage}
-			}
-			d, reason, err := forDuration(args[at:])
-			if err != nil {
-				return Reply{}, &UsageError{Msg: err.Error(), Usages: usage}
-			}
-			text := state.MatchersText(matchers)
-			if err := h.guard(ctx, req, Guard{Action: "silence alerts", Access: AccessSteward, Pipelines: silencePipelines(matchers), Target: text}); err != nil {
+			if err := h.guard(ctx, req, g); err != nil {
 				return Reply{}, err
 			}
-			until := h.Now().Add(d)
-			sid, err := s.CreateSilence(ctx, matchers, until, state.Maker{Name: req.Actor(), ID: req.UserID}, reason)
+			until, err := s.ExtendSilence(ctx, sid, d, req.Actor())
 			if err != nil {
-				h.record(ctx, req, state.AuditEntry{Action: "silence alerts", Target: text, Outcome: "failed", Detail: err.Error(), Pipeline: first(silencePipelines(matchers))})
-				return Reply{}, err
+				h.record(ctx, req, state.AuditEntry{Action: "extend silence", Target: sid, Outcome: "failed", Detail: err.Error(), Incident: sil.Incident})
+				return Reply{}, silenceErr(err)
 			}
-			h.record(ctx, req, state.AuditEntry{Action: "silence alerts", Target: sid + " " + text, Outcome: "done",
-				Detail: fmt.Sprintf("for %s until %s: %s", d, stamp(until), reason), Pipeline: first(silencePipelines(matchers))})
-			return Reply{Public: true, Text: fmt.Sprintf("%s: alerts matching %s open and join no incident until %s (set by %s%s). `%s silences` lists what it silenced; `%s silence expire %s` ends it.",
-				sid, text, stamp(until), req.Actor(), reasonSuffix(reason), h.Name, h.Name, sid)}, nil
+			h.record(ctx, req, state.AuditEntry{Action: "extend silence", Target: sid, Outcome: "done", Incident: sil.Incident,
+				Detail: fmt.Sprintf("by %s, until %s", d, stamp(until))})
+			return Reply{Public: sil.Kind == state.SilenceLabels, Text: fmt.Sprintf("%s now lasts until %s (extended by %s by %s).", sid, stamp(until), d, req.Actor())}, nil
 		}})
 	h.Register(&Command{Path: "silence expire", Args: "ID", Summary: "end a silence now", Min: 1, Max: 1,
 		Example: "silence expire SIL-3", Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
@@ -151,6 +161,159 @@ func (h *Handler) RegisterSilences(s Silences) {
 		}})
 }
 
+// silenceLabels answers `silence LABELS [from TIME] for DURATION [reason…] [--preview]`.
+func (h *Handler) silenceLabels(ctx context.Context, req Request, args []string) (Reply, error) {
+	usage := []string{h.find("silence").Usage(h.Name)}
+	preview := false
+	var rest []string
+	for _, a := range args {
+		if a == "--preview" {
+			preview = true
+			continue
+		}
+		rest = append(rest, a)
+	}
+	at := -1
+	for i, a := range rest {
+		if strings.EqualFold(a, "for") || strings.EqualFold(a, "from") {
+			at = i
+			break
+		}
+	}
+	if at < 1 {
+		return Reply{}, &UsageError{Msg: "silence takes LABEL=VALUE matchers, then for DURATION", Usages: usage}
+	}
+	matchers, err := state.ParseMatchers(strings.Join(rest[:at], " "))
+	if err != nil {
+		return Reply{}, &UsageError{Msg: err.Error(), Usages: usage}
+	}
+	now := h.Now()
+	var starts time.Time
+	rest = rest[at:]
+	if strings.EqualFold(rest[0], "from") {
+		if len(rest) < 2 {
+			return Reply{}, &UsageError{Msg: "from takes a time: HH:MM or 2026-12-24T22:00", Usages: usage}
+		}
+		if starts, err = parseStart(rest[1], now, h.loc()); err != nil {
+			return Reply{}, &UsageError{Msg: err.Error(), Usages: usage}
+		}
+		rest = rest[2:]
+	}
+	d, reason, err := forDuration(rest)
+	if err != nil {
+		return Reply{}, &UsageError{Msg: err.Error(), Usages: usage}
+	}
+	text := state.MatchersText(matchers)
+	if preview {
+		return h.silencePreview(ctx, req, matchers, text)
+	}
+	if err := h.guard(ctx, req, Guard{Action: "silence alerts", Access: AccessSteward, Pipelines: silencePipelines(matchers), Target: text}); err != nil {
+		return Reply{}, err
+	}
+	begin := now
+	if !starts.IsZero() {
+		begin = starts
+	}
+	until := begin.Add(d)
+	sid, err := h.silences.CreateSilenceFrom(ctx, matchers, starts, until, state.Maker{Name: req.Actor(), ID: req.UserID}, reason)
+	if err != nil {
+		h.record(ctx, req, state.AuditEntry{Action: "silence alerts", Target: text, Outcome: "failed", Detail: err.Error(), Pipeline: first(silencePipelines(matchers))})
+		return Reply{}, err
+	}
+	from := ""
+	if !starts.IsZero() {
+		from = "from " + h.local(starts) + " "
+	}
+	h.record(ctx, req, state.AuditEntry{Action: "silence alerts", Target: sid + " " + text, Outcome: "done",
+		Detail: fmt.Sprintf("%sfor %s until %s: %s", from, d, stamp(until), reason), Pipeline: first(silencePipelines(matchers))})
+	if from != "" {
+		return Reply{Public: true, Text: fmt.Sprintf("%s: from %s until %s, alerts matching %s open and join no incident (set by %s%s); before it starts they are posted as usual. `%s silence expire %s` cancels it.",
+			sid, h.local(starts), h.local(until), text, req.Actor(), reasonSuffix(reason), h.Name, sid)}, nil
+	}
+	return Reply{Public: true, Text: fmt.Sprintf("%s: alerts matching %s open and join no incident until %s (set by %s%s). `%s silences` lists what it silenced; `%s silence expire %s` ends it.",
+		sid, text, stamp(until), req.Actor(), reasonSuffix(reason), h.Name, h.Name, sid)}, nil
+}
+
+// silencePreview lists the open incidents, and their alerts, that a silence of matchers would
+// hold now; it makes nothing.
+func (h *Handler) silencePreview(ctx context.Context, req Request, matchers []state.Matcher, text string) (Reply, error) {
+	hits, scanned, err := h.silences.PreviewSilence(ctx, matchers)
+	if err != nil {
+		return Reply{}, err
+	}
+	var lines []string
+	shown := 0
+	for _, hit := range hits {
+		if h.maySee(ctx, req, hit.Incident) != nil {
+			continue
+		}
+		shown++
+		if shown > 20 {
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("%-8s %-12s %s", hit.Incident.ID, hit.Incident.Channel, Title(hit.Incident)))
+		for i, a := range hit.Alerts {
+			if i == 5 {
+				lines = append(lines, fmt.Sprintf("           … %d more", len(hit.Alerts)-5))
+				break
+			}
+			st := "resolved"
+			if a.Firing {
+				st = "firing"
+			}
+			lines = append(lines, fmt.Sprintf("           %-8s %s [%s]", st, a.Title, a.Fingerprint[:min(len(a.Fingerprint), 16)]))
+		}
+	}
+	if shown == 0 {
+		return Reply{Text: fmt.Sprintf("Preview: a silence of %s would hold none of the %d newest open incidents' alerts; it would hold alerts that arrive while it lasts. Nothing was made.", text, scanned)}, nil
+	}
+	more := ""
+	if shown > 20 {
+		more = " (20 shown)"
+	}
+	return Reply{Text: fmt.Sprintf("Preview: a silence of %s would hold alerts of %d open incident%s%s, and every matching alert that arrives while it lasts. Nothing was made.",
+		text, shown, plural(shown), more), Sections: []Section{{Lines: lines, Pre: true}}}, nil
+}
+
+// parseStart reads when a silence made for later begins: HH:MM (the next time the clock in
+// loc shows it), 2006-01-02T15:04 in loc, or RFC 3339. It must be in the future, within
+// MaxSilence.
+func parseStart(s string, now time.Time, loc *time.Location) (time.Time, error) {
+	var t time.Time
+	var err error
+	if c, e := time.ParseInLocation("15:04", s, loc); e == nil {
+		n := now.In(loc)
+		t = time.Date(n.Year(), n.Month(), n.Day(), c.Hour(), c.Minute(), 0, 0, loc)
+		if !t.After(now) {
+			t = t.AddDate(0, 0, 1)
+		}
+	} else if t, err = time.ParseInLocation("2006-01-02T15:04", s, loc); err != nil {
+		if t, err = time.Parse(time.RFC3339, s); err != nil {
+			return time.Time{}, fmt.Errorf("%q is not a time: HH:MM or 2026-12-24T22:00 (%s), or RFC 3339", s, loc)
+		}
+	}
+	switch {
+	case !t.After(now):
+		return time.Time{}, fmt.Errorf("%s is in the past", t.In(loc).Format("2006-01-02 15:04 MST"))
+	case t.Sub(now) > MaxSilence:
+		return time.Time{}, fmt.Errorf("%s is more than 30 days ahead", t.In(loc).Format("2006-01-02 15:04 MST"))
+	}
+	return t, nil
+}
+
+// loc is where people read and type times.
+func (h *Handler) loc() *time.Location {
+	if h.Location != nil {
+		return h.Location
+	}
+	return time.UTC
+}
+
+// local is t as people in loc read it.
+func (h *Handler) local(t time.Time) string {
+	return t.In(h.loc()).Format("2006-01-02 15:04 MST")
+}
+
 // silenceSection describes one silence and, for a label silence, up to n of the alerts it
 // silenced.
 func silenceSection(sil *state.Silence, n int) Section {
@@ -159,6 +322,9 @@ func silenceSection(sil *state.Silence, n int) Section {
 		what = "incident " + sil.Incident
 	}
 	lines := []string{fmt.Sprintf("until %s, set by %s at %s%s", stamp(sil.Until), sil.By, stamp(sil.Created), reasonSuffix(sil.Reason))}
+	if !sil.Starts.IsZero() {
+		lines[0] = fmt.Sprintf("from %s until %s, set by %s at %s%s", stamp(sil.Starts), stamp(sil.Until), sil.By, stamp(sil.Created), reasonSuffix(sil.Reason))
+	}
 	if sil.Kind == state.SilenceLabels {
 		lines = append(lines, fmt.Sprintf("silenced %d alert%s%s", sil.Hits, plural(int(sil.Hits)), lastHit(sil)))
 		for i, a := range sil.Alerts {

@@ -290,13 +290,16 @@ func TestParseMatchers(t *testing.T) {
 		"alertname=KafkaLag, pipeline=~sms-.*":       "alertname=KafkaLag,pipeline=~sms-.*",
 		`alertname="client replied sms",severity=3`:  "alertname=client replied sms,severity=3",
 		"partition=~[0-9]{1,3},topic=client.replies": "partition=~[0-9]{1,3},topic=client.replies",
+		"alertname=KafkaLag,env!=staging":            "alertname=KafkaLag,env!=staging",
+		"alertname=KafkaLag, pipeline!~test-.*":      "alertname=KafkaLag,pipeline!~test-.*",
+		"alertname=KafkaLag,team!=":                  "alertname=KafkaLag,team!=",
 	} {
 		ms, err := state.ParseMatchers(text)
 		if err != nil || state.MatchersText(ms) != want {
 			t.Errorf("ParseMatchers(%q) = %q, %v; want %q", text, state.MatchersText(ms), err, want)
 		}
 	}
-	for _, bad := range []string{"", "KafkaLag", "=x", "a=", "a=~(", "a=1,a=2", "x a=1"} {
+	for _, bad := range []string{"", "KafkaLag", "=x", "a=", "a=~(", "a=1,a=2", "x a=1", "env!=staging", "a=~.*,b!=x", "a!~("} {
 		if _, err := state.ParseMatchers(bad); err == nil {
 			t.Errorf("ParseMatchers(%q) accepted", bad)
 		}
@@ -597,5 +600,93 @@ func TestReopenAndUnmerge(t *testing.T) {
 	}
 	if err := s.Unmerge(ctx, "INC-2", "bob"); err == nil || !strings.Contains(err.Error(), "was not merged") {
 		t.Fatalf("unmerge twice: %v", err)
+	}
+}
+
+// TestSilenceNegativeMatchers: != and !~ hold when a label differs or does not match, an
+// absent label counting as empty, as in Alertmanager.
+func TestSilenceNegativeMatchers(t *testing.T) {
+	ms, err := state.ParseMatchers("alertname=KafkaLag,env!=staging,pipeline!~test-.*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		labels map[string]string
+		want   bool
+	}{
+		{map[string]string{"alertname": "KafkaLag", "env": "prod", "pipeline": "sms"}, true},
+		{map[string]string{"alertname": "KafkaLag"}, true}, // absent: empty, which differs
+		{map[string]string{"alertname": "KafkaLag", "env": "staging"}, false},
+		{map[string]string{"alertname": "KafkaLag", "pipeline": "test-sms"}, false},
+		{map[string]string{"alertname": "Other", "env": "prod"}, false},
+	} {
+		if got := state.MatchesLabels(ms, tc.labels); got != tc.want {
+			t.Errorf("%v: %v, want %v", tc.labels, got, tc.want)
+		}
+	}
+}
+
+// TestSilenceFromLaterAndExtend: a silence made for later holds nothing before it starts and
+// every matching alert after, on another replica too; extending it moves its end.
+func TestSilenceFromLaterAndExtend(t *testing.T) {
+	ctx := context.Background()
+	s1, c, rdb, prefix := newStore(t)
+	s2 := state.New(rdb, prefix)
+	s2.SetClock(c.Now)
+	ms, _ := state.ParseMatchers("alertname=KafkaLag")
+	starts := c.Now().Add(time.Hour)
+	sid, err := s1.CreateSilenceFrom(ctx, ms, starts, starts.Add(2*time.Hour), state.Maker{Name: "alice"}, "broker upgrade")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := labelled("k1", "fp1", "lag", map[string]string{"alertname": "KafkaLag"})
+	if o := record(t, s2, a)[0]; o.Result != state.ResultOpened {
+		t.Fatalf("before the window: %+v", o)
+	}
+	c.Add(time.Hour)
+	b := labelled("k2", "fp2", "lag", map[string]string{"alertname": "KafkaLag"})
+	if o := record(t, s2, b)[0]; o.Result != state.ResultSilenced || o.Silence != sid {
+		t.Fatalf("in the window: %+v", o)
+	}
+	sil, _ := s1.GetSilence(ctx, sid)
+	if !sil.Starts.Equal(starts) {
+		t.Fatalf("starts %v, want %v", sil.Starts, starts)
+	}
+	until, err := s1.ExtendSilence(ctx, sid, time.Hour, "bob")
+	if err != nil || !until.Equal(starts.Add(3*time.Hour)) {
+		t.Fatalf("extend: %v %v", until, err)
+	}
+	c.Add(150 * time.Minute) // past the first end, before the new one
+	if _, err := s1.ExpireSilences(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if o := record(t, s2, b)[0]; o.Result != state.ResultSilenced {
+		t.Fatalf("after the first end, extended: %+v", o)
+	}
+	c.Add(time.Hour)
+	if _, err := s1.ExpireSilences(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s1.ExtendSilence(ctx, sid, time.Hour, "bob"); err == nil {
+		t.Fatal("extended an ended silence")
+	}
+	if o := record(t, s2, b)[0]; o.Result != state.ResultOpened {
+		t.Fatalf("after the extended end: %+v", o)
+	}
+}
+
+// TestSilencePreview: a preview lists the open incidents whose kept alert labels match, and
+// those alerts; nothing else.
+func TestSilencePreview(t *testing.T) {
+	ctx := context.Background()
+	s, _, _, _ := newStore(t)
+	record(t, s, labelled("k1", "fp1", "lag p0", map[string]string{"alertname": "KafkaLag", "env": "prod"}))
+	record(t, s, labelled("k2", "fp2", "lag p1", map[string]string{"alertname": "KafkaLag", "env": "staging"}))
+	record(t, s, labelled("k3", "fp3", "disk", map[string]string{"alertname": "Disk", "env": "prod"}))
+	ms, _ := state.ParseMatchers("alertname=KafkaLag,env!=staging")
+	hits, scanned, err := s.PreviewSilence(ctx, ms)
+	if err != nil || scanned != 3 || len(hits) != 1 || hits[0].Incident.ID != "INC-1" || len(hits[0].Alerts) != 1 ||
+		hits[0].Alerts[0].Fingerprint != "fp1" || !hits[0].Alerts[0].Firing {
+		t.Fatalf("preview %+v (%d scanned) %v", hits, scanned, err)
 	}
 }

@@ -131,6 +131,7 @@ var (
 	createSilenceScript     = newScript("create_silence", "lib", "incident", "silences")
 	silenceIncidentScript   = newScript("silence_incident", "lib", "incident", "silences")
 	expireSilenceScript     = newScript("expire_silence", "lib", "incident", "silences")
+	extendSilenceScript     = newScript("extend_silence", "lib", "incident", "silences")
 	expireDueSilencesScript = newScript("expire_due_silences", "lib", "incident", "silences")
 	loadSilencesScript      = newScript("load_silences", "lib")
 

@@ -54,7 +54,9 @@ type Silence struct {
 	ByID     string
 	Reason   string
 	Created  time.Time
-	Until    time.Time
+	// Starts is when a silence made for later begins to hold (zero: at once).
+	Starts time.Time
+	Until  time.Time
 	// Ended is when it ended (its time ran out, or EndedBy ended it early); zero while active.
 	Ended   time.Time
 	EndedBy string
@@ -76,39 +78,59 @@ type SilencedAlert struct {
 }
 
 // Matcher is one condition of a label silence: the label must be present and equal Value,
-// or with Regex, match it whole.
+// or with Regex, match it whole. A Negative matcher (!=, !~) holds when the label does not
+// equal (match) it, an absent label counting as empty, as in Alertmanager.
 type Matcher struct {
-	Name  string
-	Value string
-	Regex bool
-	re    *regexp.Regexp
+	Name     string
+	Value    string
+	Regex    bool
+	Negative bool
+	re       *regexp.Regexp
 }
 
 func (m Matcher) String() string {
-	if m.Regex {
-		return m.Name + "=~" + m.Value
+	op := "="
+	switch {
+	case m.Regex && m.Negative:
+		op = "!~"
+	case m.Regex:
+		op = "=~"
+	case m.Negative:
+		op = "!="
 	}
-	return m.Name + "=" + m.Value
+	return m.Name + op + m.Value
 }
 
 func (m Matcher) matches(labels map[string]string) bool {
 	v, ok := labels[m.Name]
-	if !ok {
+	if !ok && !m.Negative {
 		return false
 	}
+	eq := v == m.Value
 	if m.Regex {
-		return m.re.MatchString(v)
+		eq = m.re.MatchString(v)
 	}
-	return v == m.Value
+	return eq != m.Negative
+}
+
+// MatchesLabels reports whether every matcher holds for labels.
+func MatchesLabels(ms []Matcher, labels map[string]string) bool {
+	for _, m := range ms {
+		if !m.matches(labels) {
+			return false
+		}
+	}
+	return len(ms) > 0
 }
 
 // matcherStart finds where each matcher of "LABEL=VALUE,LABEL=~REGEX" begins: a value may hold
 // commas (a{1,3}) as long as no label name and = follow them.
-var matcherStart = regexp.MustCompile(`(?:^|,)\s*([A-Za-z_][A-Za-z0-9_]*)\s*(=~|=)`)
+var matcherStart = regexp.MustCompile(`(?:^|,)\s*([A-Za-z_][A-Za-z0-9_]*)\s*(=~|!~|!=|=)`)
 
-// ParseMatchers reads "LABEL=VALUE[,LABEL=~REGEX…]". Values may be quoted ("client replied
-// sms"); regular expressions are RE2, matched against the whole value. Errors say which part
-// is wrong.
+// ParseMatchers reads "LABEL=VALUE[,LABEL=~REGEX,LABEL!=VALUE,LABEL!~REGEX…]". Values may be
+// quoted ("client replied sms"); regular expressions are RE2, matched against the whole value.
+// At least one matcher must need a label to be there (a silence of only negative ones would
+// hold nearly every alert). Errors say which part is wrong.
 func ParseMatchers(text string) ([]Matcher, error) {
 	text = strings.TrimSpace(text)
 	locs := matcherStart.FindAllStringSubmatchIndex(text, -1)
@@ -122,11 +144,12 @@ func ParseMatchers(text string) ([]Matcher, error) {
 		if i+1 < len(locs) {
 			end = locs[i+1][0]
 		}
-		m := Matcher{Name: text[loc[2]:loc[3]], Regex: text[loc[4]:loc[5]] == "=~", Value: strings.TrimSpace(text[loc[5]:end])}
+		op := text[loc[4]:loc[5]]
+		m := Matcher{Name: text[loc[2]:loc[3]], Regex: strings.HasSuffix(op, "~"), Negative: op[0] == '!', Value: strings.TrimSpace(text[loc[5]:end])}
 		if len(m.Value) >= 2 && strings.HasPrefix(m.Value, `"`) && strings.HasSuffix(m.Value, `"`) {
 			m.Value = m.Value[1 : len(m.Value)-1]
 		}
-		if m.Value == "" {
+		if m.Value == "" && !m.Negative {
 			return nil, fmt.Errorf("%s: no value (an absent label matches nothing)", strings.TrimSuffix(m.String(), "="))
 		}
 		if seen[m.Name] {
@@ -141,6 +164,13 @@ func ParseMatchers(text string) ([]Matcher, error) {
 			m.re = re
 		}
 		out = append(out, m)
+	}
+	positive := false
+	for _, m := range out {
+		positive = positive || (!m.Negative && !(m.Regex && m.re.MatchString("")))
+	}
+	if !positive {
+		return nil, errors.New("at least one matcher must need its label (LABEL=VALUE, or a LABEL=~REGEX that does not match an empty value): negative matchers alone would hold nearly every alert")
 	}
 	return out, nil
 }
@@ -175,11 +205,21 @@ type Maker struct{ Name, ID string }
 
 // CreateSilence makes a label silence until the given time and returns its id.
 func (s *Store) CreateSilence(ctx context.Context, matchers []Matcher, until time.Time, by Maker, reason string) (string, error) {
+	return s.CreateSilenceFrom(ctx, matchers, time.Time{}, until, by, reason)
+}
+
+// CreateSilenceFrom makes a label silence that holds from starts (zero: now) until the given
+// time, and returns its id: a maintenance window planned ahead holds nothing before it begins.
+func (s *Store) CreateSilenceFrom(ctx context.Context, matchers []Matcher, starts, until time.Time, by Maker, reason string) (string, error) {
 	if len(matchers) == 0 {
 		return "", errors.New("a silence needs at least one matcher")
 	}
+	var from int64
+	if !starts.IsZero() {
+		from = ms(starts)
+	}
 	res, err := s.one(s.run(ctx, createSilenceScript, []string{s.base}, MatchersText(matchers), ms(until), by.Name, by.ID, reason,
-		ms(s.now()), s.retentionMS()).Result())
+		ms(s.now()), s.retentionMS(), from).Result())
 	if err != nil {
 		return "", wrap("create silence", err)
 	}
@@ -201,6 +241,20 @@ func (s *Store) SilenceIncident(ctx context.Context, id string, until time.Time,
 		return "", &ChangeError{Incident: id, Reason: r}
 	}
 	return res.str(0, "silence"), nil
+}
+
+// ExtendSilence moves the end of active silence sid by d and returns its new end.
+func (s *Store) ExtendSilence(ctx context.Context, sid string, d time.Duration, actor string) (time.Time, error) {
+	sid = NormalizeSilenceID(sid)
+	res, err := s.one(s.run(ctx, extendSilenceScript, []string{s.base}, sid, d.Milliseconds(), actor, ms(s.now()), s.retentionMS()).Result())
+	if err != nil {
+		return time.Time{}, wrap("extend "+sid, err)
+	}
+	if r := res.str(0, "result"); r != "ok" {
+		return time.Time{}, &SilenceError{ID: sid, Reason: r}
+	}
+	s.sil.invalidate()
+	return fromMS(res.int(0, "until")), nil
 }
 
 // ExpireSilence ends silence sid now, as actor; it returns the silence's kind and, for an
@@ -288,7 +342,7 @@ func (s *Store) ActiveSilences(ctx context.Context) ([]*Silence, error) {
 func parseSilence(h, alerts map[string]string) *Silence {
 	n := func(k string) int64 { v, _ := strconv.ParseInt(h[k], 10, 64); return v }
 	sil := &Silence{ID: h["id"], Kind: h["kind"], Matchers: h["matchers"], Incident: h["incident"], By: h["by"], ByID: h["by_id"],
-		Reason: h["reason"], Created: fromMS(n("created")), Until: fromMS(n("until")), Ended: fromMS(n("ended")),
+		Reason: h["reason"], Created: fromMS(n("created")), Starts: fromMS(n("starts")), Until: fromMS(n("until")), Ended: fromMS(n("ended")),
 		EndedBy: h["ended_by"], Hits: n("hits"), LastHit: fromMS(n("last_hit")), Unlisted: n("unlisted")}
 	for fp, v := range alerts {
 		var a struct {
@@ -320,9 +374,9 @@ type silenceCache struct {
 }
 
 type activeSilence struct {
-	id       string
-	until    time.Time
-	matchers []Matcher
+	id            string
+	starts, until time.Time
+	matchers      []Matcher
 }
 
 func (c *silenceCache) invalidate() {
@@ -353,7 +407,7 @@ func (s *Store) labelSilences(ctx context.Context, reload bool) (string, []activ
 		if err != nil || len(matchers) == 0 {
 			continue // written by CreateSilence, which parsed them: cannot happen
 		}
-		active = append(active, activeSilence{id: res.str(i, "silence"), until: fromMS(res.int(i, "until")), matchers: matchers})
+		active = append(active, activeSilence{id: res.str(i, "silence"), starts: fromMS(res.int(i, "starts")), until: fromMS(res.int(i, "until")), matchers: matchers})
 	}
 	c.loaded, c.version, c.active = true, res.str(0, "version"), active
 	return c.version, active, nil
@@ -365,17 +419,11 @@ func silenceOf(active []activeSilence, a AlertRecord, now time.Time) string {
 		return ""
 	}
 	for _, sl := range active {
-		if !sl.until.After(now) {
+		// A silence made for later is cached from when it is made: it holds from its start.
+		if !sl.until.After(now) || sl.starts.After(now) {
 			continue
 		}
-		all := true
-		for _, m := range sl.matchers {
-			if !m.matches(a.Labels) {
-				all = false
-				break
-			}
-		}
-		if all {
+		if MatchesLabels(sl.matchers, a.Labels) {
 			return sl.id
 		}
 	}

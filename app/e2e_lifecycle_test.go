@@ -100,7 +100,7 @@ func TestE2EIncidentSilence(t *testing.T) {
 	in.ok("/webhooks/generic", genericDetail("disk almost full", "sil-1", "80%"))
 	waitFor(t, s, "the root", func(s *slackfake.Server) bool { return len(roots(s, "C0DEFAULT")) == 1 })
 	root := roots(s, "C0DEFAULT")[0]
-	if !strings.Contains(string(root.Blocks), `"action_id":"incident_silence"`) {
+	if !strings.Contains(string(root.Blocks), `"action_id":"incident_silence_for"`) {
 		t.Fatalf("the root has no Silence button: %s", root.Blocks)
 	}
 	silencedAt := time.Now()
@@ -146,8 +146,11 @@ func TestE2EIncidentSilence(t *testing.T) {
 	if show := command(t, s, "C0DEFAULT", "incident show INC-1"); !strings.Contains(show, "silence_expired") {
 		t.Fatalf("the timeline does not show the silence's end: %s", show)
 	}
-	// The root's buttons: Silence 1h, then End silence.
-	click(t, s, "U0CAROL", "C0DEFAULT", root.TS, "incident_silence")
+	// The root's menu: Silence 1 h, then the End silence button.
+	if _, err := s.SendBlockAction(context.Background(), slackfake.BlockAction{UserID: "U0CAROL", ChannelID: "C0DEFAULT",
+		MessageTS: root.TS, ActionID: "incident_silence_for", Value: "INC-1 1h"}); err != nil {
+		t.Fatal(err)
+	}
 	waitFor(t, s, "the button's silence", func(s *slackfake.Server) bool {
 		th := threadTexts(s, "C0DEFAULT", root.TS)
 		return len(th) == 4 && strings.Contains(th[3], "by u0carol (SIL-2): Silence 1h button") &&

@@ -18,8 +18,9 @@ import (
 
 // Action ids of the root's silence buttons.
 const (
-	actionSilence   = "incident_silence"   // "Silence 1h": incident silence ID for 1h
-	actionUnsilence = "incident_unsilence" // "End silence": silence expire SIL-N
+	actionSilence   = "incident_silence"     // "Silence 1h" on roots posted before the menu: incident silence ID for 1h
+	actionSilenceOf = "incident_silence_for" // the "Silence …" menu: incident silence ID for 15m|1h|4h, or until morning
+	actionUnsilence = "incident_unsilence"   // "End silence": silence expire SIL-N
 )
 
 // slackID is a user (U…, W…) or user-group (S…) id.
@@ -87,7 +88,11 @@ func silenceButton(inc *state.Incident) slack.BlockElement {
 	if s := inc.Silence; s != nil && state.NormalizeSilenceID(s.ID) == s.ID && len(s.ID) < 40 {
 		return slack.NewButtonBlockElement(actionUnsilence, s.ID, slack.NewTextBlockObject(slack.PlainTextType, "End silence", false, false))
 	}
-	return slack.NewButtonBlockElement(actionSilence, inc.ID, slack.NewTextBlockObject(slack.PlainTextType, "Silence 1h", false, false))
+	opt := func(label, what string) *slack.OptionBlockObject {
+		return slack.NewOptionBlockObject(inc.ID+" "+what, slack.NewTextBlockObject(slack.PlainTextType, label, false, false), nil)
+	}
+	return slack.NewOverflowBlockElement(actionSilenceOf, opt("Silence 15 min", "15m"), opt("Silence 1 h", "1h"),
+		opt("Silence 4 h", "4h"), opt("Silence until the next working morning", "morning"))
 }
 
 // lifecycleText renders the thread reply of a lifecycle event; ok false for other events.

@@ -241,6 +241,13 @@ func (b *Bot) blockActions(ctx context.Context, cb slack.InteractionCallback) {
 			text = "incident diagnose " + a.Value
 		case actionSilence:
 			text = "incident silence " + a.Value + " for 1h"
+		case actionSilenceOf:
+			id, what, _ := strings.Cut(a.SelectedOption.Value, " ")
+			if what == "morning" {
+				text = "incident silence " + id + " until morning"
+			} else {
+				text = "incident silence " + id + " for " + what
+			}
 		case actionUnsilence:
 			text = "silence expire " + a.Value
 		default:

@@ -39,15 +39,18 @@ const MaxSilence = 30 * 24 * time.Hour
 // the silences section of `status`.
 func (h *Handler) RegisterSilences(s Silences) {
 	h.silences = s
-	h.Register(&Command{Path: "incident silence", Args: "[ID] for DURATION [reason…]",
+	h.Register(&Command{Path: "incident silence", Args: "[ID] for DURATION|until morning [reason…]",
 		Summary: "quiet an incident: alerts are still counted, nothing is posted until the silence ends", Min: 2, Max: -1,
 		Example: "incident silence INC-42 for 2h deploy in progress", Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
 			id, rest, err := h.target(ctx, req, args, "incident silence")
 			if err != nil {
 				return Reply{}, err
 			}
-			d, reason, err := forDuration(rest)
-			if err != nil {
+			var d time.Duration
+			var reason string
+			if len(rest) >= 2 && strings.EqualFold(rest[0], "until") && strings.EqualFold(rest[1], "morning") {
+				d, reason = NextWorkingMorning(h.Now(), h.loc()).Sub(h.Now()), strings.Join(rest[2:], " ")
+			} else if d, reason, err = forDuration(rest); err != nil {
 				return Reply{}, &UsageError{Msg: err.Error(), Usages: []string{h.find("incident silence").Usage(h.Name)}}
 			}
 			inc, err := h.incident(ctx, req, id)
@@ -55,7 +58,10 @@ func (h *Handler) RegisterSilences(s Silences) {
 				return Reply{}, err
 			}
 			if reason == "" && req.Via == "button" {
-				reason = "Silence 1h button"
+				reason = "Silence menu"
+				if len(rest) >= 2 && strings.EqualFold(rest[0], "for") {
+					reason = "Silence " + rest[1] + " button"
+				}
 			}
 			until := h.Now().Add(d)
 			sid, err := s.SilenceIncident(ctx, id, until, state.Maker{Name: req.Actor(), ID: req.UserID}, reason)
@@ -273,6 +279,17 @@ func (h *Handler) silencePreview(ctx context.Context, req Request, matchers []st
 	}
 	return Reply{Text: fmt.Sprintf("Preview: a silence of %s would hold alerts of %d open incident%s%s, and every matching alert that arrives while it lasts. Nothing was made.",
 		text, shown, plural(shown), more), Sections: []Section{{Lines: lines, Pre: true}}}, nil
+}
+
+// NextWorkingMorning is 09:00 of the next working day (Monday to Friday) in loc after now:
+// today's when it is a working day before nine.
+func NextWorkingMorning(now time.Time, loc *time.Location) time.Time {
+	n := now.In(loc)
+	t := time.Date(n.Year(), n.Month(), n.Day(), 9, 0, 0, 0, loc)
+	for !t.After(now) || t.Weekday() == time.Saturday || t.Weekday() == time.Sunday {
+		t = t.AddDate(0, 0, 1)
+	}
+	return t
 }
 
 // parseStart reads when a silence made for later begins: HH:MM (the next time the clock in

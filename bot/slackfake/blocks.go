@@ -21,6 +21,9 @@ const (
 	maxContextElems  = 10
 	maxTextObject    = 3000 // any text object
 	maxButtonText    = 75
+	maxOverflowItems = 5
+	maxOptionText    = 75
+	maxOptionValue   = 150
 	maxButtonValue   = 2000
 	maxButtonURL     = 3000
 	maxActionID      = 255
@@ -130,6 +133,25 @@ func parseBlocks(raw string) (json.RawMessage, *blockError) {
 				if json.Unmarshal(id, &s) != nil || utf8.RuneCountInString(s) > maxActionID {
 					bad(ptr+"/action_id", "must be a string of at most %d characters", maxActionID)
 				}
+			}
+			if typ == "overflow" {
+				opts := arrayOf(e["options"])
+				if n := len(opts); n == 0 || n > maxOverflowItems {
+					bad(ptr+"/options", "must have between 1 and %d items", maxOverflowItems)
+				}
+				for j, o := range opts {
+					var op map[string]json.RawMessage
+					if json.Unmarshal(o, &op) != nil {
+						bad(fmt.Sprintf("%s/options/%d", ptr, j), "must be an object")
+						continue
+					}
+					textObj(fmt.Sprintf("%s/options/%d/text", ptr, j), op["text"], maxOptionText, true)
+					var v string
+					if json.Unmarshal(op["value"], &v) != nil || utf8.RuneCountInString(v) > maxOptionValue {
+						bad(fmt.Sprintf("%s/options/%d/value", ptr, j), "must be a string of at most %d characters", maxOptionValue)
+					}
+				}
+				return
 			}
 			if typ != "button" {
 				return

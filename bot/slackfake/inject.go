@@ -33,7 +33,7 @@ type BlockAction struct {
 	ChannelID string
 	MessageTS string
 	ActionID  string
-	Value     string // "" means the element's own value
+	Value     string // "" means the element's own value; for an overflow menu, the option's value
 }
 
 // SendSlashCommand delivers a slash_commands envelope (accepts_response_payload true) with a
@@ -190,6 +190,20 @@ func (s *Server) SendBlockAction(ctx context.Context, a BlockAction) (Envelope, 
 	}
 	if a.Value != "" {
 		action["value"] = a.Value
+	}
+	if elem["type"] == "overflow" {
+		// A menu's click carries the option chosen (BlockAction.Value names it), not a value.
+		delete(action, "value")
+		opts, _ := elem["options"].([]any)
+		for _, o := range opts {
+			if om, ok := o.(map[string]any); ok && om["value"] == a.Value {
+				action["selected_option"] = om
+			}
+		}
+		if action["selected_option"] == nil {
+			s.mu.Unlock()
+			return Envelope{}, fmt.Errorf("slackfake: overflow %q has no option with value %q", a.ActionID, a.Value)
+		}
 	}
 	id := s.envelopeIDLocked()
 	url, hook := s.newResponseURLLocked("actions", id, a.ChannelID, a.UserID, msg.TS)

@@ -610,3 +610,41 @@ func TestE2EEscalationLevelsAndUnack(t *testing.T) {
 	}
 	_ = b
 }
+
+// TestE2ESilenceWindow: --preview lists the open incident a silence would hold and makes
+// nothing; a silence from a later time holds nothing before it starts and every matching alert
+// after; its negative matcher lets env=staging through.
+func TestE2ESilenceWindow(t *testing.T) {
+	in := start(t, setup{prefix: testredis.Prefix()})
+	s := in.slack
+	disk := func(key, env string) string {
+		b, _ := json.Marshal(map[string]any{"source": "test", "title": "disk full " + key, "severity": "warning", "dedup_key": key,
+			"labels": map[string]string{"alertname": "DiskFull", "env": env}})
+		return string(b)
+	}
+	if a := answerOf(t, in.ok("/webhooks/generic", disk("d1", "prod"))); a.Result != "opened" {
+		t.Fatalf("d1: %+v", a)
+	}
+	r := askIn(t, s, "U0ALICE", "C0DEFAULT", "silence alertname=DiskFull,env!=staging for 1h --preview")
+	if !strings.Contains(r.Text, "would hold alerts of 1 open incident") || !strings.Contains(string(r.Blocks), "INC-1") {
+		t.Fatalf("preview: %q %s", r.Text, r.Blocks)
+	}
+	starts := time.Now().Add(3 * time.Second).Truncate(time.Second).Add(time.Second)
+	r = askIn(t, s, "U0ALICE", "C0DEFAULT", "silence alertname=DiskFull,env!=staging from "+starts.UTC().Format(time.RFC3339)+" for 1h disk swap")
+	if !strings.Contains(r.Text, "SIL-1: from ") {
+		t.Fatalf("a silence for later: %q", r.Text)
+	}
+	if a := answerOf(t, in.ok("/webhooks/generic", disk("d2", "prod"))); a.Result != "opened" {
+		t.Fatalf("before the window: %+v", a)
+	}
+	wait.For(t, 10*time.Second, "the window to begin", func() bool { return time.Now().After(starts) })
+	if a := answerOf(t, in.ok("/webhooks/generic", disk("d3", "prod"))); a.Result != "silenced" {
+		t.Fatalf("in the window: %+v", a)
+	}
+	if a := answerOf(t, in.ok("/webhooks/generic", disk("d4", "staging"))); a.Result != "opened" {
+		t.Fatalf("env=staging in the window: %+v", a)
+	}
+	if r := askIn(t, s, "U0ALICE", "C0DEFAULT", "silence extend SIL-1 by 30m"); !strings.Contains(r.Text, "SIL-1 now lasts until") {
+		t.Fatalf("extend: %q", r.Text)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/streamwatch/streamwatch/bot"
 	"github.com/streamwatch/streamwatch/commands"
 	"github.com/streamwatch/streamwatch/config"
+	"github.com/streamwatch/streamwatch/heartbeat"
 	"github.com/streamwatch/streamwatch/integrations/alerts"
 	"github.com/streamwatch/streamwatch/integrations/kafka"
 	"github.com/streamwatch/streamwatch/metrics"
@@ -141,19 +142,28 @@ func (a *App) build() error {
 	}
 	m.WatchProgress(progressSource(cfg, detector, store))
 
-	a.bot = bot.New(bot.Options{
+	beats := heartbeat.New(cfg, store)
+	if beats != nil {
+		beats.Now = now
+	}
+	opts := bot.Options{
 		Log: log, Store: store, Router: router(cfg), Commands: handler, API: api,
 		WebhookToken: sec.WebhookToken, AllowUnauthenticated: cfg.HTTP.AllowUnauthenticatedWebhooks,
 		MaxBodyBytes: cfg.HTTP.MaxBodyBytes, Replica: a.opt.Replica, AllowedChannels: cfg.Slack.AllowedChannels,
 		Metrics: m, HTTPClient: httpClient, ClaimAfter: a.opt.ClaimAfter, DeliveryTimeout: a.opt.DeliveryTimeout,
 		Opened: opened, Now: now,
-	})
+	}
+	if beats != nil {
+		opts.Heartbeats = beats
+	}
+	a.bot = bot.New(opts)
 
 	a.sched = &scheduler.Scheduler{Store: store, Log: log, Replica: a.opt.Replica, Now: now}
 	if err := scheduleJobs(a.sched, cfg, probes, watcher, store, m, log); err != nil {
 		return err
 	}
 	scheduleSampler(a.sched, detector, cfg.Kafka.SampleInterval, m)
+	scheduleHeartbeats(a.sched, beats)
 	return a.listen()
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/robfig/cron/v3"
 	"github.com/streamwatch/streamwatch/commands"
 	"github.com/streamwatch/streamwatch/config"
+	"github.com/streamwatch/streamwatch/heartbeat"
 	"github.com/streamwatch/streamwatch/metrics"
 	"github.com/streamwatch/streamwatch/pipeline"
 	"github.com/streamwatch/streamwatch/scheduler"
@@ -86,6 +87,16 @@ func scheduleJobs(s *scheduler.Scheduler, cfg *config.Config, probes *pipeline.P
 			}})
 	}
 	return nil
+}
+
+// scheduleHeartbeats checks the expected alerts (alerts.heartbeats) once per tick in the whole
+// deployment.
+func scheduleHeartbeats(s *scheduler.Scheduler, beats *heartbeat.Switch) {
+	if beats == nil {
+		return
+	}
+	s.Add(scheduler.Job{Name: "heartbeats", Schedule: cron.Every(beats.Every()),
+		Run: func(ctx context.Context, _ time.Time, _ int) error { return beats.Check(ctx) }})
 }
 
 // scheduleSampler takes a sampling round of every pipeline once per kafka.sample_interval in

@@ -40,6 +40,9 @@ type Options struct {
 	// Opened, when set, is told of every incident an alert of a known pipeline opens (the
 	// app queues its automatic diagnosis). It must not block: the webhook waits for it.
 	Opened func(incident, pipeline string)
+	// Heartbeats, when set, notes the arrival of expected alerts (alerts.heartbeats), which
+	// then open no incident.
+	Heartbeats Heartbeats
 	// Metrics receives the bot's measurements; nil makes a fresh set.
 	Metrics *metrics.Metrics
 	// HTTPClient makes response_url posts; the Slack API client has its own.

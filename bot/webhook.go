@@ -51,7 +51,7 @@ func (b *Bot) webhook(source string, decode func([]byte) ([]alerts.Alert, error)
 	// The counter of each outcome, resolved once: a storm counts thousands of alerts a second.
 	received := map[string]prometheus.Counter{}
 	for _, o := range []string{state.ResultOpened, state.ResultDuplicate, state.ResultFlooded, state.ResultResolved,
-		state.ResultIgnored, state.ResultSilenced, state.ResultCorrelated} {
+		state.ResultIgnored, state.ResultSilenced, state.ResultCorrelated, state.ResultHeartbeat} {
 		received[o] = m.AlertsReceived.WithLabelValues(source, o)
 	}
 	count := func(outcome string) {
@@ -116,7 +116,7 @@ func (b *Bot) webhook(source string, decode func([]byte) ([]alerts.Alert, error)
 		}
 		// Not the request's context: a sender that hangs up does not undo the recording (a run
 		// other webhooks share goes on), so wait for it and count what it stored.
-		outs, err := b.opt.Store.RecordAlerts(context.WithoutCancel(r.Context()), recs)
+		outs, err := b.recordAlerts(context.WithoutCancel(r.Context()), recs)
 		if errors.Is(err, state.ErrNotReplicated) {
 			b.notReplicated(w, source, list, outs, err)
 			return
@@ -235,6 +235,52 @@ func VerifySignature(secret, header string, body []byte, now time.Time) error {
 		}
 	}
 	return errors.New("signature does not match the body")
+}
+
+// recordAlerts records a webhook's alerts; the expected ones (alerts.heartbeats) are only
+// noted as arrived (ResultHeartbeat), never recorded as alerts.
+func (b *Bot) recordAlerts(ctx context.Context, recs []state.AlertRecord) ([]state.Outcome, error) {
+	hb := b.opt.Heartbeats
+	if hb == nil {
+		return b.opt.Store.RecordAlerts(ctx, recs)
+	}
+	var beats []string
+	var rest []state.AlertRecord
+	var at []int // rest[j] is recs[at[j]]
+	for i, rec := range recs {
+		if name, ok := hb.Match(rec.Labels); ok && !rec.Resolved {
+			beats = append(beats, name)
+			continue
+		}
+		rest = append(rest, rec)
+		at = append(at, i)
+	}
+	if len(beats) == 0 {
+		return b.opt.Store.RecordAlerts(ctx, recs)
+	}
+	if err := hb.Beat(ctx, beats...); err != nil {
+		return nil, err
+	}
+	outs := make([]state.Outcome, len(recs))
+	for i := range outs {
+		outs[i].Result = state.ResultHeartbeat
+	}
+	if len(rest) > 0 {
+		got, err := b.opt.Store.RecordAlerts(ctx, rest)
+		for j, o := range got {
+			outs[at[j]] = o
+		}
+		if err != nil {
+			return outs, err
+		}
+	}
+	return outs, nil
+}
+
+// Heartbeats is the dead man's switch's side of the webhook (heartbeat.Switch).
+type Heartbeats interface {
+	Match(labels map[string]string) (name string, ok bool)
+	Beat(ctx context.Context, names ...string) error
 }
 
 // record turns a routed alert into what state stores.

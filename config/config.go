@@ -162,6 +162,9 @@ type Alerts struct {
 	IncidentRetention time.Duration `yaml:"incident_retention" default:"2160h"`
 	// Flood folds a storm of distinct alerts into one flood incident per channel.
 	Flood Flood `yaml:"flood"`
+	// Heartbeats are alerts expected at least every so often (a dead man's switch, such as
+	// Alertmanager's always-firing Watchdog): they never open an incident; their absence does.
+	Heartbeats []Heartbeat `yaml:"heartbeats"`
 	// Routes are tried in order and the first match wins; an alert's own `pipeline` label also
 	// routes it.
 	Routes []Route `yaml:"routes"`
@@ -187,6 +190,15 @@ type Severity string
 func (s Severity) Level() int {
 	n, _ := sevLevel(string(s))
 	return n
+}
+
+// Heartbeat is an alert expected at least Every: one whose labels equal every entry of Match
+// is a beat. No beat for Every and a grace of half of it opens an incident in Channel, which
+// resolves when a beat arrives again.
+type Heartbeat struct {
+	Match   map[string]string `yaml:"match"`
+	Every   time.Duration     `yaml:"every"`
+	Channel string            `yaml:"channel"`
 }
 
 // Route sends alerts whose labels match to a pipeline. Every entry of Match and of MatchRE

@@ -70,6 +70,7 @@ func TestParseSketch(t *testing.T) {
 			},
 			CorrelatePipeline: true,
 			IncidentRetention: 2160 * time.Hour,
+			Heartbeats:        []Heartbeat{{Match: map[string]string{"alertname": "Watchdog"}, Every: 5 * time.Minute, Channel: "C0DEFAULT"}},
 			Flood:             Flood{NewIncidentsPerMinute: 20, ExemptSeverity: "SEV1", QuietFor: 5 * time.Minute},
 		},
 		Kafka: Kafka{

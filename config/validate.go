@@ -250,6 +250,18 @@ func (v *validator) alerts(c *Config) {
 	}
 	v.positive("alerts.flood.quiet_for", a.Flood.QuietFor)
 	v.severity("alerts.flood.exempt_severity", a.Flood.ExemptSeverity)
+	for i, hb := range a.Heartbeats {
+		p := fmt.Sprintf("alerts.heartbeats[%d]", i)
+		if len(hb.Match) == 0 {
+			v.errorf(p+".match", "needs at least one label, such as {alertname: Watchdog}")
+		}
+		v.positive(p+".every", hb.Every)
+		if hb.Channel == "" && c.Slack.DefaultChannel == "" {
+			v.errorf(p+".channel", "required (no slack.default_channel)")
+		} else if hb.Channel != "" {
+			v.channel(p+".channel", hb.Channel)
+		}
+	}
 	for i, r := range a.Routes {
 		p := fmt.Sprintf("alerts.routes[%d]", i)
 		if len(r.Match) == 0 && len(r.MatchRE) == 0 && !v.decodeFailed(p+".match_re") {

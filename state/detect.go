@@ -31,6 +31,8 @@ import (
 const (
 	SourceDetect = "detect"
 	SourceProbe  = "probe"
+	// SourceHeartbeat opens the incident of an expected alert that stopped (heartbeat/).
+	SourceHeartbeat = "heartbeat"
 )
 
 // maxJoinedNames is how many joined alerts an incident names (by title) in its recovery note;

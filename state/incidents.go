@@ -50,6 +50,7 @@ const (
 	ResultResolved  = "resolved"  // marked its alert resolved in the incident of its key
 	ResultIgnored   = "ignored"   // a resolved alert of no open incident
 	ResultSilenced  = "silenced"  // a label silence matched it: no incident (Outcome.Silence)
+	ResultHeartbeat = "heartbeat" // an expected alert (alerts.heartbeats): its arrival noted, no incident
 	// ResultCorrelated: a new key of a pipeline joined the pipeline's open incident
 	// (alerts.correlate_pipeline, detect.go).
 	ResultCorrelated = "correlated"

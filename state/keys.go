@@ -26,6 +26,9 @@ package state
 //	P:inc:<id>:flood:sources  zset    alert title → distinct alerts with it (about the top 100)
 //	P:inc:<id>:flood:severity zset    severity (1 … 5, 0 unknown) → the flood's distinct alerts of it
 //	P:open                    zset    open incidents by first-seen time (ms)
+//	P:heartbeats              hash    an expected alert's name (its matchers) → when it last arrived (ms)
+//	P:heartbeats:since        hash    name → when streamwatch began to expect it (ms)
+//	P:heartbeats:incident     hash    name → the open incident its absence opened
 //	P:chan:<channel>          zset    the channel's open incidents by first-seen time (ms × 1000 + number % 1000): incident list's index
 //	P:chan-indexed            string  "1" once the incidents an older streamwatch opened are in their channels' index
 //	P:ts:<channel>:<ts>       string  Slack message (root) → incident id

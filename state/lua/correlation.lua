@@ -2,7 +2,7 @@
 -- P:pipe:<pipeline> names the open incident streamwatch opened for a pipeline ("sw") and the
 -- oldest open incident an alert opened ("alert"). Needs lib, cache, dedup, news, and the
 -- script's now and now_s.
-local function own_source(source) return source == "detect" or source == "probe" end
+local function own_source(source) return source == "detect" or source == "probe" or source == "heartbeat" end
 local function pk(pipeline) return P .. ":pipe:" .. pipeline end
 -- pipe_open is the open (or acknowledged) incident the pipeline's index names under kind.
 local function pipe_open(pipeline, kind)

@@ -9,7 +9,9 @@ import (
 	"os"
 	"syscall"
 
+	gcs "cloud.google.com/go/storage"
 	"github.com/minio/minio-go/v7"
+	"google.golang.org/api/googleapi"
 )
 
 // ErrorClass is what kind of failure an error is, across backends.
@@ -63,6 +65,21 @@ func Class(err error) ErrorClass {
 }
 
 func classify(err error) ErrorClass {
+	if errors.Is(err, gcs.ErrObjectNotExist) || errors.Is(err, gcs.ErrBucketNotExist) {
+		return ClassNotFound
+	}
+	var ge *googleapi.Error
+	if errors.As(err, &ge) {
+		switch ge.Code {
+		case 401, 403:
+			return ClassPermission
+		case 404:
+			return ClassNotFound
+		case 408, 504:
+			return ClassTimeout
+		}
+		return ClassOther
+	}
 	var resp minio.ErrorResponse
 	if errors.As(err, &resp) {
 		switch resp.Code {

@@ -1,6 +1,7 @@
 // Package storage reads and writes files under a checkpoint location: a local or mounted path
-// (plain path or file://, including NFS, PVC and FUSE mounts) or an S3-compatible bucket
-// (s3://bucket/prefix; s3a:// and s3n:// are accepted as Spark spells them).
+// (plain path or file://, including NFS, PVC and FUSE mounts), an S3-compatible bucket
+// (s3://bucket/prefix; s3a:// and s3n:// are accepted as Spark spells them) or a Google Cloud
+// Storage bucket (gs://bucket/prefix).
 //
 // A Store names files relative to its root with slash-separated names ("offsets/42"); "" is the
 // root itself. Errors keep their class (see Class) and say what was being done:
@@ -77,8 +78,9 @@ type Entry struct {
 // Options configures Open. The zero value opens local paths and AWS S3 with credentials from
 // the environment.
 type Options struct {
-	S3 S3Options
-	// Getenv reads the AWS_* variables; nil means os.Getenv.
+	S3  S3Options
+	GCS GCSOptions
+	// Getenv reads the AWS_* variables and STORAGE_EMULATOR_HOST; nil means os.Getenv.
 	Getenv func(string) string
 }
 
@@ -102,6 +104,7 @@ type S3Options struct {
 }
 
 // Open returns the Store for a location: "s3://bucket/prefix" (also s3a://, s3n://),
+// "gs://bucket/prefix",
 // "file:///path", "file:/path" (Hadoop's spelling) or a plain path. It does not touch the
 // location, so a missing checkpoint shows up on the first List or Read.
 func Open(location string, opts Options) (Store, error) {
@@ -142,8 +145,14 @@ func Open(location string, opts Options) (Store, error) {
 			return nil, fmt.Errorf("open storage %s: no bucket", location)
 		}
 		return newS3(location, bucket, prefix, opts)
+	case "gs":
+		bucket, prefix, _ := strings.Cut(rest, "/")
+		if bucket == "" {
+			return nil, fmt.Errorf("open storage %s: no bucket", location)
+		}
+		return newGCS(location, bucket, prefix, opts)
 	default:
-		return nil, fmt.Errorf("open storage %s: unsupported scheme %q (want a path, file:// or s3://)", location, scheme)
+		return nil, fmt.Errorf("open storage %s: unsupported scheme %q (want a path, file://, s3:// or gs://)", location, scheme)
 	}
 }
 

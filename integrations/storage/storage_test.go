@@ -198,6 +198,18 @@ func TestS3Contract(t *testing.T) {
 	testContract(t, s)
 }
 
+// TestGCSContract: gs:// through the official client against fake-gcs-server behaves as the
+// other backends (list, stat, read, write, delete, rename refusing an existing target).
+func TestGCSContract(t *testing.T) {
+	t.Parallel()
+	srv := storagetest.NewGCSServer(t, "ckpt-bucket")
+	s, err := storage.Open(srv.Location("pipelines/sms"), srv.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	testContract(t, s)
+}
+
 func TestMemStoreContract(t *testing.T) {
 	t.Parallel()
 	testContract(t, storagetest.NewMemStore("mem://ckpt"))

@@ -1,0 +1,82 @@
+package spark_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/streamwatch/streamwatch/integrations/spark"
+	"github.com/streamwatch/streamwatch/integrations/storage"
+	"github.com/streamwatch/streamwatch/integrations/storage/storagetest"
+)
+
+// TestFixturesFromGCS: every real Spark checkpoint fixture, uploaded to a GCS emulator and read
+// through gs:// with the official client, diagnoses exactly as from disk: the same query,
+// latest batch, offsets, state files and findings.
+func TestFixturesFromGCS(t *testing.T) {
+	t.Parallel()
+	entries, err := os.ReadDir(fixtures)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := storagetest.NewGCSServer(t, "spark-checkpoints")
+	n := 0
+	for _, e := range entries {
+		if !e.IsDir() || e.Name() == "kafka-source-files" { // a source's own files, no checkpoint
+			continue
+		}
+		n++
+		t.Run(e.Name(), func(t *testing.T) {
+			dir := copyFixture(t, e.Name())
+			// Whole seconds: both backends keep them exactly.
+			base := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+			i := 0
+			_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					i++
+					setMtime(t, p, base.Add(time.Duration(i)*time.Second))
+				}
+				return err
+			})
+			srv.Upload(t, dir, "fixtures/"+e.Name())
+			store, err := storage.Open(srv.Location("fixtures/"+e.Name()), srv.Options())
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := spark.Options{Now: at(base.Add(time.Hour))}
+			local := diagnose(t, dir, opts)
+			remote, err := spark.Diagnose(t.Context(), store, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if remote.Location != store.Location() {
+				t.Errorf("location = %q", remote.Location)
+			}
+			remote.Location = local.Location
+			normalize(remote, store.Location(), dir)
+			// JSON compares what a report says; time.Time's location pointer may differ.
+			lj, _ := json.MarshalIndent(local, "", " ")
+			rj, _ := json.MarshalIndent(remote, "", " ")
+			if string(lj) != string(rj) {
+				t.Errorf("gs:// report differs from the local one:\n%s\nlocal:\n%s", rj, lj)
+			}
+			if local.Offsets.Batches == 0 {
+				t.Errorf("fixture %s read no batches: %+v", e.Name(), local.Offsets)
+			}
+		})
+	}
+	if n < 5 {
+		t.Fatalf("%d checkpoint fixtures, want at least 5", n)
+	}
+}
+
+// normalize replaces the gs:// location in a report's findings by the local directory, the one
+// place the two reports may rightly differ.
+func normalize(r *spark.Report, location, dir string) {
+	for i := range r.Findings {
+		r.Findings[i].Summary = strings.ReplaceAll(r.Findings[i].Summary, location, dir)
+	}
+}

@@ -250,7 +250,15 @@ type SASL struct {
 
 // Storage configures access to checkpoint storage.
 type Storage struct {
-	S3 S3 `yaml:"s3"`
+	S3  S3  `yaml:"s3"`
+	GCS GCS `yaml:"gcs"`
+}
+
+// GCS configures gs:// locations; credentials are Google's usual ones
+// (GOOGLE_APPLICATION_CREDENTIALS, workload identity, the metadata server).
+type GCS struct {
+	// Endpoint is a GCS-compatible JSON API URL; empty means STORAGE_EMULATOR_HOST, then Google.
+	Endpoint string `yaml:"endpoint"`
 }
 
 // S3 configures s3:// locations; credentials are the usual AWS_* environment variables.
@@ -327,7 +335,7 @@ func (k PipelineKafka) Enabled() bool { return k.Cluster != "" }
 
 // Checkpoint is the pipeline's Spark checkpoint. Location is empty when the pipeline has none.
 type Checkpoint struct {
-	// Location is a plain path, a file:// URL or an s3://bucket/prefix URL.
+	// Location is a plain path, a file:// URL, an s3://bucket/prefix or a gs://bucket/prefix URL.
 	Location string `yaml:"location"`
 	// StaleAfter is how old the newest commit may be before the checkpoint counts as stale.
 	StaleAfter time.Duration `yaml:"stale_after" default:"10m"`

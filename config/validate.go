@@ -22,6 +22,7 @@ var (
 	kafkaVersion = regexp.MustCompile(`^(0\.[0-9]+\.[0-9]+\.[0-9]+|[0-9]+\.[0-9]+\.[0-9]+)$`)
 	envName      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	s3Bucket     = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
+	gcsBucket    = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$`)
 )
 
 // saslMechanisms are the SASL mechanisms sarama supports without Kerberos or OAuth.
@@ -56,7 +57,7 @@ func fillDerived(c *Config, lines map[string]int) {
 	}
 }
 
-// joinLocation appends a path element to a plain path or a file:// or s3:// URL.
+// joinLocation appends a path element to a plain path or a file://, s3:// or gs:// URL.
 func joinLocation(loc, elem string) string {
 	if strings.Contains(loc, "://") {
 		return strings.TrimRight(loc, "/") + "/" + elem
@@ -347,6 +348,12 @@ func (v *validator) storage(s Storage) {
 			v.errorf("storage.s3.endpoint", "invalid endpoint %q (want an http:// or https:// URL)", s.S3.Endpoint)
 		}
 	}
+	if s.GCS.Endpoint != "" {
+		u, err := url.Parse(s.GCS.Endpoint)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			v.errorf("storage.gcs.endpoint", "invalid endpoint %q (want an http:// or https:// URL)", s.GCS.Endpoint)
+		}
+	}
 }
 
 // maxChartsWindow bounds charts.window: every pipeline keeps a point a minute of it in Redis.
@@ -555,7 +562,8 @@ func checkHostPort(addr string, listen bool) error {
 	return nil
 }
 
-// checkLocation checks a storage location: a plain path, file:///path or s3://bucket[/prefix].
+// checkLocation checks a storage location: a plain path, file:///path, s3://bucket[/prefix] or
+// gs://bucket[/prefix].
 func checkLocation(loc string) error {
 	if strings.TrimSpace(loc) != loc {
 		return fmt.Errorf("leading or trailing spaces")
@@ -579,8 +587,15 @@ func checkLocation(loc string) error {
 		if !s3Bucket.MatchString(u.Host) {
 			return fmt.Errorf("invalid S3 bucket name %q", u.Host)
 		}
+	case "gs":
+		if u.Host == "" {
+			return fmt.Errorf("a gs:// location needs a bucket, such as gs://bucket/prefix")
+		}
+		if !gcsBucket.MatchString(u.Host) {
+			return fmt.Errorf("invalid GCS bucket name %q", u.Host)
+		}
 	default:
-		return fmt.Errorf("unsupported scheme %q (want a plain path, file:// or s3://)", u.Scheme)
+		return fmt.Errorf("unsupported scheme %q (want a plain path, file://, s3:// or gs://)", u.Scheme)
 	}
 	return nil
 }

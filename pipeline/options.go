@@ -16,10 +16,13 @@ func ProbeOptions(cfg *config.Config, p config.Pipeline, getenv func(string) str
 	}
 }
 
-// StorageOptions open checkpoint and backup locations (s3:// credentials from getenv).
+// StorageOptions open checkpoint and backup locations (s3:// credentials and
+// STORAGE_EMULATOR_HOST from getenv).
 func StorageOptions(cfg *config.Config, getenv func(string) string) storage.Options {
-	return storage.Options{Getenv: getenv, S3: storage.S3Options{
-		Endpoint: cfg.Storage.S3.Endpoint, Region: cfg.Storage.S3.Region, PathStyle: cfg.Storage.S3.PathStyle}}
+	return storage.Options{Getenv: getenv,
+		S3: storage.S3Options{
+			Endpoint: cfg.Storage.S3.Endpoint, Region: cfg.Storage.S3.Region, PathStyle: cfg.Storage.S3.PathStyle},
+		GCS: storage.GCSOptions{Endpoint: cfg.Storage.GCS.Endpoint}}
 }
 
 // jobUser is pipelines[].checkpoint.job_user for the access check; nil when unset (the check

@@ -132,7 +132,7 @@ func checkPipeline(pipeline string) error {
 }
 
 // overlaps reports whether two locations are the same place or one holds the other, as far as
-// their spelling tells (plain paths, file:// and s3://; s3a:// and s3n:// are s3://).
+// their spelling tells (plain paths, file://, s3:// and gs://; s3a:// and s3n:// are s3://).
 func overlaps(a, b string) bool {
 	sa, pa := normLocation(a)
 	sb, pb := normLocation(b)
@@ -150,6 +150,8 @@ func normLocation(loc string) (scheme, p string) {
 	switch {
 	case ok && (strings.EqualFold(s, "s3") || strings.EqualFold(s, "s3a") || strings.EqualFold(s, "s3n")):
 		return "s3", "/" + strings.Trim(path.Clean("/"+rest), "/")
+	case ok && strings.EqualFold(s, "gs"):
+		return "gs", "/" + strings.Trim(path.Clean("/"+rest), "/")
 	case ok && strings.EqualFold(s, "file"):
 		u, err := url.Parse(loc)
 		if err != nil {

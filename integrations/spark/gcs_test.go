@@ -80,3 +80,34 @@ func normalize(r *spark.Report, location, dir string) {
 		r.Findings[i].Summary = strings.ReplaceAll(r.Findings[i].Summary, location, dir)
 	}
 }
+
+// TestDiagnoseGCSDenied: a gs:// checkpoint whose commits streamwatch may not list is
+// UNREADABLE, with GCS's own refusal as evidence; one with no objects is MISSING.
+func TestDiagnoseGCSDenied(t *testing.T) {
+	t.Parallel()
+	spec := healthy()
+	srv := storagetest.NewGCSServer(t, "spark-checkpoints")
+	srv.Upload(t, writeCheckpoint(t, spec), "pipelines/sms-replies")
+	store, err := storage.Open(srv.Location("pipelines/sms-replies"), srv.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := at(spec.CommittedAt(140).Add(20 * time.Second))
+	srv.DenyPrefix("pipelines/sms-replies/commits/")
+	r, err := spark.Diagnose(t.Context(), store, spark.Options{Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := unreadableFinding(t, r, "commits/")
+	if f.ErrClass != storage.ClassPermission || !evidenceContains(f, "list commits: access denied (GCS HTTP 403") {
+		t.Errorf("UNREADABLE commits/ = %+v", f)
+	}
+	empty, err := storage.Open(srv.Location("pipelines/nothing-here"), srv.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err = spark.Diagnose(t.Context(), empty, spark.Options{Now: now})
+	if err != nil || codes(r) != "MISSING" || !strings.HasPrefix(r.Findings[0].Summary, "no checkpoint at gs://spark-checkpoints/pipelines/nothing-here") {
+		t.Errorf("findings = %+v, %v", r.Findings, err)
+	}
+}

@@ -155,5 +155,12 @@ func causeText(err error) string {
 		}
 		return fmt.Sprintf("%s (S3 %s, HTTP %d)", msg, resp.Code, resp.StatusCode)
 	}
+	var ge *googleapi.Error
+	if errors.As(err, &ge) {
+		if classify(ge) == ClassPermission {
+			return fmt.Sprintf("access denied (GCS HTTP %d: %s)", ge.Code, ge.Message)
+		}
+		return fmt.Sprintf("%s (GCS HTTP %d)", ge.Message, ge.Code)
+	}
 	return err.Error()
 }

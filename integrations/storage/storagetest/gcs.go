@@ -1,10 +1,14 @@
 package storagetest
 
 import (
+	"fmt"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/fsouza/fake-gcs-server/fakestorage"
@@ -19,21 +23,83 @@ type GCSServer struct {
 	URL    string // http://127.0.0.1:port
 	Bucket string
 	srv    *fakestorage.Server
+
+	mu     sync.Mutex
+	denied []string
 }
 
 // NewGCSServer starts an emulator holding one empty bucket.
 func NewGCSServer(t testing.TB, bucket string) *GCSServer {
 	t.Helper()
 	// Without PublicHost the XML download path the Go client reads through answers 404.
+	// The emulator serves through our listener so that DenyPrefix can answer before it.
 	srv, err := fakestorage.NewServerWithOptions(fakestorage.Options{
-		Scheme: "http", Host: "127.0.0.1", PublicHost: "127.0.0.1", Port: 0,
+		Scheme: "http", Host: "127.0.0.1", PublicHost: "127.0.0.1", NoListener: true,
 	})
 	if err != nil {
 		t.Fatalf("start fake-gcs-server: %v", err)
 	}
 	t.Cleanup(srv.Stop)
 	srv.CreateBucketWithOpts(fakestorage.CreateBucketOpts{Name: bucket})
-	return &GCSServer{URL: srv.URL(), Bucket: bucket, srv: srv}
+	s := &GCSServer{Bucket: bucket, srv: srv}
+	hs := httptest.NewServer(s.deny(srv.HTTPHandler()))
+	t.Cleanup(hs.Close)
+	s.URL = hs.URL
+	return s
+}
+
+// DenyPrefix makes every request for an object under prefix (a bucket-relative name prefix),
+// and every listing whose prefix starts with it, answer 403 as GCS does for a missing IAM
+// permission.
+func (s *GCSServer) DenyPrefix(prefix string) {
+	s.mu.Lock()
+	s.denied = append(s.denied, prefix)
+	s.mu.Unlock()
+}
+
+func (s *GCSServer) deny(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var names []string
+		q := r.URL.Query()
+		if v := q.Get("name"); v != "" {
+			names = append(names, v)
+		}
+		if q.Has("prefix") {
+			names = append(names, q.Get("prefix"))
+		}
+		p := r.URL.Path
+		if _, obj, ok := strings.Cut(p, "/b/"+s.Bucket+"/o/"); ok {
+			// copyTo/rewriteTo name the target after the source.
+			for _, sep := range []string{"/copyTo/b/", "/rewriteTo/b/"} {
+				if src, rest, ok := strings.Cut(obj, sep); ok {
+					obj = src
+					if _, dst, ok := strings.Cut(rest, "/o/"); ok {
+						names = append(names, dst)
+					}
+				}
+			}
+			names = append(names, obj)
+		} else if obj, ok := strings.CutPrefix(p, "/"+s.Bucket+"/"); ok { // the XML API's reads
+			names = append(names, obj)
+		}
+		s.mu.Lock()
+		denied := false
+		for _, d := range s.denied {
+			for _, n := range names {
+				if strings.HasPrefix(n, d) {
+					denied = true
+				}
+			}
+		}
+		s.mu.Unlock()
+		if denied {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusForbidden)
+			fmt.Fprint(w, `{"error":{"code":403,"message":"streamwatch@test.iam.gserviceaccount.com does not have storage.objects access to the Google Cloud Storage object.","errors":[{"reason":"forbidden","message":"Permission denied"}]}}`)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // Options returns storage options that reach this emulator the way STORAGE_EMULATOR_HOST does.

@@ -31,8 +31,10 @@ func TestRunGCS(t *testing.T) {
 			reason: "the checkpoint at {loc} is readable and writable; the newest commit is 1m old",
 		},
 		{
-			name:   "write test refused",
-			setup:  func(srv *storagetest.GCSServer, _ *probe.Options) { srv.DenyPrefix(prefix + "/" + probe.DefaultDir + "/") },
+			name: "write test refused",
+			setup: func(srv *storagetest.GCSServer, _ *probe.Options) {
+				srv.DenyPrefix(prefix + "/" + probe.DefaultDir + "/")
+			},
 			want:   probe.StatusFailed,
 			class:  probe.ClassPermissionDenied,
 			steps:  []string{"stat ✓", "list ✓", "read metadata ✓", "read offsets ✓", "read commits ✓", "write ✗", "read back -", "delete -"},
@@ -47,8 +49,10 @@ func TestRunGCS(t *testing.T) {
 			reason: "permission denied listing {loc}/offsets",
 		},
 		{
-			name:   "missing prefix",
-			setup:  func(srv *storagetest.GCSServer, opt *probe.Options) { opt.Location = srv.Location("pipelines/nothing-here") },
+			name: "missing prefix",
+			setup: func(srv *storagetest.GCSServer, opt *probe.Options) {
+				opt.Location = srv.Location("pipelines/nothing-here")
+			},
 			want:   probe.StatusFailed,
 			class:  probe.ClassNotFound,
 			steps:  []string{"stat ✗", "list -", "read metadata -", "read offsets -", "read commits -", "write -", "read back -", "delete -"},

@@ -9,7 +9,6 @@ import (
 	"os"
 	"syscall"
 
-	gcs "cloud.google.com/go/storage"
 	"github.com/minio/minio-go/v7"
 	"google.golang.org/api/googleapi"
 )
@@ -65,9 +64,6 @@ func Class(err error) ErrorClass {
 }
 
 func classify(err error) ErrorClass {
-	if errors.Is(err, gcs.ErrObjectNotExist) || errors.Is(err, gcs.ErrBucketNotExist) {
-		return ClassNotFound
-	}
 	var ge *googleapi.Error
 	if errors.As(err, &ge) {
 		switch ge.Code {

@@ -11,11 +11,11 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"time"
 
-	gcs "cloud.google.com/go/storage"
 	"google.golang.org/api/googleapi"
-	"google.golang.org/api/iterator"
 	"google.golang.org/api/option"
+	raw "google.golang.org/api/storage/v1"
 )
 
 // GCSOptions configures gs:// locations.
@@ -30,10 +30,15 @@ type GCSOptions struct {
 
 // gcsStore is a prefix in a GCS bucket. Object names are prefix + name; "directories" are
 // name prefixes ending in "/".
+//
+// It uses Google's generated JSON API client (google.golang.org/api/storage/v1) rather than
+// cloud.google.com/go/storage: the same API, auth and retries for what a Store needs, without
+// the gRPC transport, xDS and OpenTelemetry that the latter links in (it doubled the binary).
 type gcsStore struct {
 	location string
-	bucket   *gcs.BucketHandle
+	bucket   string
 	prefix   string // "" or ending in "/"
+	svc      *raw.Service
 }
 
 func newGCS(location, bucket, prefix string, opts Options) (Store, error) {
@@ -52,9 +57,11 @@ func newGCS(location, bucket, prefix string, opts Options) (Store, error) {
 				copts = append(copts, option.WithHTTPClient(&http.Client{Transport: opts.GCS.Transport}))
 			}
 		}
+	} else {
+		copts = append(copts, option.WithScopes(raw.DevstorageReadWriteScope))
 	}
-	// The client dials nothing until the first request; credentials are looked up here.
-	client, err := gcs.NewClient(context.Background(), copts...)
+	// Nothing is dialled until the first request; credentials are looked up here.
+	svc, err := raw.NewService(context.Background(), copts...)
 	if err != nil {
 		return nil, fmt.Errorf("open storage %s: %w", location, err)
 	}
@@ -62,7 +69,7 @@ func newGCS(location, bucket, prefix string, opts Options) (Store, error) {
 	if prefix != "" {
 		prefix += "/"
 	}
-	return &gcsStore{location: location, bucket: client.Bucket(bucket), prefix: prefix}, nil
+	return &gcsStore{location: location, bucket: bucket, prefix: prefix, svc: svc}, nil
 }
 
 // gcsEndpoint turns host[:port] or a URL into the JSON API base URL the client wants.
@@ -110,29 +117,27 @@ func (s *gcsStore) List(ctx context.Context, dir string) ([]Entry, error) {
 		return nil, &Error{Op: "list", Path: dir, Class: ClassOther, Err: err}
 	}
 	p := s.dirPrefix(name)
-	it := s.bucket.Objects(ctx, &gcs.Query{Prefix: p, Delimiter: "/"})
 	found := false
 	var out []Entry
-	for {
-		a, err := it.Next()
-		if errors.Is(err, iterator.Done) {
-			break
-		}
-		if err != nil {
-			return nil, wrap("list", s.display(name), err)
-		}
-		found = true
-		if a.Prefix != "" {
-			if rel := strings.TrimSuffix(strings.TrimPrefix(a.Prefix, p), "/"); rel != "" {
+	err = s.svc.Objects.List(s.bucket).Prefix(p).Delimiter("/").Pages(ctx, func(page *raw.Objects) error {
+		for _, sub := range page.Prefixes {
+			found = true
+			if rel := strings.TrimSuffix(strings.TrimPrefix(sub, p), "/"); rel != "" {
 				out = append(out, Entry{Name: rel, IsDir: true})
 			}
-			continue
 		}
-		rel := strings.TrimPrefix(a.Name, p)
-		if rel == "" || strings.HasSuffix(rel, "/") { // a "directory marker" object
-			continue
+		for _, o := range page.Items {
+			found = true
+			rel := strings.TrimPrefix(o.Name, p)
+			if rel == "" || strings.HasSuffix(rel, "/") { // a "directory marker" object
+				continue
+			}
+			out = append(out, gcsEntry(rel, o))
 		}
-		out = append(out, gcsEntry(rel, a))
+		return nil
+	})
+	if err != nil {
+		return nil, wrap("list", s.display(name), err)
 	}
 	if !found {
 		return nil, &Error{Op: "list", Path: s.display(name), Class: ClassNotFound, Err: errors.New("no such prefix")}
@@ -141,8 +146,13 @@ func (s *gcsStore) List(ctx context.Context, dir string) ([]Entry, error) {
 	return out, nil
 }
 
-func gcsEntry(name string, a *gcs.ObjectAttrs) Entry {
-	return Entry{Name: name, Size: a.Size, ModTime: a.Updated, ETag: strings.Trim(a.Etag, `"`)}
+func gcsEntry(name string, o *raw.Object) Entry {
+	mod, _ := time.Parse(time.RFC3339Nano, o.Updated)
+	return Entry{Name: name, Size: int64(o.Size), ModTime: mod, ETag: strings.Trim(o.Etag, `"`)}
+}
+
+func (s *gcsStore) attrs(ctx context.Context, name string) (*raw.Object, error) {
+	return s.svc.Objects.Get(s.bucket, s.prefix+name).Context(ctx).Do()
 }
 
 func (s *gcsStore) Stat(ctx context.Context, name string) (Entry, error) {
@@ -151,24 +161,24 @@ func (s *gcsStore) Stat(ctx context.Context, name string) (Entry, error) {
 		return Entry{}, &Error{Op: "stat", Path: name, Class: ClassOther, Err: err}
 	}
 	if clean != "" {
-		a, err := s.bucket.Object(s.prefix + clean).Attrs(ctx)
+		o, err := s.attrs(ctx, clean)
 		if err == nil {
-			return gcsEntry(path.Base(clean), a), nil
+			return gcsEntry(path.Base(clean), o), nil
 		}
 		if classify(err) != ClassNotFound {
 			return Entry{}, wrap("stat", clean, err)
 		}
 	}
-	it := s.bucket.Objects(ctx, &gcs.Query{Prefix: s.dirPrefix(clean)})
-	it.PageInfo().MaxSize = 1
-	if _, err := it.Next(); errors.Is(err, iterator.Done) {
-		return Entry{}, &Error{Op: "stat", Path: s.display(clean), Class: ClassNotFound, Err: os.ErrNotExist}
-	} else if err != nil {
+	page, err := s.svc.Objects.List(s.bucket).Prefix(s.dirPrefix(clean)).MaxResults(1).Context(ctx).Do()
+	if err != nil {
 		return Entry{}, wrap("stat", s.display(clean), err)
+	}
+	if len(page.Items) == 0 && len(page.Prefixes) == 0 {
+		return Entry{}, &Error{Op: "stat", Path: s.display(clean), Class: ClassNotFound, Err: os.ErrNotExist}
 	}
 	base := path.Base("/" + strings.TrimSuffix(s.dirPrefix(clean), "/"))
 	if base == "/" {
-		base = s.bucket.BucketName()
+		base = s.bucket
 	}
 	return Entry{Name: base, IsDir: true}, nil
 }
@@ -181,28 +191,27 @@ func (s *gcsStore) Read(ctx context.Context, name string) (io.ReadCloser, error)
 	if err != nil {
 		return nil, &Error{Op: "read", Path: name, Class: ClassOther, Err: err}
 	}
-	// ReadCompressed keeps gzip-encoded objects as stored, like the other backends.
-	r, err := s.bucket.Object(s.prefix + clean).ReadCompressed(true).NewReader(ctx)
+	resp, err := s.svc.Objects.Get(s.bucket, s.prefix+clean).Context(ctx).Download()
 	if err != nil {
 		return nil, wrap("read", clean, err)
 	}
-	return &gcsReader{r: r, name: clean}, nil
+	return &gcsReader{body: resp.Body, name: clean}, nil
 }
 
 type gcsReader struct {
-	r    *gcs.Reader
+	body io.ReadCloser
 	name string
 }
 
 func (r *gcsReader) Read(p []byte) (int, error) {
-	n, err := r.r.Read(p)
+	n, err := r.body.Read(p)
 	if err != nil && err != io.EOF {
 		return n, wrap("read", r.name, err)
 	}
 	return n, err
 }
 
-func (r *gcsReader) Close() error { return r.r.Close() }
+func (r *gcsReader) Close() error { return r.body.Close() }
 
 func (s *gcsStore) Write(ctx context.Context, name string, r io.Reader) error {
 	clean, err := cleanName(name)
@@ -212,17 +221,9 @@ func (s *gcsStore) Write(ctx context.Context, name string, r io.Reader) error {
 	if err != nil {
 		return &Error{Op: "write", Path: name, Class: ClassOther, Err: err}
 	}
-	// A cancelled context aborts the upload, so a failed copy leaves no partial object.
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	w := s.bucket.Object(s.prefix + clean).NewWriter(wctx)
-	w.ContentType = "application/octet-stream"
-	if _, err := io.Copy(w, r); err != nil {
-		cancel()
-		_ = w.Close()
-		return wrap("write", clean, err)
-	}
-	return wrap("write", clean, w.Close())
+	obj := &raw.Object{Name: s.prefix + clean, ContentType: "application/octet-stream"}
+	_, err = s.svc.Objects.Insert(s.bucket, obj).Media(r, googleapi.ContentType("application/octet-stream")).Context(ctx).Do()
+	return wrap("write", clean, err)
 }
 
 func (s *gcsStore) Delete(ctx context.Context, name string) error {
@@ -233,7 +234,7 @@ func (s *gcsStore) Delete(ctx context.Context, name string) error {
 	if err != nil {
 		return &Error{Op: "delete", Path: name, Class: ClassOther, Err: err}
 	}
-	return wrap("delete", clean, s.bucket.Object(s.prefix+clean).Delete(ctx))
+	return wrap("delete", clean, s.svc.Objects.Delete(s.bucket, s.prefix+clean).Context(ctx).Do())
 }
 
 func (s *gcsStore) Rename(ctx context.Context, from, to string) error {
@@ -247,24 +248,31 @@ func (s *gcsStore) Rename(ctx context.Context, from, to string) error {
 		return &Error{Op: "rename", Path: what, Class: ClassOther, Err: errors.New("cannot rename the location itself")}
 	}
 	what = cf + " to " + ct
-	src := s.bucket.Object(s.prefix + cf)
-	if _, err := src.Attrs(ctx); err != nil {
+	if _, err := s.attrs(ctx, cf); err != nil {
 		return wrap("rename", what, err)
 	}
 	// Stat the target first (not every GCS-compatible server honours the precondition), and
 	// keep the copy conditional on the target not existing, so two renames cannot both win.
-	if _, err := s.bucket.Object(s.prefix + ct).Attrs(ctx); err == nil {
+	if _, err := s.attrs(ctx, ct); err == nil {
 		return &Error{Op: "rename", Path: what, Class: ClassOther, Err: os.ErrExist}
 	} else if classify(err) != ClassNotFound {
 		return wrap("rename", what, err)
 	}
-	dst := s.bucket.Object(s.prefix + ct).If(gcs.Conditions{DoesNotExist: true})
-	if _, err := dst.CopierFrom(src).Run(ctx); err != nil {
-		var ge *googleapi.Error
-		if errors.As(err, &ge) && ge.Code == http.StatusPreconditionFailed {
-			return &Error{Op: "rename", Path: what, Class: ClassOther, Err: os.ErrExist}
+	// Rewrite (not copy) so that large objects and objects in other storage classes move too.
+	call := s.svc.Objects.Rewrite(s.bucket, s.prefix+cf, s.bucket, s.prefix+ct, &raw.Object{}).IfGenerationMatch(0).Context(ctx)
+	for {
+		res, err := call.Do()
+		if err != nil {
+			var ge *googleapi.Error
+			if errors.As(err, &ge) && ge.Code == http.StatusPreconditionFailed {
+				return &Error{Op: "rename", Path: what, Class: ClassOther, Err: os.ErrExist}
+			}
+			return wrap("rename", what, err)
 		}
-		return wrap("rename", what, err)
+		if res.Done {
+			break
+		}
+		call = call.RewriteToken(res.RewriteToken)
 	}
-	return wrap("rename", what, src.Delete(ctx))
+	return wrap("rename", what, s.svc.Objects.Delete(s.bucket, s.prefix+cf).Context(ctx).Do())
 }

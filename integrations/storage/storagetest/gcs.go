@@ -1,8 +1,13 @@
 package storagetest
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
+	"mime"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -66,6 +71,9 @@ func (s *GCSServer) deny(next http.Handler) http.Handler {
 		}
 		if q.Has("prefix") {
 			names = append(names, q.Get("prefix"))
+		}
+		if n := uploadName(r); n != "" {
+			names = append(names, n)
 		}
 		p := r.URL.Path
 		if _, obj, ok := strings.Cut(p, "/b/"+s.Bucket+"/o/"); ok {
@@ -161,4 +169,29 @@ func (s *GCSServer) Put(name string, data []byte) {
 		ObjectAttrs: fakestorage.ObjectAttrs{BucketName: s.Bucket, Name: name},
 		Content:     data,
 	})
+}
+
+// uploadName is the object name in a multipart upload's metadata part ("" for other requests);
+// the request body is kept for the emulator.
+func uploadName(r *http.Request) string {
+	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if !strings.HasPrefix(r.URL.Path, "/upload/") || err != nil || !strings.HasPrefix(mt, "multipart/") {
+		return ""
+	}
+	body, err := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil {
+		return ""
+	}
+	part, err := multipart.NewReader(bytes.NewReader(body), params["boundary"]).NextPart()
+	if err != nil {
+		return ""
+	}
+	var meta struct {
+		Name string `json:"name"`
+	}
+	if json.NewDecoder(part).Decode(&meta) != nil {
+		return ""
+	}
+	return meta.Name
 }

@@ -398,6 +398,11 @@ func (v *validator) pipelines(c *Config) {
 		for j, pattern := range pl.Logs.Paths {
 			if _, err := filepath.Match(pattern, ""); err != nil || pattern == "" {
 				v.errorf(fmt.Sprintf("%s.logs.paths[%d]", p, j), "invalid glob pattern %q", pattern)
+			} else if strings.Contains(pattern, "://") {
+				// An object-store prefix or glob: the part before the last "/" is a location.
+				if err := checkLocation(pattern[:strings.LastIndex(pattern, "/")]); err != nil {
+					v.errorf(fmt.Sprintf("%s.logs.paths[%d]", p, j), "invalid log location %q: %v", pattern, err)
+				}
 			}
 		}
 		if pl.Logs.MaxBytes <= 0 {

@@ -245,6 +245,8 @@ func TestValidationErrors(t *testing.T) {
 			"pipelines[0].probe.path", `invalid location "ftp://x/y": unsupported scheme "ftp" (want a plain path, file://, s3:// or gs://)`},
 		{"probe slow_after", head + "pipelines: [{name: p, probe: {path: /x, slow_after: 0s}}]\n",
 			"pipelines[0].probe.slow_after", "must be greater than 0, got 0s"},
+		{"log object store", head + "pipelines: [{name: p, logs: {paths: ['hdfs://nn/logs/driver*']}}]\n",
+			"pipelines[0].logs.paths[0]", `invalid log location "hdfs://nn/logs/driver*": unsupported scheme "hdfs" (want a plain path, file://, s3:// or gs://)`},
 		{"log glob", head + "pipelines: [{name: p, logs: {paths: ['/var/log/[a']}}]\n",
 			"pipelines[0].logs.paths[0]", `invalid glob pattern "/var/log/[a"`},
 		{"log max_bytes", head + "pipelines: [{name: p, logs: {max_bytes: -1}}]\n",

@@ -66,7 +66,7 @@ func (d *Diagnoser) Diagnose(ctx context.Context, name string) (Verdict, error) 
 	}
 	if len(p.Logs.Paths) > 0 {
 		c.Logs = func(ctx context.Context) (*driverlog.Report, error) {
-			r, err := driverlog.Scan(ctx, driverlog.Options{Paths: p.Logs.Paths, MaxBytes: p.Logs.MaxBytes})
+			r, err := driverlog.Scan(ctx, driverlog.Options{Paths: p.Logs.Paths, MaxBytes: p.Logs.MaxBytes, Storage: StorageOptions(d.Config, d.Getenv)})
 			return &r, err
 		}
 	}
@@ -118,6 +118,6 @@ func (d *Diagnoser) Logs(ctx context.Context, name string) (*driverlog.Report, e
 	if len(p.Logs.Paths) == 0 {
 		return nil, fmt.Errorf("pipeline %s has no logs.paths", name)
 	}
-	r, err := driverlog.Scan(ctx, driverlog.Options{Paths: p.Logs.Paths, MaxBytes: p.Logs.MaxBytes})
+	r, err := driverlog.Scan(ctx, driverlog.Options{Paths: p.Logs.Paths, MaxBytes: p.Logs.MaxBytes, Storage: StorageOptions(d.Config, d.Getenv)})
 	return &r, err
 }

@@ -14,6 +14,8 @@ import (
 	"regexp"
 	"slices"
 	"time"
+
+	"github.com/streamwatch/streamwatch/integrations/storage"
 )
 
 const (
@@ -47,6 +49,8 @@ type Options struct {
 	// default "yy/MM/dd HH:mm:ss"); nil means time.Local, the zone of the
 	// host that wrote the logs when streamwatch runs beside the driver.
 	Location *time.Location
+	// Storage opens object-store entries of Paths (s3://, gs:// prefixes and globs).
+	Storage storage.Options
 }
 
 // Report is what Scan found.
@@ -167,12 +171,16 @@ func (s *scanner) run(ctx context.Context) (Report, error) {
 	if len(s.opt.Paths) == 0 {
 		return s.finish(), errNoPaths
 	}
-	files := s.resolve()
+	files := s.resolve(ctx)
 	for _, f := range files {
 		if err := ctx.Err(); err != nil {
 			return s.finish(), fmt.Errorf("scan driver logs: %w", err)
 		}
-		if err := s.scanFile(ctx, f.path); err != nil {
+		open := s.open
+		if f.store != nil {
+			open = func(string) (logFile, error) { return openObject(ctx, f.store, f.object, f.info, s.opt.MaxBytes) }
+		}
+		if err := s.scanFile(ctx, f.path, open); err != nil {
 			return s.finish(), fmt.Errorf("scan driver logs: %w", err)
 		}
 	}
@@ -182,15 +190,27 @@ func (s *scanner) run(ctx context.Context) (Report, error) {
 type candidate struct {
 	path string
 	info fs.FileInfo
+	// store and object are set for an object in an object store.
+	store  storage.Store
+	object string
 }
 
 // resolve expands the globs into regular files, least recently modified
 // first, keeping the MaxFiles most recent. A file reached through two
 // names (a symlink such as driver-current.log) is read once.
-func (s *scanner) resolve() []candidate {
+func (s *scanner) resolve(ctx context.Context) []candidate {
 	var files []candidate
 	listed := map[string]bool{}
 	for _, pattern := range s.opt.Paths {
+		if isRemote(pattern) {
+			for _, c := range s.remoteCandidates(ctx, pattern) {
+				if !listed[c.path] {
+					listed[c.path] = true
+					files = append(files, c)
+				}
+			}
+			continue
+		}
 		names, err := filepath.Glob(pattern)
 		if err != nil {
 			s.errorf("bad log path pattern %q: %v", pattern, err)
@@ -214,9 +234,9 @@ func (s *scanner) resolve() []candidate {
 				s.errorf("%s is a directory, not a log file", name)
 			case !info.Mode().IsRegular():
 				s.errorf("%s is not a regular file (%s)", name, info.Mode().Type())
-			case slices.ContainsFunc(files, func(c candidate) bool { return os.SameFile(c.info, info) }):
+			case slices.ContainsFunc(files, func(c candidate) bool { return c.store == nil && os.SameFile(c.info, info) }):
 			default:
-				files = append(files, candidate{name, info})
+				files = append(files, candidate{path: name, info: info})
 			}
 		}
 	}
@@ -245,8 +265,8 @@ func (s *scanner) fileError(op, name string, err error) {
 
 // scanFile reads the tail of one file. Only a context error is returned;
 // file trouble goes to the report.
-func (s *scanner) scanFile(ctx context.Context, name string) error {
-	f, err := s.open(name)
+func (s *scanner) scanFile(ctx context.Context, name string, open func(string) (logFile, error)) error {
+	f, err := open(name)
 	if err != nil {
 		s.fileError("open", name, err)
 		return nil
@@ -264,6 +284,9 @@ func (s *scanner) scanFile(ctx context.Context, name string) error {
 	size := info.Size()
 	start := max(0, size-s.opt.MaxBytes)
 	fileScanned := FileScanned{Path: name, Size: size, Truncated: start > 0, ModTime: info.ModTime()}
+	if of, ok := f.(*objectFile); ok { // only the object's tail was kept
+		fileScanned.Size += of.skipped
+	}
 
 	// Reading from inside a line: drop it, unless the byte before the start
 	// ends a line, so a complete first line is not lost.

@@ -328,7 +328,8 @@ func (r *Repairs) alive(ctx context.Context, p *config.Pipeline, src storage.Sto
 		}
 	}
 	if len(p.Logs.Paths) > 0 {
-		name, at, err := driverlog.LastWrite(p.Logs.Paths)
+		opts := StorageOptions(r.Config, r.Getenv)
+		name, at, err := driverlog.LastWriteIn(ctx, p.Logs.Paths, &opts)
 		if err == nil && at.After(since) {
 			out = append(out, fmt.Sprintf("the driver log %s was written %s", name, ago(at)))
 		}

@@ -94,3 +94,23 @@ func TestScanObjectStorePrefix(t *testing.T) {
 		}
 	}
 }
+
+// TestLastWriteInObjectStore: the newest object under a log prefix is the driver's last write,
+// so that a repair sees a driver still logging to S3 or GCS.
+func TestLastWriteInObjectStore(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	setModTime(t, writeFile(t, dir, "stderr.1.gz", "old"), testNow.Add(-time.Hour))
+	setModTime(t, writeFile(t, dir, "stderr", "new"), testNow.Add(-time.Minute))
+	setModTime(t, writeFile(t, dir, "other.log", "newest, not a match"), testNow)
+	srv := storagetest.NewS3Server(t, "emr-logs")
+	srv.Upload(t, dir, "j-1/driver")
+	opts := srv.Options()
+	name, at, err := LastWriteIn(t.Context(), []string{srv.Location("j-1/driver/stderr*")}, &opts)
+	if err != nil || name != srv.Location("j-1/driver/stderr") || !at.Equal(testNow.Add(-time.Minute)) {
+		t.Errorf("LastWriteIn = %q, %v, %v", name, at, err)
+	}
+	if name, at, err := LastWrite([]string{srv.Location("j-1/driver/stderr*")}); err != nil || name != "" || !at.IsZero() {
+		t.Errorf("LastWrite without storage = %q, %v, %v", name, at, err)
+	}
+}

@@ -371,6 +371,9 @@ type Detect struct {
 	// MaxLag is the age the oldest record the checkpoint has not reached may have; 0 turns
 	// that check off.
 	MaxLag time.Duration `yaml:"max_lag" default:"15m"`
+	// HeartbeatAfter is how long the driver log may say nothing of the query (no "made
+	// progress", no "idle" line) before it counts as silent; 0 turns that check off.
+	HeartbeatAfter time.Duration `yaml:"heartbeat_after" default:"1m"`
 }
 
 // Logs are the pipeline's driver logs, searched by diagnose.

@@ -434,6 +434,7 @@ func (v *validator) pipelineKafka(c *Config, p string, k PipelineKafka) {
 func (v *validator) detect(c *Config, i int, p string, pl Pipeline) {
 	v.nonNegative(p+".detect.max_lag", pl.Detect.MaxLag)
 	v.severity(p+".detect.severity", pl.Detect.Severity)
+	v.nonNegative(p+".detect.heartbeat_after", pl.Detect.HeartbeatAfter)
 	pg := pl.Kafka.PublishGroup
 	if pg == "" {
 		return

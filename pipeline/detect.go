@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/streamwatch/streamwatch/config"
+	"github.com/streamwatch/streamwatch/integrations/driverlog"
 	"github.com/streamwatch/streamwatch/integrations/kafka"
 	"github.com/streamwatch/streamwatch/integrations/spark"
 	"github.com/streamwatch/streamwatch/integrations/storage"
@@ -127,6 +128,11 @@ type detected struct {
 	// the checkpoint after this round.
 	prev    DetectState
 	waiting HeldClock
+	// beats are the query's heartbeats in its driver log (driverlog.LastBeats); berr why
+	// they could not be read; written when the log was last written.
+	beats   []driverlog.Beat
+	berr    error
+	written time.Time
 }
 
 // Round takes one sampling round and judges every pipeline by it. tick identifies the round
@@ -147,6 +153,7 @@ func (d *Detector) Round(ctx context.Context, tick time.Time) (*kafka.Round, err
 	}
 	d.readCheckpoints(ctx, ds)
 	d.readRecordTimes(ctx, ds)
+	d.readBeats(ds)
 	names := make([]string, len(ds))
 	for i, x := range ds {
 		names[i] = x.p.Name
@@ -171,6 +178,41 @@ func (d *Detector) Round(ctx context.Context, tick time.Time) (*kafka.Round, err
 		}
 	}
 	return r, errors.Join(errs...)
+}
+
+// readBeats reads each watched pipeline's heartbeats from the end of its driver logs.
+func (d *Detector) readBeats(ds []*detected) {
+	for _, x := range ds {
+		if x.p.Detect.HeartbeatAfter <= 0 || len(x.p.Logs.Paths) == 0 {
+			continue
+		}
+		x.beats, x.berr = driverlog.LastBeats(x.p.Logs.Paths, min(x.p.Logs.MaxBytes, driverlog.HeartbeatBytes), nil)
+		_, x.written, _ = driverlog.LastWrite(x.p.Logs.Paths)
+	}
+}
+
+// liveness judges the query's heartbeat: silent once its newest progress or idle line is
+// older than detect.heartbeat_after; not judged without logs, or before the log has one.
+func liveness(x *detected, obs *Observation) {
+	p := x.p
+	obs.SilentFor, obs.HeartbeatAfter = -1, p.Detect.HeartbeatAfter
+	switch {
+	case p.Detect.HeartbeatAfter <= 0:
+		return // turned off: nothing to say
+	case len(p.Logs.Paths) == 0:
+		obs.Liveness = "no driver log is configured (logs.paths)"
+		return
+	case x.berr != nil:
+		obs.Liveness = "the driver log could not be read: " + x.berr.Error()
+		return
+	case len(x.beats) == 0:
+		obs.Liveness = "the driver log has no progress or idle line yet (are INFO lines logged?)"
+		return
+	}
+	b := x.beats[0]
+	obs.BeatAt, obs.BeatLine, obs.BeatRun, obs.LogWritten = b.At, b.Line, b.Run, x.written
+	obs.SilentFor = max(obs.At.Sub(b.At), 0)
+	obs.Holds[SignalSilent] = obs.SilentFor > p.Detect.HeartbeatAfter
 }
 
 // readCheckpoints reads the progress of each pipeline's checkpoint, at most 8 at a time: a
@@ -371,6 +413,7 @@ func (d *Detector) observe(x *detected, now time.Time, clock HeldClock) (Observa
 		Holds: map[Signal]bool{}, StaleAfter: p.Checkpoint.StaleAfter, MaxLag: p.Detect.MaxLag}
 	allowed := p.Kafka.AllowedLag
 	keepParts := d.Config.HTTP.MetricsPartitions
+	liveness(x, &obs)
 
 	// The documented group.
 	if r.Err == nil {
@@ -492,6 +535,16 @@ func (d *Detector) judge(ctx context.Context, x *detected, rec state.DetectRecor
 	}
 	next, change, fresh := Step(prev, obs)
 	next.Waiting = x.waiting
+	if obs.BeatRun != "" {
+		if prev.Run != "" && prev.Run != obs.BeatRun && next.Incident != "" {
+			// A new runId is a restart: the thread of the pipeline's incident hears of it.
+			if inc, err := d.Store.Get(ctx, next.Incident); err == nil && inc.Status != state.StatusResolved {
+				_ = d.Store.NoteDetected(ctx, next.Incident, "detected",
+					fmt.Sprintf("The query restarted: runId %s (was %s), seen at %s in the driver log.", obs.BeatRun, prev.Run, obs.BeatAt.UTC().Format(time.RFC3339)))
+			}
+		}
+		next.Run = obs.BeatRun
+	}
 	obs.Active = next.Active()
 	var errs []error
 	if err := d.act(ctx, p, &next, change, fresh, obs); err != nil {
@@ -810,6 +863,9 @@ func (d *Detector) StatusNotes(ctx context.Context) ([]string, error) {
 				s += " (" + st.Incident + ")"
 			}
 			notes = append(notes, s)
+		}
+		if obs.Liveness != "" && obs.HeartbeatAfter > 0 {
+			notes = append(notes, fmt.Sprintf("%s: liveness is not watched: %s", name, obs.Liveness))
 		}
 		if pub.Refused != "" {
 			notes = append(notes, fmt.Sprintf("%s: publish_group %s not committed since %s: %s", name, pub.Group,

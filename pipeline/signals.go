@@ -24,10 +24,13 @@ const (
 	// SignalLag: the oldest record the checkpoint has not reached is older than
 	// detect.max_lag.
 	SignalLag Signal = "lag"
+	// SignalSilent: the driver log has said nothing of the query (no "made progress", no
+	// "idle" line) for detect.heartbeat_after: it is hung or dead, whatever its topic does.
+	SignalSilent Signal = "query_silent"
 )
 
 // Signals lists every symptom, in order.
-var Signals = []Signal{SignalStale, SignalStalled, SignalLag}
+var Signals = []Signal{SignalSilent, SignalStale, SignalStalled, SignalLag}
 
 // Rounds a symptom must hold to become active, and be clear to recover.
 const (
@@ -73,6 +76,18 @@ type Observation struct {
 
 	StaleAfter time.Duration `json:"stale_after,omitempty"`
 	MaxLag     time.Duration `json:"max_lag,omitempty"`
+
+	// The query's heartbeat in the driver log: the newest progress or idle line (BeatLine,
+	// written at BeatAt, of run BeatRun), SilentFor how long ago (-1: no such line, or not
+	// watched); LogWritten when the log was last written (a running driver writes it);
+	// Liveness says why liveness is not watched ("" when it is).
+	BeatAt         time.Time     `json:"beat_at,omitzero"`
+	BeatLine       string        `json:"beat_line,omitempty"`
+	BeatRun        string        `json:"beat_run,omitempty"`
+	SilentFor      time.Duration `json:"silent_for"`
+	LogWritten     time.Time     `json:"log_written,omitzero"`
+	Liveness       string        `json:"liveness,omitempty"`
+	HeartbeatAfter time.Duration `json:"heartbeat_after,omitempty"`
 }
 
 // PartitionProgress is one partition's numbers in an observation.
@@ -107,6 +122,8 @@ type DetectState struct {
 	Noticed bool `json:"noticed,omitempty"`
 	// Waiting is the clock of records waiting beyond the checkpoint.
 	Waiting HeldClock `json:"waiting,omitzero"`
+	// Run is the query's runId as the driver log last named it: a new one is a restart.
+	Run string `json:"run,omitempty"`
 }
 
 // Active lists the active symptoms, in order.
@@ -189,6 +206,8 @@ func (s Signal) describe(obs Observation) string {
 		return "group " + status
 	case SignalLag:
 		return "lag over " + human.Age(obs.MaxLag)
+	case SignalSilent:
+		return "query silent"
 	}
 	return string(s)
 }
@@ -206,6 +225,8 @@ func symptomList(syms []Signal, obs Observation) string {
 // numbers ("sms-replies: 1,240 records have waited 6m12s with no checkpoint commit").
 func Headline(pipeline string, active []Signal, obs Observation) string {
 	switch {
+	case slices.Contains(active, SignalSilent):
+		return fmt.Sprintf("%s: the query has said nothing in the driver log for %s (no progress, no idle line)", pipeline, human.Age(obs.SilentFor))
 	case slices.Contains(active, SignalStale):
 		return fmt.Sprintf("%s: %s have waited %s with no checkpoint commit", pipeline, records(obs.Waiting), human.Age(obs.WaitingFor))
 	case slices.Contains(active, SignalLag):
@@ -242,6 +263,13 @@ func Numbers(obs Observation) string {
 		}
 	} else if obs.CheckpointErr != "" {
 		parts = append(parts, "checkpoint unreadable: "+obs.CheckpointErr)
+	}
+	if obs.SilentFor >= 0 && !obs.BeatAt.IsZero() {
+		s := fmt.Sprintf("the query's last heartbeat %s ago", human.Age(obs.SilentFor))
+		if !obs.LogWritten.IsZero() {
+			s += fmt.Sprintf(", the driver log last written %s ago", human.Age(obs.At.Sub(obs.LogWritten)))
+		}
+		parts = append(parts, s+": "+obs.BeatLine)
 	}
 	if obs.GroupStatus != "" {
 		s := fmt.Sprintf("group %s %s", obs.Group, obs.GroupStatus)

@@ -15,6 +15,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -374,6 +375,26 @@ type Detect struct {
 	// HeartbeatAfter is how long the driver log may say nothing of the query (no "made
 	// progress", no "idle" line) before it counts as silent; 0 turns that check off.
 	HeartbeatAfter time.Duration `yaml:"heartbeat_after" default:"1m"`
+	// RetentionWarning is the share of a topic's retention.ms the oldest unread record may
+	// use before the channel is warned (90%: an incident); 0% turns it off.
+	RetentionWarning Percent `yaml:"retention_warning" default:"50%"`
+}
+
+// Percent is a share written as a percentage, "50%".
+type Percent string
+
+// Fraction is the share, 0.5 for "50%"; 0 for anything that is not a percentage from 0% to
+// 100% (validation rejects those).
+func (p Percent) Fraction() float64 {
+	n, ok := strings.CutSuffix(strings.TrimSpace(string(p)), "%")
+	if !ok {
+		return 0
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(n), 64)
+	if err != nil || f < 0 || f > 100 {
+		return 0
+	}
+	return f / 100
 }
 
 // Logs are the pipeline's driver logs, searched by diagnose.

@@ -31,6 +31,7 @@ type DetectKafka interface {
 	RecordTimes(ctx context.Context, cluster string, qs []kafka.RecordQuery, perPartition int32) (map[kafka.TopicPartition]kafka.RecordTime, []kafka.Unavailable, error)
 	TopicRanges(ctx context.Context, cluster string, topics ...string) (*kafka.TopicRanges, error)
 	CommitOffsets(ctx context.Context, cluster, group string, offsets map[kafka.TopicPartition]int64, metadata string) error
+	TopicRetention(ctx context.Context, cluster string, topics ...string) (map[string]kafka.Retention, error)
 }
 
 // DetectStore keeps detection's records between rounds and turns symptoms into incidents
@@ -84,7 +85,20 @@ type Detector struct {
 	// starts are the log starts of partitions where the checkpoint's offset was found below
 	// it: retention deleted records the query never read, which no longer wait.
 	starts map[partKey]int64
+	// retention is each topic's retention, read at most once an hour (retentionEvery).
+	retention map[partKey]knownRetention
 }
+
+// knownRetention is a topic's retention as last read (partKey's partition unused).
+type knownRetention struct {
+	kafka.Retention
+	known bool
+	at    time.Time
+}
+
+// retentionEvery is how often a topic's retention is read again: it changes rarely, and the
+// brokers answer DescribeConfigs for every topic at once.
+const retentionEvery = time.Hour
 
 // partKey names a partition of a cluster.
 type partKey struct {
@@ -154,6 +168,7 @@ func (d *Detector) Round(ctx context.Context, tick time.Time) (*kafka.Round, err
 	d.readCheckpoints(ctx, ds)
 	d.readRecordTimes(ctx, ds)
 	d.readBeats(ds)
+	d.readRetention(ctx, ds)
 	names := make([]string, len(ds))
 	for i, x := range ds {
 		names[i] = x.p.Name
@@ -179,6 +194,93 @@ func (d *Detector) Round(ctx context.Context, tick time.Time) (*kafka.Round, err
 	}
 	return r, errors.Join(errs...)
 }
+
+// readRetention reads the retention of the pipelines' topics it has not read within the hour,
+// one DescribeConfigs per cluster.
+func (d *Detector) readRetention(ctx context.Context, ds []*detected) {
+	now := d.now()
+	want := map[string][]string{}
+	d.mu.Lock()
+	if d.retention == nil {
+		d.retention = map[partKey]knownRetention{}
+	}
+	for _, x := range ds {
+		if warnShare(x.p) <= 0 || x.round.Err != nil {
+			continue
+		}
+		for _, t := range x.p.Kafka.Topics {
+			k := partKey{cluster: x.round.Cluster, topic: t}
+			if r, ok := d.retention[k]; !ok || now.Sub(r.at) >= retentionEvery {
+				if !slices.Contains(want[k.cluster], t) {
+					want[k.cluster] = append(want[k.cluster], t)
+				}
+			}
+		}
+	}
+	d.mu.Unlock()
+	for cluster, topics := range want {
+		got, err := d.Kafka.TopicRetention(ctx, cluster, topics...)
+		if err != nil {
+			d.log().Warn("detection: could not read the topics' retention", "cluster", cluster, "err", err)
+			continue
+		}
+		d.mu.Lock()
+		for _, t := range topics {
+			r, ok := got[t]
+			d.retention[partKey{cluster: cluster, topic: t}] = knownRetention{Retention: r, known: ok, at: now}
+		}
+		d.mu.Unlock()
+	}
+}
+
+// warnShare is detect.retention_warning as a fraction (0: off).
+func warnShare(p *config.Pipeline) float64 { return p.Detect.RetentionWarning.Fraction() }
+
+// retentionRisk judges, partition by partition, the oldest record the checkpoint has not
+// reached against its topic's retention.ms: the share of the retention it has used, and the
+// time left before retention deletes it unread. Compacted topics are left out, and said to be.
+func (d *Detector) retentionRisk(x *detected, obs *Observation, parts []PartitionProgress) {
+	if warnShare(x.p) <= 0 {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	judged := false
+	for _, pp := range parts {
+		r, ok := d.retention[partKey{cluster: x.round.Cluster, topic: pp.Topic}]
+		if !ok || !r.known {
+			continue
+		}
+		if r.Compacted {
+			if !slices.Contains(obs.Compacted, pp.Topic) {
+				obs.Compacted = append(obs.Compacted, pp.Topic)
+			}
+			continue
+		}
+		if r.Time <= 0 {
+			continue
+		}
+		judged = true
+		if pp.Waiting <= 0 || !pp.OldestKnown {
+			continue
+		}
+		share := float64(pp.Oldest) / float64(r.Time)
+		if share >= warnShare(x.p) {
+			obs.RetentionParts = append(obs.RetentionParts, pp.Partition)
+		}
+		if share > obs.RetentionShare {
+			obs.RetentionShare, obs.RetentionTopic, obs.Retention = share, pp.Topic, r.Time
+			obs.RetentionLeft = max(r.Time-pp.Oldest, 0)
+		}
+	}
+	if judged {
+		obs.Holds[SignalRetention] = obs.RetentionShare >= retentionIncident
+	}
+}
+
+// retentionIncident is the share of the retention past which unread records are about to be
+// deleted: an incident, not a warning.
+const retentionIncident = 0.9
 
 // readBeats reads each watched pipeline's heartbeats from the end of its driver logs.
 func (d *Detector) readBeats(ds []*detected) {
@@ -450,6 +552,7 @@ func (d *Detector) observe(x *detected, now time.Time, clock HeldClock) (Observa
 		return obs, clock
 	}
 	var waiting int64
+	var parts []PartitionProgress
 	anyWaits, ends, timesKnown := false, 0, true
 	var oldestAt time.Time
 	d.mu.Lock()
@@ -487,8 +590,10 @@ func (d *Detector) observe(x *detected, now time.Time, clock HeldClock) (Observa
 		if keepParts {
 			obs.Partitions = append(obs.Partitions, pp)
 		}
+		parts = append(parts, pp)
 	}
 	d.mu.Unlock()
+	d.retentionRisk(x, &obs, parts)
 	if ends == 0 {
 		return obs, clock
 	}
@@ -544,6 +649,20 @@ func (d *Detector) judge(ctx context.Context, x *detected, rec state.DetectRecor
 			}
 		}
 		next.Run = obs.BeatRun
+	}
+	// Retention headroom: one warning in the channel per episode (past retention_warning);
+	// past 90% the retention_risk symptom opens the incident.
+	if w := warnShare(p); w > 0 && obs.Retention > 0 {
+		switch {
+		case obs.RetentionShare >= w && !prev.RetentionWarned:
+			next.RetentionWarned = true
+			if err := d.Store.EnqueueNotice(ctx, p.Channel, fmt.Sprintf("⚠️ %s: %s. Spark must catch up, or retention.ms be raised, before then.",
+				p.Name, RetentionLine(obs))); err != nil {
+				return err
+			}
+		case obs.RetentionShare < w:
+			next.RetentionWarned = false
+		}
 	}
 	obs.Active = next.Active()
 	var errs []error

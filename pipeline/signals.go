@@ -27,10 +27,13 @@ const (
 	// SignalSilent: the driver log has said nothing of the query (no "made progress", no
 	// "idle" line) for detect.heartbeat_after: it is hung or dead, whatever its topic does.
 	SignalSilent Signal = "query_silent"
+	// SignalRetention: the oldest record the checkpoint has not reached has used 90% of its
+	// topic's retention.ms: retention is about to delete records the query never read.
+	SignalRetention Signal = "retention_risk"
 )
 
 // Signals lists every symptom, in order.
-var Signals = []Signal{SignalSilent, SignalStale, SignalStalled, SignalLag}
+var Signals = []Signal{SignalSilent, SignalStale, SignalStalled, SignalLag, SignalRetention}
 
 // Rounds a symptom must hold to become active, and be clear to recover.
 const (
@@ -88,6 +91,16 @@ type Observation struct {
 	LogWritten     time.Time     `json:"log_written,omitzero"`
 	Liveness       string        `json:"liveness,omitempty"`
 	HeartbeatAfter time.Duration `json:"heartbeat_after,omitempty"`
+
+	// Retention headroom: the largest share of its topic's retention.ms an unread record has
+	// used (RetentionTopic, Retention, the time left), the partitions at or over
+	// detect.retention_warning, and the compacted topics left out.
+	RetentionShare float64       `json:"retention_share,omitempty"`
+	RetentionTopic string        `json:"retention_topic,omitempty"`
+	Retention      time.Duration `json:"retention,omitempty"`
+	RetentionLeft  time.Duration `json:"retention_left,omitempty"`
+	RetentionParts []int32       `json:"retention_parts,omitempty"`
+	Compacted      []string      `json:"compacted,omitempty"`
 }
 
 // PartitionProgress is one partition's numbers in an observation.
@@ -124,6 +137,8 @@ type DetectState struct {
 	Waiting HeldClock `json:"waiting,omitzero"`
 	// Run is the query's runId as the driver log last named it: a new one is a restart.
 	Run string `json:"run,omitempty"`
+	// RetentionWarned: the channel was warned of this retention episode.
+	RetentionWarned bool `json:"retention_warned,omitempty"`
 }
 
 // Active lists the active symptoms, in order.
@@ -208,6 +223,8 @@ func (s Signal) describe(obs Observation) string {
 		return "lag over " + human.Age(obs.MaxLag)
 	case SignalSilent:
 		return "query silent"
+	case SignalRetention:
+		return "unread records near retention"
 	}
 	return string(s)
 }
@@ -227,6 +244,9 @@ func Headline(pipeline string, active []Signal, obs Observation) string {
 	switch {
 	case slices.Contains(active, SignalSilent):
 		return fmt.Sprintf("%s: the query has said nothing in the driver log for %s (no progress, no idle line)", pipeline, human.Age(obs.SilentFor))
+	case slices.Contains(active, SignalRetention):
+		return fmt.Sprintf("%s: unread records of %s are %.0f%% through its retention (%s left)", pipeline, obs.RetentionTopic,
+			100*obs.RetentionShare, human.Age(obs.RetentionLeft))
 	case slices.Contains(active, SignalStale):
 		return fmt.Sprintf("%s: %s have waited %s with no checkpoint commit", pipeline, records(obs.Waiting), human.Age(obs.WaitingFor))
 	case slices.Contains(active, SignalLag):
@@ -264,6 +284,9 @@ func Numbers(obs Observation) string {
 	} else if obs.CheckpointErr != "" {
 		parts = append(parts, "checkpoint unreadable: "+obs.CheckpointErr)
 	}
+	if obs.RetentionShare > 0 && obs.Retention > 0 {
+		parts = append(parts, RetentionLine(obs))
+	}
 	if obs.SilentFor >= 0 && !obs.BeatAt.IsZero() {
 		s := fmt.Sprintf("the query's last heartbeat %s ago", human.Age(obs.SilentFor))
 		if !obs.LogWritten.IsZero() {
@@ -294,4 +317,19 @@ func records(n int64) string {
 		return "1 record"
 	}
 	return human.Digits(n) + " records"
+}
+
+// RetentionLine says how close unread records are to retention: the topic, the partitions,
+// the oldest one's age, the retention and the time left.
+func RetentionLine(obs Observation) string {
+	ps := make([]string, len(obs.RetentionParts))
+	for i, p := range obs.RetentionParts {
+		ps[i] = fmt.Sprint(p)
+	}
+	where := obs.RetentionTopic
+	if len(ps) > 0 {
+		where += " partition " + strings.Join(ps, ", ")
+	}
+	return fmt.Sprintf("the oldest unread record of %s has used %.0f%% of retention.ms %s: %s left before retention deletes it unread",
+		where, 100*obs.RetentionShare, human.Age(obs.Retention), human.Age(obs.RetentionLeft))
 }

@@ -70,7 +70,7 @@ func (a *App) build() error {
 	}
 	probes := pipeline.NewProbes(cfg, probeStore, getenv)
 	probes.Lag, probes.Now = samples, now
-	checkpoints := &pipeline.Checkpoints{Config: cfg, Getenv: getenv, Kafka: a.kafka}
+	checkpoints := &pipeline.Checkpoints{Config: cfg, Getenv: getenv, Kafka: a.kafka, History: store}
 	a.diag = &pipeline.Diagnoser{Config: cfg, Getenv: getenv, Lag: monitor, Checkpoints: checkpoints, Probes: store}
 	watcher := &pipeline.Watcher{Config: cfg, Store: store, Checkpoints: checkpoints, Kafka: a.kafka, Now: now, Log: log}
 	repairs := &pipeline.Repairs{Config: cfg, Getenv: getenv, Now: now, Store: store, Replica: a.opt.Replica}

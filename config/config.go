@@ -330,8 +330,11 @@ func (k PipelineKafka) Enabled() bool { return k.Cluster != "" }
 type Checkpoint struct {
 	// Location is a plain path, a file:// URL or an s3://bucket/prefix URL.
 	Location string `yaml:"location"`
-	// StaleAfter is how old the newest commit may be before the checkpoint counts as stale.
+	// StaleAfter is how long records may wait with no commit before the checkpoint counts as
+	// stale. Written "auto", StaleAuto is set and StaleAfter keeps its default until the
+	// pipeline's own batch interval is learned (pipeline.StaleAfter).
 	StaleAfter time.Duration `yaml:"stale_after" default:"10m"`
+	StaleAuto  bool          `yaml:"-"`
 	// BackupLocation is where repairs copy the checkpoint first; empty: repairs that need a
 	// backup are refused.
 	BackupLocation string `yaml:"backup_location"`
@@ -467,6 +470,9 @@ func Parse(data []byte) (*Config, error) {
 		d.value(root, reflectValue(cfg), "")
 	}
 	fillDerived(cfg, d.lines)
+	for i := range cfg.Pipelines {
+		cfg.Pipelines[i].Checkpoint.StaleAuto = d.auto[fmt.Sprintf("pipelines[%d].checkpoint.stale_after", i)]
+	}
 	v := &validator{lines: d.lines, decodeErrs: d.errs}
 	v.config(cfg)
 	if errs := append(d.errs, v.errs...); len(errs) > 0 {

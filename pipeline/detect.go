@@ -46,6 +46,8 @@ type DetectStore interface {
 	RecoverDetected(ctx context.Context, id, fingerprint, note string) (state.Recovery, error)
 	NoteDetected(ctx context.Context, id, ev, detail string) error
 	EnqueueNotice(ctx context.Context, channel, text string) error
+	NoteCommit(ctx context.Context, pipeline string, c state.Commit) error
+	CommitHistory(ctx context.Context, pipeline string) ([]state.Commit, error)
 }
 
 // recordTimeBytes is how much of each partition a timestamp fetch of detection asks for: the
@@ -147,6 +149,8 @@ type detected struct {
 	beats   []driverlog.Beat
 	berr    error
 	written time.Time
+	// interval is the learned batch interval (stale_after: auto; 0: not learned).
+	interval time.Duration
 }
 
 // Round takes one sampling round and judges every pipeline by it. tick identifies the round
@@ -169,6 +173,7 @@ func (d *Detector) Round(ctx context.Context, tick time.Time) (*kafka.Round, err
 	d.readRecordTimes(ctx, ds)
 	d.readBeats(ds)
 	d.readRetention(ctx, ds)
+	d.learnIntervals(ctx, ds)
 	names := make([]string, len(ds))
 	for i, x := range ds {
 		names[i] = x.p.Name
@@ -193,6 +198,27 @@ func (d *Detector) Round(ctx context.Context, tick time.Time) (*kafka.Round, err
 		}
 	}
 	return r, errors.Join(errs...)
+}
+
+// learnIntervals notes each auto pipeline's newest commit in its history and learns its
+// batch interval from the history (stale_after: auto).
+func (d *Detector) learnIntervals(ctx context.Context, ds []*detected) {
+	for _, x := range ds {
+		if !x.p.Checkpoint.StaleAuto {
+			continue
+		}
+		if x.prog != nil && x.prog.Batch >= 0 && !x.prog.CommittedAt.IsZero() {
+			if err := d.Store.NoteCommit(ctx, x.p.Name, state.Commit{Batch: x.prog.Batch, At: x.prog.CommittedAt}); err != nil {
+				d.log().Warn("detection: could not keep the commit history", "pipeline", x.p.Name, "err", err)
+			}
+		}
+		h, err := d.Store.CommitHistory(ctx, x.p.Name)
+		if err != nil {
+			d.log().Warn("detection: could not read the commit history", "pipeline", x.p.Name, "err", err)
+			continue
+		}
+		x.interval = BatchInterval(h)
+	}
 }
 
 // readRetention reads the retention of the pipelines' topics it has not read within the hour,
@@ -512,7 +538,7 @@ func dedupQueries(qs []kafka.RecordQuery) []kafka.RecordQuery {
 func (d *Detector) observe(x *detected, now time.Time, clock HeldClock) (Observation, HeldClock) {
 	p, r := x.p, x.round
 	obs := Observation{At: now, Batch: -1, CommitAge: -1, Waiting: -1, GroupWaiting: -1, WaitingFor: -1, Group: p.Kafka.Group,
-		Holds: map[Signal]bool{}, StaleAfter: p.Checkpoint.StaleAfter, MaxLag: p.Detect.MaxLag}
+		Holds: map[Signal]bool{}, StaleAfter: StaleAfter(p, x.interval), Interval: x.interval, MaxLag: p.Detect.MaxLag}
 	allowed := p.Kafka.AllowedLag
 	keepParts := d.Config.HTTP.MetricsPartitions
 	liveness(x, &obs)
@@ -602,7 +628,7 @@ func (d *Detector) observe(x *detected, now time.Time, clock HeldClock) (Observa
 	obs.WaitingSince = clock.Since
 	if anyWaits && obs.CommitAge >= 0 {
 		obs.WaitingFor = clock.For(now, committedAt)
-		obs.Holds[SignalStale] = obs.WaitingFor >= p.Checkpoint.StaleAfter
+		obs.Holds[SignalStale] = obs.WaitingFor >= obs.StaleAfter
 	} else if obs.CommitAge >= 0 {
 		obs.Holds[SignalStale] = false
 	}

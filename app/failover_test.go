@@ -85,14 +85,15 @@ func (c clusterTopology) Promoted(ctx context.Context, prefix string, killed *te
 }
 
 func (c clusterTopology) Recover(ctx context.Context, prefix string, killed *testredis.Server) error {
-	m, err := c.c.MasterOf(ctx, "{"+prefix+"}")
-	if err != nil {
-		return err
-	}
 	if err := killed.Restart(); err != nil {
 		return err
 	}
-	return m.WaitReplicaOnline(killed, time.Minute)
+	// The slot's master is asked again each time: while the restarted node rejoins, the
+	// cluster may still be settling which node serves the slot.
+	return wait.Until(ctx, time.Minute, "the killed primary back as a replica of the slot's master", func() bool {
+		m, err := c.c.MasterOf(ctx, "{"+prefix+"}")
+		return err == nil && m != killed && m.WaitReplicaOnline(killed, 500*time.Millisecond) == nil
+	})
 }
 
 func TestBinaryFailoverSentinel(t *testing.T) {

@@ -412,10 +412,25 @@ func (d *deliverer) deliver(ctx context.Context, e state.Delivery) error {
 			return d.slackErr(ctx, e, prog.Channel, "chat.update", err)
 		}
 		d.slackOK()
+		d.lifecycleClocks(e, inc)
 		return st.Complete(ctx, e, "", "")
 	}
 	d.log.Error("unknown outbox entry dropped", "kind", e.Kind, "incident", e.Incident)
 	return st.Complete(ctx, e, "", "")
+}
+
+// lifecycleClocks observes an incident's time to acknowledge and to resolve when the event
+// that says so is delivered: once per incident across replicas (the outbox delivers once).
+func (d *deliverer) lifecycleClocks(e state.Delivery, inc *state.Incident) {
+	if e.Kind != state.KindEvent || inc.FirstSeen.IsZero() {
+		return
+	}
+	switch {
+	case e.Name == state.EventAcknowledged && !inc.AckAt.IsZero():
+		d.metrics.TimeToAcknowledge.WithLabelValues(inc.Source).Observe(inc.AckAt.Sub(inc.FirstSeen).Seconds())
+	case e.Name == state.EventResolved && !inc.ResolvedAt.IsZero():
+		d.metrics.TimeToResolve.WithLabelValues(inc.Source).Observe(inc.ResolvedAt.Sub(inc.FirstSeen).Seconds())
+	}
 }
 
 // errPaused means Slack asked to wait before posting to the entry's channel again.

@@ -23,7 +23,7 @@ func (c *chartSource) Chart(_ context.Context, p string, span time.Duration, inc
 	return c.chart, c.err
 }
 
-// stalledChart: records pile up from 13:20, when the checkpoint last committed, to 1,234 at
+// stalledChart: records pile up from 13:20, when they began to wait with no commit, to 1,234 at
 // 14:02 (Paris time: 14:20 and 15:02).
 func stalledChart() charts.Chart {
 	to := time.Date(2026, 12, 5, 15, 0, 0, 0, time.UTC)
@@ -47,7 +47,7 @@ func stalledChart() charts.Chart {
 func TestChartAlt(t *testing.T) {
 	alt := commands.ChartAlt(stalledChart())
 	for _, want := range []string{"Chart of sms-replies from 10:00 to 16:00 (Europe/Paris)", "records waiting beyond the checkpoint peaked at 1,234 at 15:03",
-		"the shaded stall began at 14:20, when the checkpoint last committed, and goes on", "the oldest waiting record reached 1h40m",
+		"the shaded stall began at 14:20, when records began to wait with no checkpoint commit, and goes on", "the oldest waiting record reached 1h40m",
 		"1 checkpoint commit are ticked", "lines mark INC-7 opened at 14:31"} {
 		if !strings.Contains(alt, want) {
 			t.Errorf("the alt text lacks %q:\n%s", want, alt)

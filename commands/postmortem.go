@@ -205,6 +205,11 @@ func PostmortemDraft(inc *state.Incident, tl []state.Event, dropped int64, conte
 
 	line("## Response")
 	line("")
+	if inc.FaultAt.IsZero() {
+		line("- **Time to detect:** not known (the alert does not say when its fault began)")
+	} else {
+		line("- **Time to detect:** %s (the fault visible at %s, the incident at %s)", dur(inc.FirstSeen.Sub(inc.FaultAt)), stamp(inc.FaultAt), stamp(inc.FirstSeen))
+	}
 	if inc.AckAt.IsZero() {
 		line("- **Time to acknowledge:** not acknowledged")
 	} else {

@@ -56,9 +56,9 @@ func ChartAlt(c charts.Chart) string {
 	case st == nil:
 		parts = append(parts, "no stall is shaded")
 	case st.To.IsZero():
-		parts = append(parts, fmt.Sprintf("the shaded stall began at %s, when the checkpoint last committed, and goes on", clock(c, st.From)))
+		parts = append(parts, fmt.Sprintf("the shaded stall began at %s, when records began to wait with no checkpoint commit, and goes on", clock(c, st.From)))
 	default:
-		parts = append(parts, fmt.Sprintf("the shaded stall began at %s, when the checkpoint last committed, and ended at %s", clock(c, st.From), clock(c, st.To)))
+		parts = append(parts, fmt.Sprintf("the shaded stall began at %s, when records began to wait with no checkpoint commit, and ended at %s", clock(c, st.From), clock(c, st.To)))
 	}
 	parts = append(parts, human.Count(len(c.Commits), "checkpoint commit")+" are ticked")
 	failed := 0

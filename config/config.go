@@ -15,6 +15,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -337,8 +338,11 @@ func (k PipelineKafka) Enabled() bool { return k.Cluster != "" }
 type Checkpoint struct {
 	// Location is a plain path, a file:// URL, an s3://bucket/prefix or a gs://bucket/prefix URL.
 	Location string `yaml:"location"`
-	// StaleAfter is how old the newest commit may be before the checkpoint counts as stale.
+	// StaleAfter is how long records may wait with no commit before the checkpoint counts as
+	// stale. Written "auto", StaleAuto is set and StaleAfter keeps its default until the
+	// pipeline's own batch interval is learned (pipeline.StaleAfter).
 	StaleAfter time.Duration `yaml:"stale_after" default:"10m"`
+	StaleAuto  bool          `yaml:"-"`
 	// BackupLocation is where repairs copy the checkpoint first; empty: repairs that need a
 	// backup are refused.
 	BackupLocation string `yaml:"backup_location"`
@@ -379,6 +383,29 @@ type Detect struct {
 	// MaxLag is the age the oldest record the checkpoint has not reached may have; 0 turns
 	// that check off.
 	MaxLag time.Duration `yaml:"max_lag" default:"15m"`
+	// HeartbeatAfter is how long the driver log may say nothing of the query (no "made
+	// progress", no "idle" line) before it counts as silent; 0 turns that check off.
+	HeartbeatAfter time.Duration `yaml:"heartbeat_after" default:"1m"`
+	// RetentionWarning is the share of a topic's retention.ms the oldest unread record may
+	// use before the channel is warned (90%: an incident); 0% turns it off.
+	RetentionWarning Percent `yaml:"retention_warning" default:"50%"`
+}
+
+// Percent is a share written as a percentage, "50%".
+type Percent string
+
+// Fraction is the share, 0.5 for "50%"; 0 for anything that is not a percentage from 0% to
+// 100% (validation rejects those).
+func (p Percent) Fraction() float64 {
+	n, ok := strings.CutSuffix(strings.TrimSpace(string(p)), "%")
+	if !ok {
+		return 0
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(n), 64)
+	if err != nil || f < 0 || f > 100 {
+		return 0
+	}
+	return f / 100
 }
 
 // Logs are the pipeline's driver logs, searched by diagnose.
@@ -451,6 +478,9 @@ func Parse(data []byte) (*Config, error) {
 		d.value(root, reflectValue(cfg), "")
 	}
 	fillDerived(cfg, d.lines)
+	for i := range cfg.Pipelines {
+		cfg.Pipelines[i].Checkpoint.StaleAuto = d.auto[fmt.Sprintf("pipelines[%d].checkpoint.stale_after", i)]
+	}
 	v := &validator{lines: d.lines, decodeErrs: d.errs}
 	v.config(cfg)
 	if errs := append(d.errs, v.errs...); len(errs) > 0 {

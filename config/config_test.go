@@ -111,7 +111,7 @@ func TestParseSketch(t *testing.T) {
 			},
 			Logs:           Logs{Paths: []string{"/var/log/spark/sms-replies/driver*.log"}, MaxBytes: 8388608},
 			DeployedConfig: "/etc/spark/jobs/sms-replies.conf",
-			Detect:         Detect{OpenIncident: true, Severity: "SEV2", MaxLag: 15 * time.Minute},
+			Detect:         Detect{OpenIncident: true, Severity: "SEV2", MaxLag: 15 * time.Minute, HeartbeatAfter: time.Minute, RetentionWarning: "50%"},
 			Remediators:    []string{},
 		}},
 		Health:   Health{DigestSchedule: "0 9 * * 1-5"},

@@ -25,9 +25,11 @@ type decoder struct {
 	// lines maps the YAML path of every key and list element present in the document to its
 	// line; validation uses it both for line numbers and to tell "absent" from "empty".
 	lines map[string]int
+	// auto are the paths of durations written "auto" (checkpoint.stale_after only).
+	auto map[string]bool
 }
 
-func newDecoder() *decoder { return &decoder{lines: map[string]int{}} }
+func newDecoder() *decoder { return &decoder{lines: map[string]int{}, auto: map[string]bool{}} }
 
 func (d *decoder) errorf(n *yaml.Node, path, format string, args ...any) {
 	line := 0
@@ -118,6 +120,10 @@ func (d *decoder) str(n *yaml.Node, path string) (string, bool) {
 func (d *decoder) duration(n *yaml.Node, v reflect.Value, path string) {
 	if n.Kind != yaml.ScalarNode {
 		d.errorf(n, path, "expected a duration such as \"10s\"%s", got(n))
+		return
+	}
+	if n.Value == "auto" && strings.HasSuffix(path, ".checkpoint.stale_after") {
+		d.auto[path] = true // the default stays as the fallback until an interval is learned
 		return
 	}
 	dur, err := time.ParseDuration(n.Value)

@@ -446,6 +446,12 @@ func (v *validator) pipelineKafka(c *Config, p string, k PipelineKafka) {
 func (v *validator) detect(c *Config, i int, p string, pl Pipeline) {
 	v.nonNegative(p+".detect.max_lag", pl.Detect.MaxLag)
 	v.severity(p+".detect.severity", pl.Detect.Severity)
+	v.nonNegative(p+".detect.heartbeat_after", pl.Detect.HeartbeatAfter)
+	if rw := strings.TrimSpace(string(pl.Detect.RetentionWarning)); rw != "0%" && rw != "0" {
+		if f := pl.Detect.RetentionWarning.Fraction(); f <= 0 || f >= 0.9 {
+			v.errorf(p+".detect.retention_warning", "must be a percentage below 90%% (90%% opens an incident), such as 50%%, or 0%% for off; got %q", rw)
+		}
+	}
 	pg := pl.Kafka.PublishGroup
 	if pg == "" {
 		return

@@ -371,3 +371,20 @@ func TestErrorsFormat(t *testing.T) {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}
 }
+
+// TestStaleAfterAuto: checkpoint.stale_after takes "auto" (the default stays as the fallback)
+// and still refuses other words, naming the key.
+func TestStaleAfterAuto(t *testing.T) {
+	doc := head + "pipelines:\n  - name: a\n    checkpoint: {location: /tmp/a, stale_after: auto}\n  - name: b\n    checkpoint: {location: /tmp/b, stale_after: 5m}\n"
+	cfg, err := Parse([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := cfg.Pipelines[0].Checkpoint, cfg.Pipelines[1].Checkpoint; !a.StaleAuto || a.StaleAfter != 10*60e9 || b.StaleAuto || b.StaleAfter != 5*60e9 {
+		t.Fatalf("a %+v, b %+v", a, b)
+	}
+	errs := parseErrors(t, head+"pipelines:\n  - name: a\n    checkpoint: {location: /tmp/a, stale_after: automatic}\n")
+	if !strings.Contains(errs.Error(), "pipelines[0].checkpoint.stale_after") {
+		t.Fatalf("errors %v", errs)
+	}
+}

@@ -46,6 +46,7 @@ type Store interface {
 	SetHeartbeatIncident(ctx context.Context, name, id string) error
 	RecordAlert(ctx context.Context, a state.AlertRecord) (state.Outcome, error)
 	Resolve(ctx context.Context, id, actor, note string) error
+	SetFaultAt(ctx context.Context, id string, at time.Time) error
 }
 
 // Switch watches the expected alerts of the configuration.
@@ -53,6 +54,9 @@ type Switch struct {
 	Expected []Expected
 	Store    Store
 	Now      func() time.Time
+	// TimeToDetect, when set, hears how long after the expected alert's last arrival (or the
+	// start of the wait for it) each incident of an absence opened.
+	TimeToDetect func(time.Duration)
 }
 
 // New returns the switch of alerts.heartbeats; nil when none is configured.
@@ -167,6 +171,14 @@ func (sw *Switch) open(ctx context.Context, e Expected, h state.HeartbeatState, 
 	}
 	if out.Incident == "" {
 		return nil // a label silence holds it
+	}
+	if out.Result == state.ResultOpened {
+		if err := sw.Store.SetFaultAt(ctx, out.Incident, ref); err != nil {
+			return err
+		}
+		if sw.TimeToDetect != nil {
+			sw.TimeToDetect(now.Sub(ref))
+		}
 	}
 	return sw.Store.SetHeartbeatIncident(ctx, e.Name, out.Incident)
 }

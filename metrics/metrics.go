@@ -35,6 +35,12 @@ type Metrics struct {
 	// what it confirms: webhook, outbox, command, lock.
 	ReplicaWait         *prometheus.HistogramVec
 	ReplicaWaitTimeouts *prometheus.CounterVec
+	// TimeToDetect, TimeToAcknowledge and TimeToResolve are an incident's clocks by source
+	// (detect, heartbeat, probe, alertmanager, …): from the fault to the incident, from the
+	// incident to its acknowledgement, to its resolution.
+	TimeToDetect      *prometheus.HistogramVec
+	TimeToAcknowledge *prometheus.HistogramVec
+	TimeToResolve     *prometheus.HistogramVec
 }
 
 // New registers every family on a registry of its own (several bots in one test
@@ -69,6 +75,15 @@ func New() *Metrics {
 		Buckets: prometheus.ExponentialBuckets(0.0005, 3, 10)}, []string{"for"})
 	m.ReplicaWaitTimeouts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "streamwatch_redis_replica_wait_timeouts_total",
 		Help: "WAITs that ended with fewer than redis.min_replicas_acked replicas confirming, by what they confirmed (a webhook then answers 503)."}, []string{"for"})
+	lifecycle := prometheus.ExponentialBuckets(5, 2.5, 10) // 5s … about 5 days
+	m.TimeToDetect = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "streamwatch_incident_time_to_detect_seconds",
+		Help:    "From the fault (records began to wait with no commit, the query's last heartbeat line, an expected alert's last arrival) to the incident streamwatch opened for it, by source.",
+		Buckets: lifecycle}, []string{"source"})
+	m.TimeToAcknowledge = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "streamwatch_incident_time_to_acknowledge_seconds",
+		Help: "From an incident's opening to its first acknowledgement, by source.", Buckets: lifecycle}, []string{"source"})
+	m.TimeToResolve = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "streamwatch_incident_time_to_resolve_seconds",
+		Help: "From an incident's opening to its resolution, by source.", Buckets: lifecycle}, []string{"source"})
+	m.reg.MustRegister(m.TimeToDetect, m.TimeToAcknowledge, m.TimeToResolve)
 	m.reg.MustRegister(m.AlertsReceived, m.IncidentsOpened, m.Duplicates, m.OutboxDepth, m.OutboxOldest,
 		m.IncidentsOpen, m.Flood, m.DeliveryLatency,
 		m.SlackCalls, m.SlackErrors, m.CommandSeconds, m.ProbeResults, m.Lag, m.ReplicaWait, m.ReplicaWaitTimeouts,

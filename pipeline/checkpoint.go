@@ -10,6 +10,7 @@ import (
 	"github.com/streamwatch/streamwatch/integrations/kafka"
 	"github.com/streamwatch/streamwatch/integrations/spark"
 	"github.com/streamwatch/streamwatch/integrations/storage"
+	"github.com/streamwatch/streamwatch/state"
 )
 
 // Offsets reads a group's offsets on topics in a named cluster (kafka.Clusters).
@@ -35,6 +36,26 @@ type Checkpoints struct {
 	Getenv func(string) string
 	// Kafka reads the brokers; nil, or a pipeline without Kafka, leaves the comparison out.
 	Kafka Brokers
+	// History, when set, is the commit history detection keeps: with stale_after: auto, a
+	// reading judges staleness by the same learned interval detection does.
+	History CommitHistory
+}
+
+// CommitHistory reads a pipeline's commit history (state.Store).
+type CommitHistory interface {
+	CommitHistory(ctx context.Context, pipeline string) ([]state.Commit, error)
+}
+
+// staleAfter is p's stale_after as detection judges it now.
+func (c *Checkpoints) staleAfter(ctx context.Context, p *config.Pipeline) time.Duration {
+	if !p.Checkpoint.StaleAuto || c.History == nil {
+		return p.Checkpoint.StaleAfter
+	}
+	h, err := c.History.CommitHistory(ctx, p.Name)
+	if err != nil {
+		return p.Checkpoint.StaleAfter
+	}
+	return StaleAfter(p, BatchInterval(h))
 }
 
 // CheckpointReading is a checkpoint read against the brokers.
@@ -73,7 +94,7 @@ func (c *Checkpoints) Read(ctx context.Context, name string) (CheckpointReading,
 		return CheckpointReading{}, err
 	}
 	var out CheckpointReading
-	opts := spark.Options{StaleAfter: p.Checkpoint.StaleAfter}
+	opts := spark.Options{StaleAfter: c.staleAfter(ctx, p)}
 	if p.Kafka.Enabled() && c.Kafka != nil {
 		kctx, cancel := context.WithTimeout(ctx, brokerTimeout)
 		out.Brokers, opts.WaitingSince, out.BrokersErr = c.brokers(kctx, st, p)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/streamwatch/streamwatch/config"
+	"github.com/streamwatch/streamwatch/integrations/driverlog"
 	"github.com/streamwatch/streamwatch/integrations/kafka"
 	"github.com/streamwatch/streamwatch/integrations/spark"
 	"github.com/streamwatch/streamwatch/integrations/storage"
@@ -30,6 +31,7 @@ type DetectKafka interface {
 	RecordTimes(ctx context.Context, cluster string, qs []kafka.RecordQuery, perPartition int32) (map[kafka.TopicPartition]kafka.RecordTime, []kafka.Unavailable, error)
 	TopicRanges(ctx context.Context, cluster string, topics ...string) (*kafka.TopicRanges, error)
 	CommitOffsets(ctx context.Context, cluster, group string, offsets map[kafka.TopicPartition]int64, metadata string) error
+	TopicRetention(ctx context.Context, cluster string, topics ...string) (map[string]kafka.Retention, error)
 }
 
 // DetectStore keeps detection's records between rounds and turns symptoms into incidents
@@ -44,6 +46,9 @@ type DetectStore interface {
 	RecoverDetected(ctx context.Context, id, fingerprint, note string) (state.Recovery, error)
 	NoteDetected(ctx context.Context, id, ev, detail string) error
 	EnqueueNotice(ctx context.Context, channel, text string) error
+	NoteCommit(ctx context.Context, pipeline string, c state.Commit) error
+	SetFaultAt(ctx context.Context, id string, at time.Time) error
+	CommitHistory(ctx context.Context, pipeline string) ([]state.Commit, error)
 }
 
 // recordTimeBytes is how much of each partition a timestamp fetch of detection asks for: the
@@ -75,6 +80,9 @@ type Detector struct {
 	Recovered func(incident, pipeline string)
 	// Progress, when set, keeps every round's numbers for charts (progress.go).
 	Progress ProgressStore
+	// TimeToDetect, when set, hears how long after the fault each incident detection opened:
+	// from when records began to wait with no commit, or from the query's last heartbeat line.
+	TimeToDetect func(time.Duration)
 
 	mu       sync.Mutex
 	stores   map[string]storage.Store   // checkpoint locations, opened once
@@ -83,7 +91,20 @@ type Detector struct {
 	// starts are the log starts of partitions where the checkpoint's offset was found below
 	// it: retention deleted records the query never read, which no longer wait.
 	starts map[partKey]int64
+	// retention is each topic's retention, read at most once an hour (retentionEvery).
+	retention map[partKey]knownRetention
 }
+
+// knownRetention is a topic's retention as last read (partKey's partition unused).
+type knownRetention struct {
+	kafka.Retention
+	known bool
+	at    time.Time
+}
+
+// retentionEvery is how often a topic's retention is read again: it changes rarely, and the
+// brokers answer DescribeConfigs for every topic at once.
+const retentionEvery = time.Hour
 
 // partKey names a partition of a cluster.
 type partKey struct {
@@ -127,6 +148,13 @@ type detected struct {
 	// the checkpoint after this round.
 	prev    DetectState
 	waiting HeldClock
+	// beats are the query's heartbeats in its driver log (driverlog.LastBeats); berr why
+	// they could not be read; written when the log was last written.
+	beats   []driverlog.Beat
+	berr    error
+	written time.Time
+	// interval is the learned batch interval (stale_after: auto; 0: not learned).
+	interval time.Duration
 }
 
 // Round takes one sampling round and judges every pipeline by it. tick identifies the round
@@ -147,6 +175,9 @@ func (d *Detector) Round(ctx context.Context, tick time.Time) (*kafka.Round, err
 	}
 	d.readCheckpoints(ctx, ds)
 	d.readRecordTimes(ctx, ds)
+	d.readBeats(ds)
+	d.readRetention(ctx, ds)
+	d.learnIntervals(ctx, ds)
 	names := make([]string, len(ds))
 	for i, x := range ds {
 		names[i] = x.p.Name
@@ -171,6 +202,164 @@ func (d *Detector) Round(ctx context.Context, tick time.Time) (*kafka.Round, err
 		}
 	}
 	return r, errors.Join(errs...)
+}
+
+// faultAt is when the fault behind the active symptoms became visible: the query's last
+// heartbeat line, or the moment records began to wait with no commit; zero when unknown.
+func faultAt(active []Signal, obs Observation) time.Time {
+	var at time.Time
+	if slices.Contains(active, SignalSilent) && !obs.BeatAt.IsZero() {
+		at = obs.BeatAt
+	}
+	if slices.Contains(active, SignalStale) && obs.WaitingFor >= 0 {
+		if t := obs.At.Add(-obs.WaitingFor); at.IsZero() || t.Before(at) {
+			at = t
+		}
+	}
+	return at
+}
+
+// learnIntervals notes each auto pipeline's newest commit in its history and learns its
+// batch interval from the history (stale_after: auto).
+func (d *Detector) learnIntervals(ctx context.Context, ds []*detected) {
+	for _, x := range ds {
+		if !x.p.Checkpoint.StaleAuto {
+			continue
+		}
+		if x.prog != nil && x.prog.Batch >= 0 && !x.prog.CommittedAt.IsZero() {
+			if err := d.Store.NoteCommit(ctx, x.p.Name, state.Commit{Batch: x.prog.Batch, At: x.prog.CommittedAt}); err != nil {
+				d.log().Warn("detection: could not keep the commit history", "pipeline", x.p.Name, "err", err)
+			}
+		}
+		h, err := d.Store.CommitHistory(ctx, x.p.Name)
+		if err != nil {
+			d.log().Warn("detection: could not read the commit history", "pipeline", x.p.Name, "err", err)
+			continue
+		}
+		x.interval = BatchInterval(h)
+	}
+}
+
+// readRetention reads the retention of the pipelines' topics it has not read within the hour,
+// one DescribeConfigs per cluster.
+func (d *Detector) readRetention(ctx context.Context, ds []*detected) {
+	now := d.now()
+	want := map[string][]string{}
+	d.mu.Lock()
+	if d.retention == nil {
+		d.retention = map[partKey]knownRetention{}
+	}
+	for _, x := range ds {
+		if warnShare(x.p) <= 0 || x.round.Err != nil {
+			continue
+		}
+		for _, t := range x.p.Kafka.Topics {
+			k := partKey{cluster: x.round.Cluster, topic: t}
+			if r, ok := d.retention[k]; !ok || now.Sub(r.at) >= retentionEvery {
+				if !slices.Contains(want[k.cluster], t) {
+					want[k.cluster] = append(want[k.cluster], t)
+				}
+			}
+		}
+	}
+	d.mu.Unlock()
+	for cluster, topics := range want {
+		got, err := d.Kafka.TopicRetention(ctx, cluster, topics...)
+		if err != nil {
+			d.log().Warn("detection: could not read the topics' retention", "cluster", cluster, "err", err)
+			continue
+		}
+		d.mu.Lock()
+		for _, t := range topics {
+			r, ok := got[t]
+			d.retention[partKey{cluster: cluster, topic: t}] = knownRetention{Retention: r, known: ok, at: now}
+		}
+		d.mu.Unlock()
+	}
+}
+
+// warnShare is detect.retention_warning as a fraction (0: off).
+func warnShare(p *config.Pipeline) float64 { return p.Detect.RetentionWarning.Fraction() }
+
+// retentionRisk judges, partition by partition, the oldest record the checkpoint has not
+// reached against its topic's retention.ms: the share of the retention it has used, and the
+// time left before retention deletes it unread. Compacted topics are left out, and said to be.
+func (d *Detector) retentionRisk(x *detected, obs *Observation, parts []PartitionProgress) {
+	if warnShare(x.p) <= 0 {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	judged := false
+	for _, pp := range parts {
+		r, ok := d.retention[partKey{cluster: x.round.Cluster, topic: pp.Topic}]
+		if !ok || !r.known {
+			continue
+		}
+		if r.Compacted {
+			if !slices.Contains(obs.Compacted, pp.Topic) {
+				obs.Compacted = append(obs.Compacted, pp.Topic)
+			}
+			continue
+		}
+		if r.Time <= 0 {
+			continue
+		}
+		judged = true
+		if pp.Waiting <= 0 || !pp.OldestKnown {
+			continue
+		}
+		share := float64(pp.Oldest) / float64(r.Time)
+		if share >= warnShare(x.p) {
+			obs.RetentionParts = append(obs.RetentionParts, pp.Partition)
+		}
+		if share > obs.RetentionShare {
+			obs.RetentionShare, obs.RetentionTopic, obs.Retention = share, pp.Topic, r.Time
+			obs.RetentionLeft = max(r.Time-pp.Oldest, 0)
+		}
+	}
+	if judged {
+		obs.Holds[SignalRetention] = obs.RetentionShare >= retentionIncident
+	}
+}
+
+// retentionIncident is the share of the retention past which unread records are about to be
+// deleted: an incident, not a warning.
+const retentionIncident = 0.9
+
+// readBeats reads each watched pipeline's heartbeats from the end of its driver logs.
+func (d *Detector) readBeats(ds []*detected) {
+	for _, x := range ds {
+		if x.p.Detect.HeartbeatAfter <= 0 || len(x.p.Logs.Paths) == 0 {
+			continue
+		}
+		x.beats, x.berr = driverlog.LastBeats(x.p.Logs.Paths, min(x.p.Logs.MaxBytes, driverlog.HeartbeatBytes), nil)
+		_, x.written, _ = driverlog.LastWrite(x.p.Logs.Paths)
+	}
+}
+
+// liveness judges the query's heartbeat: silent once its newest progress or idle line is
+// older than detect.heartbeat_after; not judged without logs, or before the log has one.
+func liveness(x *detected, obs *Observation) {
+	p := x.p
+	obs.SilentFor, obs.HeartbeatAfter = -1, p.Detect.HeartbeatAfter
+	switch {
+	case p.Detect.HeartbeatAfter <= 0:
+		return // turned off: nothing to say
+	case len(p.Logs.Paths) == 0:
+		obs.Liveness = "no driver log is configured (logs.paths)"
+		return
+	case x.berr != nil:
+		obs.Liveness = "the driver log could not be read: " + x.berr.Error()
+		return
+	case len(x.beats) == 0:
+		obs.Liveness = "the driver log has no progress or idle line yet (are INFO lines logged?)"
+		return
+	}
+	b := x.beats[0]
+	obs.BeatAt, obs.BeatLine, obs.BeatRun, obs.LogWritten = b.At, b.Line, b.Run, x.written
+	obs.SilentFor = max(obs.At.Sub(b.At), 0)
+	obs.Holds[SignalSilent] = obs.SilentFor > p.Detect.HeartbeatAfter
 }
 
 // readCheckpoints reads the progress of each pipeline's checkpoint, at most 8 at a time: a
@@ -368,9 +557,10 @@ func dedupQueries(qs []kafka.RecordQuery) []kafka.RecordQuery {
 func (d *Detector) observe(x *detected, now time.Time, clock HeldClock) (Observation, HeldClock) {
 	p, r := x.p, x.round
 	obs := Observation{At: now, Batch: -1, CommitAge: -1, Waiting: -1, GroupWaiting: -1, WaitingFor: -1, Group: p.Kafka.Group,
-		Holds: map[Signal]bool{}, StaleAfter: p.Checkpoint.StaleAfter, MaxLag: p.Detect.MaxLag}
+		Holds: map[Signal]bool{}, StaleAfter: StaleAfter(p, x.interval), Interval: x.interval, MaxLag: p.Detect.MaxLag}
 	allowed := p.Kafka.AllowedLag
 	keepParts := d.Config.HTTP.MetricsPartitions
+	liveness(x, &obs)
 
 	// The documented group.
 	if r.Err == nil {
@@ -407,6 +597,7 @@ func (d *Detector) observe(x *detected, now time.Time, clock HeldClock) (Observa
 		return obs, clock
 	}
 	var waiting int64
+	var parts []PartitionProgress
 	anyWaits, ends, timesKnown := false, 0, true
 	var oldestAt time.Time
 	d.mu.Lock()
@@ -444,8 +635,10 @@ func (d *Detector) observe(x *detected, now time.Time, clock HeldClock) (Observa
 		if keepParts {
 			obs.Partitions = append(obs.Partitions, pp)
 		}
+		parts = append(parts, pp)
 	}
 	d.mu.Unlock()
+	d.retentionRisk(x, &obs, parts)
 	if ends == 0 {
 		return obs, clock
 	}
@@ -454,7 +647,7 @@ func (d *Detector) observe(x *detected, now time.Time, clock HeldClock) (Observa
 	obs.WaitingSince = clock.Since
 	if anyWaits && obs.CommitAge >= 0 {
 		obs.WaitingFor = clock.For(now, committedAt)
-		obs.Holds[SignalStale] = obs.WaitingFor >= p.Checkpoint.StaleAfter
+		obs.Holds[SignalStale] = obs.WaitingFor >= obs.StaleAfter
 	} else if obs.CommitAge >= 0 {
 		obs.Holds[SignalStale] = false
 	}
@@ -492,6 +685,30 @@ func (d *Detector) judge(ctx context.Context, x *detected, rec state.DetectRecor
 	}
 	next, change, fresh := Step(prev, obs)
 	next.Waiting = x.waiting
+	if obs.BeatRun != "" {
+		if prev.Run != "" && prev.Run != obs.BeatRun && next.Incident != "" {
+			// A new runId is a restart: the thread of the pipeline's incident hears of it.
+			if inc, err := d.Store.Get(ctx, next.Incident); err == nil && inc.Status != state.StatusResolved {
+				_ = d.Store.NoteDetected(ctx, next.Incident, "detected",
+					fmt.Sprintf("The query restarted: runId %s (was %s), seen at %s in the driver log.", obs.BeatRun, prev.Run, obs.BeatAt.UTC().Format(time.RFC3339)))
+			}
+		}
+		next.Run = obs.BeatRun
+	}
+	// Retention headroom: one warning in the channel per episode (past retention_warning);
+	// past 90% the retention_risk symptom opens the incident.
+	if w := warnShare(p); w > 0 && obs.Retention > 0 {
+		switch {
+		case obs.RetentionShare >= w && !prev.RetentionWarned:
+			next.RetentionWarned = true
+			if err := d.Store.EnqueueNotice(ctx, p.Channel, fmt.Sprintf("⚠️ %s: %s. Spark must catch up, or retention.ms be raised, before then.",
+				p.Name, RetentionLine(obs))); err != nil {
+				return err
+			}
+		case obs.RetentionShare < w:
+			next.RetentionWarned = false
+		}
+	}
 	obs.Active = next.Active()
 	var errs []error
 	if err := d.act(ctx, p, &next, change, fresh, obs); err != nil {
@@ -649,6 +866,14 @@ func (d *Detector) begin(ctx context.Context, p *config.Pipeline, st *DetectStat
 		}
 		if d.Opened != nil {
 			d.Opened(out.Incident, p.Name)
+		}
+		if at := faultAt(active, obs); !at.IsZero() {
+			if err := d.Store.SetFaultAt(ctx, out.Incident, at); err != nil {
+				return err
+			}
+			if d.TimeToDetect != nil {
+				d.TimeToDetect(max(obs.At.Sub(at), 0))
+			}
 		}
 		return nil
 	default: // correlated into the pipeline's open incident, or that key's own incident is open
@@ -810,6 +1035,9 @@ func (d *Detector) StatusNotes(ctx context.Context) ([]string, error) {
 				s += " (" + st.Incident + ")"
 			}
 			notes = append(notes, s)
+		}
+		if obs.Liveness != "" && obs.HeartbeatAfter > 0 {
+			notes = append(notes, fmt.Sprintf("%s: liveness is not watched: %s", name, obs.Liveness))
 		}
 		if pub.Refused != "" {
 			notes = append(notes, fmt.Sprintf("%s: publish_group %s not committed since %s: %s", name, pub.Group,

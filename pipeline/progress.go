@@ -219,30 +219,45 @@ func sortEvents(es []charts.Event) {
 }
 
 // Stalls are the spans in which the checkpoint made no progress while records waited beyond
-// the allowed lag, as the samples show them: from the last commit before the checkpoint went
-// stale (no commit for staleAfter with records waiting) to the next commit, or, when no new
-// commit came, to the first sample with nothing waiting; an ongoing stall has no end.
+// the allowed lag, as the samples show them, with detection's clock (clock.go): a stall starts
+// when records began to wait with no commit — the oldest waiting record's time, never before
+// the last commit nor the last sample with nothing waiting (a quiet topic's idle time is no
+// stall) — once they have waited staleAfter; it ends at the next commit, or at the first
+// sample with nothing waiting; an ongoing stall has no end.
 func Stalls(samples []state.ProgressSample, staleAfter time.Duration, allowed int64) []charts.Span {
 	var out []charts.Span
 	var cur *charts.Span
+	var commit, clear, begin time.Time
+	end := func(at time.Time) {
+		if cur != nil {
+			out = append(out, charts.Span{From: cur.From, To: at})
+			cur = nil
+		}
+	}
 	for _, s := range samples {
 		committed := s.Batch >= 0 && !s.CommittedAt.IsZero()
-		stale := committed && s.Waiting > allowed && s.At.Sub(s.CommittedAt) >= staleAfter
+		if committed && !s.CommittedAt.Equal(commit) {
+			if !commit.IsZero() {
+				end(s.CommittedAt)
+			}
+			commit, begin = s.CommittedAt, time.Time{}
+		}
 		switch {
-		case stale && cur != nil && s.CommittedAt.Equal(cur.From):
-			// still stalled
-		case stale:
-			if cur != nil { // a commit came, and went stale again
-				out = append(out, charts.Span{From: cur.From, To: s.CommittedAt})
+		case s.Waiting < 0: // not known this round: counts neither way
+		case s.Waiting <= allowed:
+			end(s.At)
+			clear, begin = s.At, time.Time{}
+		default:
+			if begin.IsZero() {
+				begin = s.At
+				if s.Oldest >= 0 {
+					begin = s.At.Add(-s.Oldest)
+				}
+				begin = later(later(begin, clear), commit)
 			}
-			cur = &charts.Span{From: s.CommittedAt}
-		case cur != nil:
-			end := s.At
-			if committed && s.CommittedAt.After(cur.From) {
-				end = s.CommittedAt
+			if cur == nil && committed && s.At.Sub(begin) >= staleAfter {
+				cur = &charts.Span{From: begin}
 			}
-			out = append(out, charts.Span{From: cur.From, To: end})
-			cur = nil
 		}
 	}
 	if cur != nil {

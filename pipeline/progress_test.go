@@ -183,6 +183,9 @@ func TestStalls(t *testing.T) {
 			[]charts.Span{{From: at(0), To: at(20)}}},
 		{"two stalls, the second goes on", []state.ProgressSample{sample(0, 5, 1, 0), sample(15, 5, 1, 0), sample(16, 5, 2, 16),
 			sample(40, 7, 2, 16)}, []charts.Span{{From: at(0), To: at(16)}, {From: at(16)}}},
+		{"a quiet topic, then a burst the query never reads: the stall starts with the burst",
+			[]state.ProgressSample{sample(0, 0, 1, 0), sample(20, 0, 1, 0), sample(40, 90, 1, 0), sample(55, 90, 1, 0)},
+			[]charts.Span{{From: at(40)}}},
 		{"no checkpoint", []state.ProgressSample{{At: at(0), Waiting: 50, Batch: -1}, {At: at(30), Waiting: 90, Batch: -1}}, nil},
 	} {
 		got := pipeline.Stalls(tc.samples, 10*time.Minute, 1)

@@ -24,10 +24,16 @@ const (
 	// SignalLag: the oldest record the checkpoint has not reached is older than
 	// detect.max_lag.
 	SignalLag Signal = "lag"
+	// SignalSilent: the driver log has said nothing of the query (no "made progress", no
+	// "idle" line) for detect.heartbeat_after: it is hung or dead, whatever its topic does.
+	SignalSilent Signal = "query_silent"
+	// SignalRetention: the oldest record the checkpoint has not reached has used 90% of its
+	// topic's retention.ms: retention is about to delete records the query never read.
+	SignalRetention Signal = "retention_risk"
 )
 
 // Signals lists every symptom, in order.
-var Signals = []Signal{SignalStale, SignalStalled, SignalLag}
+var Signals = []Signal{SignalSilent, SignalStale, SignalStalled, SignalLag, SignalRetention}
 
 // Rounds a symptom must hold to become active, and be clear to recover.
 const (
@@ -72,7 +78,32 @@ type Observation struct {
 	Partitions []PartitionProgress `json:"partitions,omitempty"`
 
 	StaleAfter time.Duration `json:"stale_after,omitempty"`
-	MaxLag     time.Duration `json:"max_lag,omitempty"`
+	// Interval is the learned batch interval behind StaleAfter (stale_after: auto; 0: fixed,
+	// or not learned yet).
+	Interval time.Duration `json:"interval,omitempty"`
+	MaxLag   time.Duration `json:"max_lag,omitempty"`
+
+	// The query's heartbeat in the driver log: the newest progress or idle line (BeatLine,
+	// written at BeatAt, of run BeatRun), SilentFor how long ago (-1: no such line, or not
+	// watched); LogWritten when the log was last written (a running driver writes it);
+	// Liveness says why liveness is not watched ("" when it is).
+	BeatAt         time.Time     `json:"beat_at,omitzero"`
+	BeatLine       string        `json:"beat_line,omitempty"`
+	BeatRun        string        `json:"beat_run,omitempty"`
+	SilentFor      time.Duration `json:"silent_for"`
+	LogWritten     time.Time     `json:"log_written,omitzero"`
+	Liveness       string        `json:"liveness,omitempty"`
+	HeartbeatAfter time.Duration `json:"heartbeat_after,omitempty"`
+
+	// Retention headroom: the largest share of its topic's retention.ms an unread record has
+	// used (RetentionTopic, Retention, the time left), the partitions at or over
+	// detect.retention_warning, and the compacted topics left out.
+	RetentionShare float64       `json:"retention_share,omitempty"`
+	RetentionTopic string        `json:"retention_topic,omitempty"`
+	Retention      time.Duration `json:"retention,omitempty"`
+	RetentionLeft  time.Duration `json:"retention_left,omitempty"`
+	RetentionParts []int32       `json:"retention_parts,omitempty"`
+	Compacted      []string      `json:"compacted,omitempty"`
 }
 
 // PartitionProgress is one partition's numbers in an observation.
@@ -107,6 +138,10 @@ type DetectState struct {
 	Noticed bool `json:"noticed,omitempty"`
 	// Waiting is the clock of records waiting beyond the checkpoint.
 	Waiting HeldClock `json:"waiting,omitzero"`
+	// Run is the query's runId as the driver log last named it: a new one is a restart.
+	Run string `json:"run,omitempty"`
+	// RetentionWarned: the channel was warned of this retention episode.
+	RetentionWarned bool `json:"retention_warned,omitempty"`
 }
 
 // Active lists the active symptoms, in order.
@@ -189,6 +224,10 @@ func (s Signal) describe(obs Observation) string {
 		return "group " + status
 	case SignalLag:
 		return "lag over " + human.Age(obs.MaxLag)
+	case SignalSilent:
+		return "query silent"
+	case SignalRetention:
+		return "unread records near retention"
 	}
 	return string(s)
 }
@@ -206,6 +245,11 @@ func symptomList(syms []Signal, obs Observation) string {
 // numbers ("sms-replies: 1,240 records have waited 6m12s with no checkpoint commit").
 func Headline(pipeline string, active []Signal, obs Observation) string {
 	switch {
+	case slices.Contains(active, SignalSilent):
+		return fmt.Sprintf("%s: the query has said nothing in the driver log for %s (no progress, no idle line)", pipeline, human.Age(obs.SilentFor))
+	case slices.Contains(active, SignalRetention):
+		return fmt.Sprintf("%s: unread records of %s are %.0f%% through its retention (%s left)", pipeline, obs.RetentionTopic,
+			100*obs.RetentionShare, human.Age(obs.RetentionLeft))
 	case slices.Contains(active, SignalStale):
 		return fmt.Sprintf("%s: %s have waited %s with no checkpoint commit", pipeline, records(obs.Waiting), human.Age(obs.WaitingFor))
 	case slices.Contains(active, SignalLag):
@@ -237,11 +281,25 @@ func Numbers(obs Observation) string {
 		}
 		if obs.Batch >= 0 {
 			parts = append(parts, fmt.Sprintf("last checkpoint commit %s ago (batch %d)", human.Age(obs.CommitAge), obs.Batch))
+			if obs.Interval > 0 {
+				parts = append(parts, fmt.Sprintf("stale after %s (auto: %d × the learned batch interval %s, at least %s)",
+					human.Age(obs.StaleAfter), staleK, human.Age(obs.Interval), human.Age(staleFloor)))
+			}
 		} else {
 			parts = append(parts, "the checkpoint has no commit")
 		}
 	} else if obs.CheckpointErr != "" {
 		parts = append(parts, "checkpoint unreadable: "+obs.CheckpointErr)
+	}
+	if obs.RetentionShare > 0 && obs.Retention > 0 {
+		parts = append(parts, RetentionLine(obs))
+	}
+	if obs.SilentFor >= 0 && !obs.BeatAt.IsZero() {
+		s := fmt.Sprintf("the query's last heartbeat %s ago", human.Age(obs.SilentFor))
+		if !obs.LogWritten.IsZero() {
+			s += fmt.Sprintf(", the driver log last written %s ago", human.Age(obs.At.Sub(obs.LogWritten)))
+		}
+		parts = append(parts, s+": "+obs.BeatLine)
 	}
 	if obs.GroupStatus != "" {
 		s := fmt.Sprintf("group %s %s", obs.Group, obs.GroupStatus)
@@ -266,4 +324,19 @@ func records(n int64) string {
 		return "1 record"
 	}
 	return human.Digits(n) + " records"
+}
+
+// RetentionLine says how close unread records are to retention: the topic, the partitions,
+// the oldest one's age, the retention and the time left.
+func RetentionLine(obs Observation) string {
+	ps := make([]string, len(obs.RetentionParts))
+	for i, p := range obs.RetentionParts {
+		ps[i] = fmt.Sprint(p)
+	}
+	where := obs.RetentionTopic
+	if len(ps) > 0 {
+		where += " partition " + strings.Join(ps, ", ")
+	}
+	return fmt.Sprintf("the oldest unread record of %s has used %.0f%% of retention.ms %s: %s left before retention deletes it unread",
+		where, 100*obs.RetentionShare, human.Age(obs.Retention), human.Age(obs.RetentionLeft))
 }

@@ -123,6 +123,10 @@ type Incident struct {
 	Silence *IncidentSilence
 	// Events counts the timeline's events after "opened", those it dropped included.
 	Events int64
+	// FaultAt is when the fault streamwatch opened the incident for became visible (records
+	// began to wait, the query's last heartbeat, an expected alert's last arrival); zero for
+	// an alert's incident.
+	FaultAt time.Time
 	// Links are the links of the alert that opened the incident (or the first alert that
 	// brought any), by kind: generator, dashboard, panel, silence, runbook; as sent.
 	Links map[string]string
@@ -243,6 +247,9 @@ func parseIncident(h map[string]string, alerts map[string]string) *Incident {
 	}
 	inc.AckAt, inc.SeverityBy, inc.Events = fromMS(n("ack_at")), h["severity_by"], n("events")
 	inc.Owner, inc.OwnerName, inc.OwnerBy = h["owner"], h["owner_name"], h["owner_by"]
+	if v, err := strconv.ParseInt(h["fault_at"], 10, 64); err == nil {
+		inc.FaultAt = fromMS(v)
+	}
 	inc.EscalatedAt = fromMS(n("escalated_at"))
 	if to := h["escalated_to"]; to != "" {
 		inc.EscalatedTo = strings.Split(to, ",")
@@ -398,6 +405,11 @@ func (s *Store) Acknowledge(ctx context.Context, id, actor string) error {
 		return &ChangeError{Incident: id, Reason: r}
 	}
 	return nil
+}
+
+// SetFaultAt records when the fault behind incident id became visible (the first time only).
+func (s *Store) SetFaultAt(ctx context.Context, id string, at time.Time) error {
+	return wrap("record fault time of "+id, s.rdb.HSetNX(ctx, s.key("inc", NormalizeID(id)), "fault_at", ms(at)).Err())
 }
 
 // Unacknowledge takes an acknowledgement back: the incident is open again and its escalation

@@ -290,7 +290,7 @@ func (s *session) stepDiagnosis(ctx context.Context) error {
 		return err
 	}
 	s.tr.Flush()
-	s.tr.Note("the chart shows the stall shaded from the last checkpoint commit, the replies piling up since, and INC-1's opening")
+	s.tr.Note("the chart shows the stall shaded from when the replies began to wait with no commit, the replies piling up since, and INC-1's opening")
 	return nil
 }
 

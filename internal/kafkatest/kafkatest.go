@@ -51,6 +51,20 @@ func (c *Cluster) CreateTopic(ctx context.Context, topic string, partitions int3
 	return res.Error()
 }
 
+// CreateTopicWith creates a topic with the given partition count and topic configs
+// (retention.ms, cleanup.policy, …).
+func (c *Cluster) CreateTopicWith(ctx context.Context, topic string, partitions int32, configs map[string]string) error {
+	cfg := map[string]*string{}
+	for k, v := range configs {
+		cfg[k] = &v
+	}
+	res, err := c.admin.CreateTopics(ctx, partitions, 1, cfg, topic)
+	if err != nil {
+		return err
+	}
+	return res.Error()
+}
+
 // Produce appends counts[p] records to each partition p, stamped at ts (zero: now).
 func (c *Cluster) Produce(ctx context.Context, topic string, counts []int, ts time.Time) error {
 	if ts.IsZero() {

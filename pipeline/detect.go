@@ -175,7 +175,7 @@ func (d *Detector) Round(ctx context.Context, tick time.Time) (*kafka.Round, err
 	}
 	d.readCheckpoints(ctx, ds)
 	d.readRecordTimes(ctx, ds)
-	d.readBeats(ds)
+	d.readBeats(ctx, ds)
 	d.readRetention(ctx, ds)
 	d.learnIntervals(ctx, ds)
 	names := make([]string, len(ds))
@@ -328,13 +328,14 @@ func (d *Detector) retentionRisk(x *detected, obs *Observation, parts []Partitio
 const retentionIncident = 0.9
 
 // readBeats reads each watched pipeline's heartbeats from the end of its driver logs.
-func (d *Detector) readBeats(ds []*detected) {
+func (d *Detector) readBeats(ctx context.Context, ds []*detected) {
 	for _, x := range ds {
 		if x.p.Detect.HeartbeatAfter <= 0 || len(x.p.Logs.Paths) == 0 {
 			continue
 		}
-		x.beats, x.berr = driverlog.LastBeats(x.p.Logs.Paths, min(x.p.Logs.MaxBytes, driverlog.HeartbeatBytes), nil)
-		_, x.written, _ = driverlog.LastWrite(x.p.Logs.Paths)
+		opts := StorageOptions(d.Config, d.Getenv)
+		x.beats, x.berr = driverlog.LastBeatsIn(ctx, x.p.Logs.Paths, min(x.p.Logs.MaxBytes, driverlog.HeartbeatBytes), nil, &opts)
+		_, x.written, _ = driverlog.LastWriteIn(ctx, x.p.Logs.Paths, &opts)
 	}
 }
 

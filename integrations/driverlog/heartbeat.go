@@ -3,6 +3,7 @@ package driverlog
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"regexp"
 	"sort"
 	"time"
+
+	"github.com/streamwatch/streamwatch/integrations/storage"
 )
 
 // Spark says a streaming query is alive on its own: the driver logs "Streaming query made
@@ -48,6 +51,12 @@ var (
 // that names no query belongs to the query of the progress line before it in the same file.
 // Times written without a zone are in loc (nil: time.Local).
 func LastBeats(paths []string, maxBytes int64, loc *time.Location) ([]Beat, error) {
+	return LastBeatsIn(context.Background(), paths, maxBytes, loc, nil)
+}
+
+// LastBeatsIn is LastBeats that also reads object-store prefixes and globs (s3://, gs://;
+// rolled and .gz objects) through storage opened with opts; nil opts skips them.
+func LastBeatsIn(ctx context.Context, paths []string, maxBytes int64, loc *time.Location, opts *storage.Options) ([]Beat, error) {
 	if maxBytes <= 0 {
 		maxBytes = HeartbeatBytes
 	}
@@ -56,6 +65,22 @@ func LastBeats(paths []string, maxBytes int64, loc *time.Location) ([]Beat, erro
 	}
 	newest := map[string]Beat{}
 	for _, pattern := range paths {
+		if isRemote(pattern) {
+			if opts == nil {
+				continue
+			}
+			s := &scanner{opt: Options{Storage: *opts}}
+			for _, c := range s.remoteCandidates(ctx, pattern) {
+				f, err := openObject(ctx, c.store, c.object, c.info, maxBytes)
+				if err != nil {
+					return nil, fmt.Errorf("read %s: %w", c.path, err)
+				}
+				if err := beatsIn(io.NewSectionReader(f, 0, 1<<62), c.path, c.info.ModTime(), loc, newest); err != nil {
+					return nil, fmt.Errorf("read %s: %w", c.path, err)
+				}
+			}
+			continue
+		}
 		names, err := filepath.Glob(pattern)
 		if err != nil {
 			return nil, fmt.Errorf("logs.paths %q: %w", pattern, err)
@@ -92,7 +117,15 @@ func beatsOf(name string, maxBytes int64, loc *time.Location, newest map[string]
 			return fmt.Errorf("read %s: %w", name, err)
 		}
 	}
-	sc := bufio.NewScanner(f)
+	if err := beatsIn(f, name, info.ModTime(), loc, newest); err != nil {
+		return fmt.Errorf("read %s: %w", name, err)
+	}
+	return nil
+}
+
+// beatsIn notes the heartbeats in r, the tail of a log last written at modTime.
+func beatsIn(r io.Reader, name string, modTime time.Time, loc *time.Location, newest map[string]Beat) error {
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	var query, run string // of the last progress line
 	var pending *Beat     // a progress line whose JSON follows on the next lines
@@ -100,7 +133,7 @@ func beatsOf(name string, maxBytes int64, loc *time.Location, newest map[string]
 	var lastTime time.Time
 	note := func(b Beat) {
 		if b.At.IsZero() {
-			b.At = info.ModTime()
+			b.At = modTime
 		}
 		if old, ok := newest[b.Query]; !ok || !b.At.Before(old.At) {
 			newest[b.Query] = b
@@ -151,7 +184,7 @@ func beatsOf(name string, maxBytes int64, loc *time.Location, newest map[string]
 		note(*pending)
 	}
 	if err := sc.Err(); err != nil {
-		return fmt.Errorf("read %s: %w", name, err)
+		return err
 	}
 	return nil
 }

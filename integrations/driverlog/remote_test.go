@@ -114,3 +114,31 @@ func TestLastWriteInObjectStore(t *testing.T) {
 		t.Errorf("LastWrite without storage = %q, %v, %v", name, at, err)
 	}
 }
+
+// TestLastBeatsInObjectStore: Spark's heartbeat lines in a gzip'd rolled log under a gs://
+// prefix are found as in the same local file.
+func TestLastBeatsInObjectStore(t *testing.T) {
+	t.Parallel()
+	log := "26/11/30 11:58:00 INFO MicroBatchExecution: Streaming query made progress: {\n" +
+		"  \"id\" : \"5f1c0d2e-7a3b-4c5d-9e8f-0a1b2c3d4e5f\",\n  \"runId\" : \"9a8b7c6d-0000-4000-8000-000000000001\",\n" +
+		"  \"timestamp\" : \"2026-11-30T11:58:00.000Z\"\n}\n"
+	local := t.TempDir()
+	setModTime(t, writeFile(t, local, "stderr", log), testNow)
+	want, err := LastBeats([]string{filepath.Join(local, "stderr*")}, 0, time.UTC)
+	if err != nil || len(want) != 1 || want[0].Query == "" {
+		t.Fatalf("local beats %+v, %v", want, err)
+	}
+	up := t.TempDir()
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(log))
+	zw.Close()
+	setModTime(t, writeFile(t, up, "stderr.1.gz", gz.String()), testNow)
+	srv := storagetest.NewGCSServer(t, "dataproc-logs")
+	srv.Upload(t, up, "driver")
+	opts := srv.Options()
+	got, err := LastBeatsIn(t.Context(), []string{srv.Location("driver/")}, 0, time.UTC, &opts)
+	if err != nil || len(got) != 1 || got[0].Query != want[0].Query || got[0].Run != want[0].Run || !got[0].At.Equal(want[0].At) {
+		t.Errorf("gs:// beats %+v, %v; local %+v", got, err, want)
+	}
+}

@@ -143,7 +143,7 @@ func (a *App) build() error {
 	a.bot = bot.New(bot.Options{
 		Log: log, Store: store, Router: router(cfg), Commands: handler, API: api,
 		WebhookToken: sec.WebhookToken, AllowUnauthenticated: cfg.HTTP.AllowUnauthenticatedWebhooks,
-		MaxBodyBytes: cfg.HTTP.MaxBodyBytes, Replica: a.opt.Replica, AllowedChannels: cfg.Slack.AllowedChannels,
+		MaxBodyBytes: cfg.HTTP.MaxBodyBytes, Replica: a.opt.Replica, AllowedChannels: cfg.Slack.AllowedChannels, DefaultChannel: cfg.Slack.DefaultChannel,
 		Metrics: m, HTTPClient: httpClient, ClaimAfter: a.opt.ClaimAfter, DeliveryTimeout: a.opt.DeliveryTimeout,
 		Opened: opened, Now: now,
 	})

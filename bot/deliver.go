@@ -25,6 +25,7 @@ type Outbox interface {
 	Head(ctx context.Context, id string) (*state.Incident, error)
 	Complete(ctx context.Context, d state.Delivery, rootTS, channel string) error
 	Drop(ctx context.Context, d state.Delivery) error
+	Relocate(ctx context.Context, id, channel, ts string) error
 	EndFloods(ctx context.Context) ([]string, error)
 	ExpireSilences(ctx context.Context) ([]string, error)
 	Pump(ctx context.Context) (int, error)
@@ -90,12 +91,16 @@ type deliverer struct {
 	now     func() time.Time
 	authBad *atomic.Bool // Slack refused the tokens (for /readyz)
 
-	retryAt   map[string]time.Time // stream id → not before
-	attempts  map[string]int
-	replied   map[string]bool      // stream id → thread reply posted, root update still to do
-	posted    map[string]string    // stream id → ts of a root or notice Slack took, bookkeeping still to do
-	paused    map[string]time.Time // channel → not before (HTTP 429)
-	lastClaim time.Time
+	retryAt  map[string]time.Time // stream id → not before
+	attempts map[string]int
+	replied  map[string]bool   // stream id → thread reply posted, root update still to do
+	posted   map[string]string // stream id → ts of a root or notice Slack took, bookkeeping still to do
+	rescued  map[string]rescue // stream id → the root posted again for its incident (orphans.go)
+	// defaultChannel is slack.default_channel: where an incident whose channel takes no more
+	// messages moves.
+	defaultChannel string
+	paused         map[string]time.Time // channel → not before (HTTP 429)
+	lastClaim      time.Time
 	// lastMaintain is when maintain last ran; pendingAt is when the entries this replica
 	// holds must be read again (zero: at the next pass).
 	lastMaintain, pendingAt time.Time
@@ -112,7 +117,7 @@ func (b *Bot) newDeliverer() *deliverer {
 	return &deliverer{out: b.outbox(), slack: slackMessages{b.opt.API}, metrics: b.opt.Metrics, log: b.log, replica: b.opt.Replica,
 		poll: b.opt.Poll, claimAfter: b.opt.ClaimAfter, timeout: b.opt.DeliveryTimeout, wait: b.opt.Poll, now: b.opt.Now, authBad: &b.authBad,
 		retryAt: map[string]time.Time{}, attempts: map[string]int{}, replied: map[string]bool{}, posted: map[string]string{},
-		paused: map[string]time.Time{}, flooded: map[string]bool{}}
+		rescued: map[string]rescue{}, defaultChannel: b.opt.DefaultChannel, paused: map[string]time.Time{}, flooded: map[string]bool{}}
 }
 
 // run delivers the outbox until ctx ends. Entries of one incident go out in sequence order,
@@ -306,6 +311,13 @@ func (d *deliverer) deliverAll(ctx context.Context, list []state.Delivery, block
 		if errors.Is(err, state.ErrUnavailable) {
 			return delivered, fmt.Errorf("outbox: %w", err)
 		}
+		if errors.Is(err, errRescued) {
+			// The root is posted again: the entry goes into the new thread at once, in the
+			// next pass, and the incident's later entries after it.
+			d.retryAt[e.StreamID] = now
+			wait(e, now)
+			continue
+		}
 		if err != nil {
 			d.attempts[e.StreamID]++
 			delay := backoff(d.attempts[e.StreamID])
@@ -329,6 +341,7 @@ func (d *deliverer) deliverAll(ctx context.Context, list []state.Delivery, block
 		delete(d.attempts, e.StreamID)
 		delete(d.replied, e.StreamID)
 		delete(d.posted, e.StreamID)
+		delete(d.rescued, e.StreamID)
 	}
 	return delivered, nil
 }
@@ -386,7 +399,7 @@ func (d *deliverer) deliver(ctx context.Context, e state.Delivery) error {
 		if !done {
 			ts, err = d.slack.Post(ctx, inc.Channel, Message{Text: rootText(inc), Blocks: rootBlocks(inc)})
 			if err != nil {
-				return d.slackErr(ctx, e, inc.Channel, "chat.postMessage", err)
+				return d.orphaned(ctx, e, inc, inc.Channel, "chat.postMessage", err)
 			}
 			d.slackOK()
 			d.posted[e.StreamID] = ts
@@ -403,13 +416,13 @@ func (d *deliverer) deliver(ctx context.Context, e state.Delivery) error {
 		if text := threadText(e); text != "" && !quietRepeat && !d.replied[e.StreamID] {
 			m := Message{Text: text, ThreadTS: prog.RootTS, File: threadFile(e)}
 			if _, err := d.slack.Post(ctx, prog.Channel, m); err != nil {
-				return d.slackErr(ctx, e, prog.Channel, map[bool]string{true: "files.upload", false: "chat.postMessage"}[m.File != nil], err)
+				return d.orphaned(ctx, e, inc, prog.Channel, map[bool]string{true: "files.upload", false: "chat.postMessage"}[m.File != nil], err)
 			}
 			d.slackOK()
 			d.replied[e.StreamID] = true
 		}
 		if err := d.slack.Update(ctx, prog.Channel, prog.RootTS, Message{Text: rootText(inc), Blocks: rootBlocks(inc)}); err != nil {
-			return d.slackErr(ctx, e, prog.Channel, "chat.update", err)
+			return d.orphaned(ctx, e, inc, prog.Channel, "chat.update", err)
 		}
 		d.slackOK()
 		return st.Complete(ctx, e, "", "")

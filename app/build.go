@@ -140,16 +140,24 @@ func (a *App) build() error {
 	}
 	m.WatchProgress(progressSource(cfg, detector, store))
 
+	pg, err := newPager(cfg, sec, log)
+	if err != nil {
+		return fmt.Errorf("slack.escalation.webhook (%s): %w", cfg.Slack.Escalation.Webhook.URLEnv, err)
+	}
+	var botPager bot.Pager // a nil *pager is not a nil Pager
+	if pg != nil {
+		botPager = pg
+	}
 	a.bot = bot.New(bot.Options{
 		Log: log, Store: store, Router: router(cfg), Commands: handler, API: api,
 		WebhookToken: sec.WebhookToken, AllowUnauthenticated: cfg.HTTP.AllowUnauthenticatedWebhooks,
 		MaxBodyBytes: cfg.HTTP.MaxBodyBytes, Replica: a.opt.Replica, AllowedChannels: cfg.Slack.AllowedChannels, DefaultChannel: cfg.Slack.DefaultChannel,
 		Metrics: m, HTTPClient: httpClient, ClaimAfter: a.opt.ClaimAfter, DeliveryTimeout: a.opt.DeliveryTimeout,
-		Opened: opened, Now: now,
+		Opened: opened, Now: now, Pager: botPager,
 	})
 
 	a.sched = &scheduler.Scheduler{Store: store, Log: log, Replica: a.opt.Replica, Now: now}
-	if err := scheduleJobs(a.sched, cfg, probes, watcher, store, m, log); err != nil {
+	if err := scheduleJobs(a.sched, cfg, probes, watcher, store, m, log, pg); err != nil {
 		return err
 	}
 	scheduleSampler(a.sched, detector, cfg.Kafka.SampleInterval, m)

@@ -38,6 +38,9 @@ type Options struct {
 	// DefaultChannel is slack.default_channel: where an incident moves when its channel is
 	// archived, gone, or the bot was removed from it.
 	DefaultChannel string
+	// Pager, when set, hears of the resolution of each incident as it is delivered
+	// (slack.escalation.webhook resolves what escalation triggered).
+	Pager Pager
 	// AllowedChannels, when not empty, are the only channels where commands are answered.
 	AllowedChannels []string
 	// Opened, when set, is told of every incident an alert of a known pipeline opens (the

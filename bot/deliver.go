@@ -43,6 +43,13 @@ type Messages interface {
 	Update(ctx context.Context, channel, ts string, m Message) error
 }
 
+// Pager hears of incidents that close (resolved, or merged into another), as the deliverer
+// delivers that news: the escalation webhook resolves what it triggered. It must not hold the
+// delivery long (it runs under the delivery's timeout).
+type Pager interface {
+	Resolved(ctx context.Context, inc *state.Incident)
+}
+
 // Message is a message's text (the notification, or all of it) and its blocks, or the text
 // that introduces the file it shares (files.go).
 type Message struct {
@@ -96,6 +103,8 @@ type deliverer struct {
 	replied  map[string]bool   // stream id → thread reply posted, root update still to do
 	posted   map[string]string // stream id → ts of a root or notice Slack took, bookkeeping still to do
 	rescued  map[string]rescue // stream id → the root posted again for its incident (orphans.go)
+	paged    map[string]bool   // stream id → the pager heard of the closing it carries
+	pager    Pager             // nil: no escalation webhook
 	// defaultChannel is slack.default_channel: where an incident whose channel takes no more
 	// messages moves.
 	defaultChannel string
@@ -117,7 +126,7 @@ func (b *Bot) newDeliverer() *deliverer {
 	return &deliverer{out: b.outbox(), slack: slackMessages{b.opt.API}, metrics: b.opt.Metrics, log: b.log, replica: b.opt.Replica,
 		poll: b.opt.Poll, claimAfter: b.opt.ClaimAfter, timeout: b.opt.DeliveryTimeout, wait: b.opt.Poll, now: b.opt.Now, authBad: &b.authBad,
 		retryAt: map[string]time.Time{}, attempts: map[string]int{}, replied: map[string]bool{}, posted: map[string]string{},
-		rescued: map[string]rescue{}, defaultChannel: b.opt.DefaultChannel, paused: map[string]time.Time{}, flooded: map[string]bool{}}
+		rescued: map[string]rescue{}, paged: map[string]bool{}, pager: b.opt.Pager, defaultChannel: b.opt.DefaultChannel, paused: map[string]time.Time{}, flooded: map[string]bool{}}
 }
 
 // run delivers the outbox until ctx ends. Entries of one incident go out in sequence order,
@@ -342,6 +351,7 @@ func (d *deliverer) deliverAll(ctx context.Context, list []state.Delivery, block
 		delete(d.replied, e.StreamID)
 		delete(d.posted, e.StreamID)
 		delete(d.rescued, e.StreamID)
+		delete(d.paged, e.StreamID)
 	}
 	return delivered, nil
 }
@@ -409,6 +419,11 @@ func (d *deliverer) deliver(ctx context.Context, e state.Delivery) error {
 		if prog.RootTS == "" {
 			d.log.Error("incident has no root message; thread update dropped", "incident", e.Incident, "kind", e.Kind)
 			return st.Complete(ctx, e, "", "")
+		}
+		// The phone stops ringing once: before Slack, which may be what nobody reads.
+		if closes := e.Name == state.EventResolved || e.Name == state.EventMergedInto; closes && d.pager != nil && !d.paged[e.StreamID] {
+			d.pager.Resolved(ctx, inc)
+			d.paged[e.StreamID] = true
 		}
 		// A quiet incident's repeats only edit the root (a probe failing all night says so
 		// once); its other events still reply.

@@ -125,8 +125,8 @@ func newDeliveryWorld(t *testing.T, answer func(attempt int, c slackCall) error)
 	w.d = &deliverer{out: w.store, slack: w.slack, metrics: metrics.New(), log: slog.New(slog.DiscardHandler), replica: "r1",
 		poll: 200 * time.Millisecond, claimAfter: time.Minute, timeout: 50 * time.Millisecond, wait: -1, now: w.clock.Now, authBad: w.auth,
 		retryAt: map[string]time.Time{}, attempts: map[string]int{}, replied: map[string]bool{}, posted: map[string]string{},
-		rescued: map[string]rescue{},
-		paused:  map[string]time.Time{}, flooded: map[string]bool{}}
+		rescued: map[string]rescue{}, paged: map[string]bool{},
+		paused: map[string]time.Time{}, flooded: map[string]bool{}}
 	return w
 }
 

@@ -169,6 +169,15 @@ func (v *validator) slack(c *Config) {
 			v.errorf(fmt.Sprintf("slack.escalation.severities[%d]", i), "unknown severity %q (want SEV1, SEV2, SEV3, SEV4 or SEV5)", sev)
 		}
 	}
+	if _, err := time.LoadLocation(s.TimeZone); err != nil || s.TimeZone == "" || s.TimeZone == "Local" {
+		v.errorf("slack.time_zone", "unknown time zone %q (want an IANA name such as UTC or Europe/Paris)", s.TimeZone)
+	}
+	if w := e.Webhook; w.URLEnv != "" && !envName.MatchString(w.URLEnv) {
+		v.errorf("slack.escalation.webhook.url_env", "invalid environment variable name %q (want letters, digits and _, such as PAGERDUTY_EVENTS_URL)", w.URLEnv)
+	}
+	if f := e.Webhook.Format; f != FormatPagerDuty {
+		v.errorf("slack.escalation.webhook.format", "unknown format %q (want %s)", f, FormatPagerDuty)
+	}
 	if e.After > 0 && len(e.Mention) > 0 && len(e.Severities) == 0 {
 		v.errorf("slack.escalation.severities", "at least one severity, or nothing would escalate (after: 0s turns escalation off)")
 	}

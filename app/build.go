@@ -17,6 +17,7 @@ import (
 	"github.com/streamwatch/streamwatch/config"
 	"github.com/streamwatch/streamwatch/integrations/alerts"
 	"github.com/streamwatch/streamwatch/integrations/kafka"
+	"github.com/streamwatch/streamwatch/internal/human"
 	"github.com/streamwatch/streamwatch/metrics"
 	"github.com/streamwatch/streamwatch/pipeline"
 	"github.com/streamwatch/streamwatch/scheduler"
@@ -26,6 +27,7 @@ import (
 // build makes every part, in the order they depend on each other.
 func (a *App) build() error {
 	cfg, sec, getenv, log, now := a.opt.Config, a.opt.Secrets, a.opt.Getenv, a.log, a.opt.Now
+	human.SetZone(cfg.Slack.Location()) // every time people read, from here on
 	if sec.Redis == nil {
 		return fmt.Errorf("app: no Redis in the secrets")
 	}

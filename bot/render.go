@@ -8,6 +8,7 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/streamwatch/streamwatch/commands"
 	"github.com/streamwatch/streamwatch/integrations/alerts"
+	"github.com/streamwatch/streamwatch/internal/human"
 	"github.com/streamwatch/streamwatch/state"
 )
 
@@ -21,19 +22,20 @@ const (
 	commandAction = "cmd_"
 )
 
+// clock is a time of day as people read it (slack.time_zone): "10:41:05" in UTC, "11:41:05
+// CET" elsewhere.
 func clock(t time.Time) string {
 	if t.IsZero() {
 		return "-"
 	}
-	return t.UTC().Format("15:04:05")
+	if human.Zone() == time.UTC {
+		return t.UTC().Format("15:04:05")
+	}
+	return t.In(human.Zone()).Format("15:04:05 MST")
 }
 
-func stamp(t time.Time) string {
-	if t.IsZero() {
-		return "-"
-	}
-	return t.UTC().Format("2006-01-02 15:04:05Z")
-}
+// stamp is a moment as people read it: human.Stamp.
+func stamp(t time.Time) string { return human.Stamp(t) }
 
 func severityIcon(sev int) string {
 	switch sev {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/streamwatch/streamwatch/internal/human"
 	"github.com/streamwatch/streamwatch/pipeline"
 )
 
@@ -31,7 +32,7 @@ func digestLines(d pipeline.Digest) []string {
 
 // DigestReply is the health digest as it is posted on health.digest_schedule.
 func DigestReply(d pipeline.Digest) Reply {
-	return Reply{Text: "Pipeline health at " + d.At.UTC().Format("2006-01-02 15:04Z"), Sections: []Section{{Lines: digestLines(d), Pre: true}}}
+	return Reply{Text: "Pipeline health at " + human.Minute(d.At), Sections: []Section{{Lines: digestLines(d), Pre: true}}}
 }
 
 // sparkline draws values with the eight block characters, scaled between their min and max.

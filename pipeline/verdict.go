@@ -719,7 +719,7 @@ func riskOf(cause string) string {
 func logEvidence(m driverlog.Match) string {
 	when := ""
 	if !m.Last.IsZero() {
-		when = " (last " + m.Last.UTC().Format("2006-01-02 15:04:05Z") + ")"
+		when = " (last " + human.Stamp(m.Last) + ")"
 	}
 	return fmt.Sprintf("driver log: %s ×%d%s: %s", m.Signature.Title, m.Count, when, m.Example)
 }
@@ -732,4 +732,4 @@ func fileEvidence(f spark.Finding) string {
 	return s
 }
 
-func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") }
+func stamp(t time.Time) string { return human.Stamp(t) }

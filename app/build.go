@@ -155,7 +155,7 @@ func (a *App) build() error {
 		WebhookToken: sec.WebhookToken, AllowUnauthenticated: cfg.HTTP.AllowUnauthenticatedWebhooks,
 		MaxBodyBytes: cfg.HTTP.MaxBodyBytes, Replica: a.opt.Replica, AllowedChannels: cfg.Slack.AllowedChannels, DefaultChannel: cfg.Slack.DefaultChannel,
 		Metrics: m, HTTPClient: httpClient, ClaimAfter: a.opt.ClaimAfter, DeliveryTimeout: a.opt.DeliveryTimeout,
-		Opened: opened, Now: now, Pager: botPager,
+		Opened: opened, Now: now, Pager: botPager, Descriptions: descriptions(cfg),
 	})
 
 	a.sched = &scheduler.Scheduler{Store: store, Log: log, Replica: a.opt.Replica, Now: now}
@@ -251,4 +251,15 @@ func (a *App) server(h http.Handler) *http.Server {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
 	}
+}
+
+// descriptions maps each pipeline to its description (pipelines[].description).
+func descriptions(cfg *config.Config) map[string]string {
+	out := map[string]string{}
+	for _, p := range cfg.Pipelines {
+		if p.Description != "" {
+			out[p.Name] = p.Description
+		}
+	}
+	return out
 }

@@ -38,6 +38,9 @@ type Options struct {
 	// DefaultChannel is slack.default_channel: where an incident moves when its channel is
 	// archived, gone, or the bot was removed from it.
 	DefaultChannel string
+	// Descriptions are the pipelines' descriptions (pipelines[].description), shown where a
+	// root message names its pipeline.
+	Descriptions map[string]string
 	// Pager, when set, hears of the resolution of each incident as it is delivered
 	// (slack.escalation.webhook resolves what escalation triggered).
 	Pager Pager

@@ -105,6 +105,7 @@ type deliverer struct {
 	rescued  map[string]rescue // stream id → the root posted again for its incident (orphans.go)
 	paged    map[string]bool   // stream id → the pager heard of the closing it carries
 	pager    Pager             // nil: no escalation webhook
+	describe map[string]string // pipeline → pipelines[].description
 	// defaultChannel is slack.default_channel: where an incident whose channel takes no more
 	// messages moves.
 	defaultChannel string
@@ -126,7 +127,7 @@ func (b *Bot) newDeliverer() *deliverer {
 	return &deliverer{out: b.outbox(), slack: slackMessages{b.opt.API}, metrics: b.opt.Metrics, log: b.log, replica: b.opt.Replica,
 		poll: b.opt.Poll, claimAfter: b.opt.ClaimAfter, timeout: b.opt.DeliveryTimeout, wait: b.opt.Poll, now: b.opt.Now, authBad: &b.authBad,
 		retryAt: map[string]time.Time{}, attempts: map[string]int{}, replied: map[string]bool{}, posted: map[string]string{},
-		rescued: map[string]rescue{}, paged: map[string]bool{}, pager: b.opt.Pager, defaultChannel: b.opt.DefaultChannel, paused: map[string]time.Time{}, flooded: map[string]bool{}}
+		rescued: map[string]rescue{}, paged: map[string]bool{}, pager: b.opt.Pager, describe: b.opt.Descriptions, defaultChannel: b.opt.DefaultChannel, paused: map[string]time.Time{}, flooded: map[string]bool{}}
 }
 
 // run delivers the outbox until ctx ends. Entries of one incident go out in sequence order,
@@ -407,7 +408,7 @@ func (d *deliverer) deliver(ctx context.Context, e state.Delivery) error {
 		// A root Slack took is never posted again, even when recording its ts failed.
 		ts, done := d.posted[e.StreamID]
 		if !done {
-			ts, err = d.slack.Post(ctx, inc.Channel, Message{Text: rootText(inc), Blocks: rootBlocks(inc)})
+			ts, err = d.slack.Post(ctx, inc.Channel, d.root(inc))
 			if err != nil {
 				return d.orphaned(ctx, e, inc, inc.Channel, "chat.postMessage", err)
 			}
@@ -436,7 +437,7 @@ func (d *deliverer) deliver(ctx context.Context, e state.Delivery) error {
 			d.slackOK()
 			d.replied[e.StreamID] = true
 		}
-		if err := d.slack.Update(ctx, prog.Channel, prog.RootTS, Message{Text: rootText(inc), Blocks: rootBlocks(inc)}); err != nil {
+		if err := d.slack.Update(ctx, prog.Channel, prog.RootTS, d.root(inc)); err != nil {
 			return d.orphaned(ctx, e, inc, prog.Channel, "chat.update", err)
 		}
 		d.slackOK()
@@ -444,6 +445,11 @@ func (d *deliverer) deliver(ctx context.Context, e state.Delivery) error {
 	}
 	d.log.Error("unknown outbox entry dropped", "kind", e.Kind, "incident", e.Incident)
 	return st.Complete(ctx, e, "", "")
+}
+
+// root is the incident's root message, its pipeline described (pipelines[].description).
+func (d *deliverer) root(inc *state.Incident) Message {
+	return Message{Text: rootText(inc), Blocks: rootBlocks(inc, d.describe[inc.Pipeline])}
 }
 
 // errPaused means Slack asked to wait before posting to the entry's channel again.

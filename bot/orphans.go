@@ -55,7 +55,7 @@ func (d *deliverer) rescueTarget(from, kase string) string {
 func (d *deliverer) rescueRoot(ctx context.Context, e state.Delivery, inc *state.Incident, from, to, kase string) (string, error) {
 	r, ok := d.rescued[e.StreamID]
 	if !ok || r.channel != to {
-		ts, err := d.slack.Post(ctx, to, Message{Text: rootText(inc), Blocks: rootBlocks(inc)})
+		ts, err := d.slack.Post(ctx, to, d.root(inc))
 		if err != nil {
 			return "", err
 		}

@@ -61,8 +61,9 @@ func rootText(inc *state.Incident) string {
 		alerts.Severity(inc.Severity), clip(mrkdwn(oneLine(commands.StatusLine(inc))), 200), lifecycleFlags(inc), inc.Count, plural(inc.Count))
 }
 
-// rootBlocks renders an incident's root message.
-func rootBlocks(inc *state.Incident) []slack.Block {
+// rootBlocks renders an incident's root message; description is its pipeline's
+// (pipelines[].description), "" for none.
+func rootBlocks(inc *state.Incident, description string) []slack.Block {
 	if inc.Flood != nil {
 		return floodRootBlocks(inc)
 	}
@@ -73,6 +74,8 @@ func rootBlocks(inc *state.Incident) []slack.Block {
 	pipeline := inc.Pipeline
 	if pipeline == "" {
 		pipeline = "-"
+	} else if description != "" {
+		pipeline += " (" + description + ")"
 	}
 	fields := []*slack.TextBlockObject{
 		field("Severity", alerts.Severity(inc.Severity).String()),

@@ -23,6 +23,11 @@ func digestLines(d pipeline.Digest) []string {
 		}
 		lines = append(lines, fmt.Sprintf("%-20s %-13s %-12s %-12s %s", r.Pipeline, r.Status, age, lag, sparkline(r.Lag)))
 	}
+	for _, r := range d.Rows {
+		if r.Description != "" {
+			lines = append(lines, r.Pipeline+": "+r.Description)
+		}
+	}
 	lines = append(lines, d.Notes...)
 	if d.Missed > 0 {
 		lines = append(lines, fmt.Sprintf("%d scheduled tick(s) were missed since the last digest: no replica was running.", d.Missed))

@@ -13,6 +13,9 @@ import (
 // access was judged, the newest progress, risks, history and notes.
 func verdictLines(v pipeline.Verdict) []string {
 	var out []string
+	if v.Description != "" {
+		out = append(out, v.Pipeline+": "+v.Description)
+	}
 	switch {
 	case v.Healthy:
 		out = append(out, v.Pipeline+" is healthy: no live symptom.")

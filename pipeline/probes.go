@@ -16,6 +16,7 @@ import (
 // ProbeTarget is what the probes need to know of one pipeline.
 type ProbeTarget struct {
 	Name         string
+	Description  string // pipelines[].description
 	Channel      string
 	Probe        probe.Options
 	OpenIncident bool // probe.open_incident: a failure opens incident "probe:<name>"
@@ -68,7 +69,7 @@ func NewProbes(cfg *config.Config, store ProbeStore, getenv func(string) string)
 			continue
 		}
 		ps.Pipelines = append(ps.Pipelines, ProbeTarget{
-			Name: p.Name, Channel: p.Channel, OpenIncident: p.Probe.OpenIncident, Scheduled: p.Probe.Enabled(),
+			Name: p.Name, Description: p.Description, Channel: p.Channel, OpenIncident: p.Probe.OpenIncident, Scheduled: p.Probe.Enabled(),
 			Probe: ProbeOptions(cfg, p, getenv),
 		})
 	}

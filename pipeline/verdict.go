@@ -180,9 +180,11 @@ const (
 // Verdict is the answer of diagnose.
 type Verdict struct {
 	Pipeline string
-	Healthy  bool
-	Symptoms []Symptom
-	Causes   []Cause // most probable first
+	// Description is pipelines[].description, for the replies that name the pipeline.
+	Description string
+	Healthy     bool
+	Symptoms    []Symptom
+	Causes      []Cause // most probable first
 	// Unexplained are the present symptoms no cause explains.
 	Unexplained []string
 	// Risks are problems that cause no present symptom, or findings from configuration text

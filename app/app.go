@@ -166,6 +166,9 @@ func (a *App) Run(ctx context.Context) error {
 	if err := a.store.Ping(pingCtx); err != nil {
 		// Not fatal: webhooks answer 503 and /readyz says why until Redis answers.
 		a.log.Warn("redis does not answer yet", "err", err)
+	} else if err := a.store.IndexChannels(pingCtx); err != nil {
+		// Not fatal either: the first incident list builds the index.
+		a.log.Warn("could not index the open incidents by channel yet", "err", err)
 	}
 	cancelPing()
 

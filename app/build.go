@@ -39,6 +39,7 @@ func (a *App) build() error {
 	store.AutoResolveAfter = cfg.Alerts.AutoResolveAfter
 	store.Retention = cfg.Alerts.IncidentRetention
 	store.FloodLimit, store.FloodQuietFor = int(cfg.Alerts.Flood.NewIncidentsPerMinute), cfg.Alerts.Flood.QuietFor
+	store.FloodExempt = cfg.Alerts.Flood.ExemptSeverity.Level()
 	store.CorrelatePipeline = cfg.Alerts.CorrelatePipeline
 	store.MinReplicasAcked, store.ReplicaAckTimeout = int(cfg.Redis.MinReplicasAcked), cfg.Redis.ReplicaAckTimeout
 	a.store = store

@@ -174,12 +174,13 @@ func TestE2EPerPipelineRemediators(t *testing.T) {
 		strings.Contains(string(r.Blocks), "INC-3") {
 		t.Fatalf("list in C0PIPE: %q %s", r.Text, r.Blocks)
 	}
-	if r := askIn(t, s, "U0SMS", "C0PIPE", "incident list all"); !strings.Contains(r.Text, "1 open incident in the channels you are a member of") || strings.Contains(string(r.Blocks), "INC-3") {
+	if r := askIn(t, s, "U0SMS", "C0PIPE", "incident list all"); !strings.Contains(r.Text, "Open incidents in the channels you are a member of") ||
+		!strings.Contains(string(r.Blocks), "INC-1") || strings.Contains(string(r.Blocks), "INC-3") {
 		t.Fatalf("list all for U0SMS: %q %s", r.Text, r.Blocks)
 	}
-	if r := askIn(t, s, "U0ORD", "C0PIPE", "incident list all"); !strings.Contains(r.Text, "2 open incidents in the channels you are a member of") ||
-		strings.Index(string(r.Blocks), "INC-1") > strings.Index(string(r.Blocks), "INC-3") {
-		t.Fatalf("list all for U0ORD, this channel's first: %q %s", r.Text, r.Blocks)
+	if r := askIn(t, s, "U0ORD", "C0PIPE", "incident list all"); !strings.Contains(r.Text, "Open incidents in the channels you are a member of, newest first") ||
+		!strings.Contains(string(r.Blocks), "INC-1") || strings.Index(string(r.Blocks), "INC-1") < strings.Index(string(r.Blocks), "INC-3") {
+		t.Fatalf("list all for U0ORD, newest first: %q %s", r.Text, r.Blocks)
 	}
 	// The audit trail: remediators of the pipeline only.
 	if r := askIn(t, s, "U0SMS", "C0PIPE", "audit orders"); !strings.Contains(r.Text, "pipelines[orders].remediators may read the audit trail of orders") {

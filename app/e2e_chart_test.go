@@ -97,6 +97,14 @@ func TestE2EChartCommand(t *testing.T) {
 	w.produce(5)
 	in := start(t, setup{extra: w.config("")})
 	s := in.slack
+	defer func() {
+		if t.Failed() {
+			t.Log(grepLines(in.logs.String(), "chart", "ERROR", "WARN", "detect"))
+			for _, m := range s.Messages("C0PIPE") {
+				t.Logf("%s %s %q", m.TS, m.ThreadTS, m.Text)
+			}
+		}
+	}()
 	waitFor(t, s, "the detection root and its chart", func(s *slackfake.Server) bool {
 		r := roots(s, "C0PIPE")
 		return len(r) == 1 && len(chartsIn(s, "C0PIPE", r[0].TS)) == 1

@@ -386,6 +386,63 @@ func TestE2EDetectQuietTopicBurst(t *testing.T) {
 	})
 }
 
+// TestE2EDetectCountsOnlyRecordsThatExist: records retention deleted before the query read
+// them are not waiting; the metric counts from the partition's log start.
+func TestE2EDetectCountsOnlyRecordsThatExist(t *testing.T) {
+	w := newSparkWorld(t)
+	ctx := context.Background()
+	if err := w.kc.Produce(ctx, detectTopic, []int{40, 40}, time.Now().Add(-time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	w.commit(0, time.Time{}) // read up to offset 5 of each partition
+	if err := w.kc.DeleteBefore(ctx, detectTopic, map[int32]int64{0: 30}); err != nil {
+		t.Fatal(err)
+	}
+	in := start(t, setup{extra: strings.Replace(w.config(""), "stale_after: 3s", "stale_after: 1h", 1)})
+	// p0: 30..40 still exist (5..30 are gone); p1: 5..40.
+	wait.For(t, 20*time.Second, "45 records waiting beyond the checkpoint, not 70", func() bool {
+		v, ok := scrape(t, in, waitingCheckpoint)
+		return ok && v == 45
+	})
+}
+
+// TestE2EDetectLagCountsFromTheLastCaughtUpRound: a backfill writes records stamped two hours
+// ago into a caught-up quiet topic. They have not waited two hours: Spark's lag counts from
+// the last round that saw the checkpoint caught up, so lag over detect.max_lag (15m) does not
+// hold and nothing opens.
+func TestE2EDetectLagCountsFromTheLastCaughtUpRound(t *testing.T) {
+	w := newSparkWorld(t)
+	ctx := context.Background()
+	tenMinutesAgo := time.Now().Add(-10 * time.Minute)
+	if err := w.kc.Produce(ctx, detectTopic, []int{10, 10}, tenMinutesAgo); err != nil {
+		t.Fatal(err)
+	}
+	w.commit(1, tenMinutesAgo)
+	in := start(t, setup{extra: strings.Replace(w.config(""), "stale_after: 3s", "stale_after: 1h", 1)})
+	wait.For(t, 20*time.Second, "a round observing the caught-up query", func() bool {
+		v, ok := scrape(t, in, waitingCheckpoint)
+		return ok && v == 0
+	})
+	if err := w.kc.Produce(ctx, detectTopic, []int{3, 3}, time.Now().Add(-2*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	wait.For(t, 20*time.Second, "the backfill waiting beyond the checkpoint", func() bool {
+		v, ok := scrape(t, in, waitingCheckpoint)
+		return ok && v == 6
+	})
+	waitObservedRounds(t, in, 3)
+	oldest := `streamwatch_pipeline_oldest_waiting_seconds{pipeline="sms-replies"}`
+	if v, ok := scrape(t, in, oldest); !ok || v >= 600 {
+		t.Errorf("oldest waiting = %vs (present %v): counted from the records' two-hour-old stamps, not from the last caught-up round", v, ok)
+	}
+	if v, ok := scrape(t, in, `streamwatch_pipeline_symptom_active{pipeline="sms-replies",symptom="lag"}`); !ok || v != 0 {
+		t.Errorf("lag = %v (present %v) for a backfill that arrived seconds ago", v, ok)
+	}
+	if m := in.slack.Messages("C0PIPE"); len(m) != 0 {
+		t.Fatalf("a backfill opened %q", m[0].Text)
+	}
+}
+
 // TestE2EDetectTwoReplicasOneIncident: two replicas sharing Redis and Slack judge each round
 // once: one incident, one root, one diagnosis.
 func TestE2EDetectTwoReplicasOneIncident(t *testing.T) {

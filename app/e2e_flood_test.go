@@ -340,3 +340,52 @@ func mustParseURL(t *testing.T, u string) *redis.Options {
 	}
 	return o
 }
+
+// TestE2ECriticalAlertSurvivesAFlood: amid a flood of 500 SEV4 keys, a SEV1 (at
+// alerts.flood.exempt_severity) opens its own incident, gets its own root and escalates; the
+// flood's root counts its alerts by severity.
+func TestE2ECriticalAlertSurvivesAFlood(t *testing.T) {
+	const total, limit = 500, 20
+	low := func(i int) string {
+		return strings.Replace(stormAlert(i), `"severity":"warning"`, `"severity":"low"`, 1)
+	}
+	su := setup{prefix: testredis.Prefix(),
+		alertsExtra: "  flood: {new_incidents_per_minute: 20, quiet_for: 1m, exempt_severity: SEV1}\n",
+		slackExtra:  "  escalation: {after: 1s, mention: [S0ONCALL], severities: [SEV1]}\n"}
+	in := start(t, su)
+	s := in.slack
+	var mu sync.Mutex
+	var flood string
+	concurrently(total, 16, func(i int) {
+		a := answerOf(t, in.ok("/webhooks/generic", low(i)))
+		if a.Result == "flooded" {
+			mu.Lock()
+			flood = a.Incident // one flood: every flooded answer names it
+			mu.Unlock()
+		}
+	})
+	if flood == "" {
+		t.Fatal("500 new keys in a second made no flood")
+	}
+	crit := answerOf(t, in.ok("/webhooks/generic", alertFor("primary down", "primary-down", "")))
+	if crit.Result != "opened" || crit.Incident == flood {
+		t.Fatalf("the SEV1 amid the flood: %+v, want its own incident (the flood is %s)", crit, flood)
+	}
+	// A warning-level new key still joins the flood.
+	if a := answerOf(t, in.ok("/webhooks/generic", stormAlert(total+1))); a.Result != "flooded" || a.Incident != flood {
+		t.Fatalf("a SEV3 new key during the flood: %+v", a)
+	}
+	var root slackfake.Message
+	waitFor(t, s, "the SEV1's own root", func(s *slackfake.Server) bool {
+		root = incidentRoot(s, "C0DEFAULT", crit.Incident)
+		return root.TS != "" && strings.Contains(root.Text, "primary down")
+	})
+	waitFor(t, s, "the SEV1's escalation", func(s *slackfake.Server) bool {
+		return len(escalations(s, "C0DEFAULT", root.TS)) == 1
+	})
+	want := fmt.Sprintf("*By severity:* SEV3 warning 1 · SEV4 low %d", total-limit)
+	waitFor(t, s, "the flood root counting by severity", func(s *slackfake.Server) bool {
+		f := floodRoots(s)
+		return len(f) == 1 && strings.Contains(string(f[0].Blocks), want)
+	})
+}

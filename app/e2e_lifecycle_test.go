@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -488,4 +489,121 @@ func TestE2ELabelSilenceHoldsAcrossReplicasAndRestarts(t *testing.T) {
 	if list := command(t, s, "C0DEFAULT", "silences"); !strings.Contains(list, "silenced 3 alerts") {
 		t.Fatalf("silences:\n%s", list)
 	}
+}
+
+// TestE2EIncidentListPages: 25 open incidents in a channel: incident list shows the newest 20,
+// newest first, with a More button that shows the other 5; a filter narrows it; a command
+// typed without an ID names the newest open ones.
+func TestE2EIncidentListPages(t *testing.T) {
+	in := start(t, setup{prefix: testredis.Prefix(), alertsExtra: "  flood: {new_incidents_per_minute: 0}\n"})
+	s := in.slack
+	for i := 1; i <= 25; i++ {
+		a := answerOf(t, in.ok("/webhooks/generic", alertFor(fmt.Sprintf("disk %02d", i), fmt.Sprintf("disk-%02d", i), "")))
+		if a.Incident != fmt.Sprintf("INC-%d", i) {
+			t.Fatalf("alert %d opened %+v", i, a)
+		}
+	}
+	// The table's rows start a line of the reply's blocks (JSON: after an escaped newline).
+	rows := func(blocks string) []string {
+		var out []string
+		for _, m := range regexp.MustCompile(`\\n(INC-\d+) `).FindAllStringSubmatch(blocks, -1) {
+			out = append(out, m[1])
+		}
+		return out
+	}
+	r := askIn(t, s, "U0ALICE", "C0DEFAULT", "incident list")
+	got := rows(string(r.Blocks))
+	if !strings.Contains(r.Text, "25 open incidents in this channel, newest first (20 shown)") || len(got) != 20 ||
+		got[0] != "INC-25" || got[19] != "INC-6" || !strings.Contains(string(r.Blocks), `"More"`) {
+		t.Fatalf("first page %q rows %v:\n%s", r.Text, got, r.Blocks)
+	}
+	before := len(s.ResponsePosts())
+	if _, err := s.SendBlockAction(context.Background(), slackfake.BlockAction{UserID: "U0ALICE", ChannelID: "C0DEFAULT",
+		MessageTS: ephemeralTS(t, s, "25 open incidents"), ActionID: "cmd_incident_list_more"}); err != nil {
+		t.Fatal(err)
+	}
+	var more slackfake.ResponsePost
+	waitFor(t, s, "the next page", func(s *slackfake.Server) bool {
+		p := s.ResponsePosts()
+		if len(p) > before {
+			more = p[len(p)-1]
+			return true
+		}
+		return false
+	})
+	if got := rows(string(more.Blocks)); strings.Join(got, " ") != "INC-5 INC-4 INC-3 INC-2 INC-1" || strings.Contains(string(more.Blocks), `"More"`) {
+		t.Fatalf("second page %q rows %v:\n%s", more.Text, got, more.Blocks)
+	}
+	askIn(t, s, "U0BOB", "C0DEFAULT", "incident ack INC-7")
+	r = askIn(t, s, "U0ALICE", "C0DEFAULT", "incident list acked")
+	if got := rows(string(r.Blocks)); strings.Join(got, " ") != "INC-7" {
+		t.Fatalf("acked: %q rows %v", r.Text, got)
+	}
+	r = askIn(t, s, "U0ALICE", "C0DEFAULT", "incident resolve")
+	if !strings.Contains(r.Text, "which incident? This channel has 25 open: INC-25, INC-24, INC-23, INC-22, INC-21, INC-20, INC-19, INC-18, INC-17, INC-16 and 15 more") {
+		t.Fatalf("resolve without an ID: %q", r.Text)
+	}
+}
+
+// TestE2EEscalationLevelsAndUnack: with two replicas, level 1 calls the on-call group once; an
+// acknowledgement holds level 2 back for as long as it lasts; unack resumes the count where it
+// stopped, and level 2 calls the leads, then repeats; each mention once per replica set.
+func TestE2EEscalationLevelsAndUnack(t *testing.T) {
+	s := newSlack(t, slackfake.Options{})
+	su := setup{redisURL: testredis.URL(t), prefix: testredis.Prefix(), slack: s,
+		slackExtra: "  escalation: {after: 1s, mention: [S0ONCALL], severities: [SEV1], levels: [{after: 3s, mention: [S0LEADS], repeat: 2s}]}\n"}
+	a, b := start(t, su), start(t, su)
+	a.ok("/webhooks/generic", alertFor("primary down", "esc-1", ""))
+	var root slackfake.Message
+	waitFor(t, s, "the root", func(s *slackfake.Server) bool {
+		root = incidentRoot(s, "C0DEFAULT", "INC-1")
+		return root.TS != ""
+	})
+	mentions := func() []string {
+		var out []string
+		for _, m := range replies(s, "C0DEFAULT", root.TS) {
+			if len(m.Mentions) > 0 {
+				out = append(out, strings.Join(m.Mentions, " "))
+			}
+		}
+		return out
+	}
+	waitFor(t, s, "level 1", func(*slackfake.Server) bool { return len(mentions()) == 1 })
+	if r := askIn(t, s, "U0BOB", "C0DEFAULT", "incident ack INC-1"); !strings.Contains(r.Text, "INC-1 acknowledged") {
+		t.Fatalf("ack: %q", r.Text)
+	}
+	waitFor(t, s, "the Unacknowledge button", func(s *slackfake.Server) bool {
+		return strings.Contains(string(mustMessage(s, "C0DEFAULT", root.TS).Blocks), `"Unacknowledge"`)
+	})
+	rdb, _ := testredis.Client(t)
+	st := state.New(rdb, su.prefix)
+	first, err := st.LastTick(t.Context(), "escalate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait.For(t, 30*time.Second, "4s of escalation ticks while acknowledged", func() bool {
+		last, err := st.LastTick(t.Context(), "escalate")
+		return err == nil && last.Sub(first) >= 4*time.Second
+	})
+	if m := mentions(); len(m) != 1 {
+		t.Fatalf("escalated while acknowledged: %v", m)
+	}
+	click(t, s, "U0BOB", "C0DEFAULT", root.TS, "incident_unack")
+	waitFor(t, s, "level 2 and its repeat", func(*slackfake.Server) bool { return len(mentions()) >= 3 })
+	m := mentions()
+	if m[0] != "<!subteam^S0ONCALL>" || m[1] != "<!subteam^S0LEADS>" || m[2] != "<!subteam^S0LEADS>" {
+		t.Fatalf("mentions in order %v, want the on-call group, then the leads twice", m)
+	}
+	th := replies(s, "C0DEFAULT", root.TS)
+	var texts []string
+	for _, r := range th {
+		texts = append(texts, r.Text)
+	}
+	all := strings.Join(texts, "\n")
+	for _, want := range []string{"Unacknowledged by u0bob: escalation resumes at its next level.", "(level 2)", "(a reminder, level 2)"} {
+		if !strings.Contains(all, want) {
+			t.Fatalf("the thread lacks %q:\n%s", want, all)
+		}
+	}
+	_ = b
 }

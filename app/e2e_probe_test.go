@@ -123,7 +123,7 @@ func TestE2EProbeSpeaksOnce(t *testing.T) {
 		return strings.Contains(string(m.Blocks), "10 failed probes") && len(th) == 1 && strings.HasPrefix(th[0].Text, "Automatic diagnosis — sms-replies")
 	})
 	root := roots(s, "C0PIPE")[0]
-	if m, _ := s.Message("C0PIPE", root.TS); !strings.Contains(string(m.Blocks), "Failing since ") {
+	if m, _ := s.Message("C0PIPE", root.TS); !strings.Contains(string(m.Blocks), "First failure ") {
 		t.Errorf("the root does not say since when: %s", m.Blocks)
 	}
 	// A changed error: the location exists again but holds no checkpoint.
@@ -155,5 +155,20 @@ func TestE2EProbeSpeaksOnce(t *testing.T) {
 	}
 	if n := len(roots(s, "C0PIPE")); n != 1 {
 		t.Errorf("%d roots, want 1", n)
+	}
+
+	// It fails again within the same incident: the thread says since when it fails again, and
+	// the root no longer claims it has been failing since its first failure.
+	if err := os.Rename(dir, hidden); err != nil {
+		t.Fatal(err)
+	}
+	probeNow("FAILED")
+	waitFor(t, s, "one reply on the new failure, and the root shown failing again", func(s *slackfake.Server) bool {
+		th := replies(s, "C0PIPE", root.TS)
+		m, _ := s.Message("C0PIPE", root.TS)
+		return len(th) == 4 && strings.Contains(th[3].Text, "Failing again since") && strings.Contains(string(m.Blocks), "13 failed probes in this incident")
+	})
+	if m, _ := s.Message("C0PIPE", root.TS); strings.Contains(string(m.Blocks), "Failing since") {
+		t.Errorf("the root counts the recovered time as failing: %s", m.Blocks)
 	}
 }

@@ -58,6 +58,7 @@ type setup struct {
 	env         map[string]string
 	noWait      bool               // return without waiting until /readyz says ready
 	options     func(*app.Options) // changes the app's options (timeouts) before New
+	configFile  string             // when set, the configuration is written there and loaded as serve loads it
 }
 
 func newSlack(t *testing.T, opts slackfake.Options) *slackfake.Server {
@@ -102,7 +103,7 @@ func start(t *testing.T, su setup) *instance {
 	if su.metrics {
 		httpExtra = "  metrics_listen: \"127.0.0.1:0\"\n"
 	}
-	cfg, err := config.Parse(fmt.Appendf(nil, `http:
+	yaml := fmt.Appendf(nil, `http:
   listen: "127.0.0.1:0"
   max_body_bytes: 65536
 %sslack:
@@ -117,7 +118,17 @@ func start(t *testing.T, su setup) *instance {
 pipelines:
   - name: sms-replies
     channel: C0PIPE
-%s`, httpExtra, su.coalesce, su.slackExtra, su.prefix, su.redisExtra, su.alertsExtra, su.extra))
+%s`, httpExtra, su.coalesce, su.slackExtra, su.prefix, su.redisExtra, su.alertsExtra, su.extra)
+	var cfg *config.Config
+	var err error
+	if su.configFile != "" {
+		if err := os.WriteFile(su.configFile, yaml, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err = config.Load(su.configFile)
+	} else {
+		cfg, err = config.Parse(yaml)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,16 +64,27 @@ func scheduleJobs(s *scheduler.Scheduler, cfg *config.Config, probes *pipeline.P
 	// Escalation: once per tick across replicas; the state marks each incident escalated in
 	// the same step, so that a restart or a second replica never calls twice.
 	if e := cfg.Slack.Escalation; e.Enabled() {
-		esc := state.Escalation{After: e.After, Mention: e.Mention, Severities: e.Levels()}
-		s.Add(scheduler.Job{Name: "escalate", Schedule: cron.Every(min(max(e.After/4, time.Second), 30*time.Second)),
+		esc := state.Escalation{Levels: []state.EscalationLevel{{After: e.After, Mention: e.Mention}},
+			Severities: e.SeverityLevels(), AckTimeout: e.AckTimeout}
+		every := e.After
+		for _, l := range e.Levels {
+			esc.Levels = append(esc.Levels, state.EscalationLevel{After: l.After, Mention: l.Mention, Repeat: l.Repeat})
+			if l.Repeat > 0 {
+				every = min(every, l.Repeat)
+			}
+		}
+		if e.AckTimeout > 0 {
+			every = min(every, e.AckTimeout)
+		}
+		s.Add(scheduler.Job{Name: "escalate", Schedule: cron.Every(min(max(every/4, time.Second), 30*time.Second)),
 			Run: func(ctx context.Context, _ time.Time, _ int) error {
-				ids, err := store.Escalate(ctx, esc)
-				if len(ids) > 0 {
-					log.Info("escalated unacknowledged incidents", "incidents", ids, "mention", e.Mention)
+				done, err := store.Escalate(ctx, esc)
+				for _, x := range done {
+					log.Info("escalated an unacknowledged incident", "incident", x.Incident, "level", x.Level, "repeat", x.Repeat)
 				}
 				// The escalation webhook rings a phone too: after the state marked them
 				// escalated, so that another tick never triggers them again.
-				pg.Escalated(ctx, store, ids, 1)
+				pg.Escalated(ctx, store, done)
 				return err
 			}})
 	}

@@ -55,18 +55,19 @@ func (p *pager) Notify(ctx context.Context, e pagerduty.Event) error {
 	return err
 }
 
-// Escalated triggers each incident ids names at escalation level.
-func (p *pager) Escalated(ctx context.Context, store *state.Store, ids []string, level int) {
+// Escalated triggers each escalation store.Escalate made (every level, every repeat: under
+// one dedup key PagerDuty keeps one incident open and adds to it).
+func (p *pager) Escalated(ctx context.Context, store *state.Store, done []state.Escalated) {
 	if p == nil {
 		return
 	}
-	for _, id := range ids {
-		inc, err := store.Head(ctx, id)
+	for _, x := range done {
+		inc, err := store.Head(ctx, x.Incident)
 		if err != nil {
-			p.log.Error("escalation webhook: read incident", "incident", id, "err", err)
+			p.log.Error("escalation webhook: read incident", "incident", x.Incident, "err", err)
 			continue
 		}
-		_ = p.Notify(ctx, triggerEvent(inc, p.DedupKey(inc.ID), level))
+		_ = p.Notify(ctx, triggerEvent(inc, p.DedupKey(inc.ID), x.Level))
 	}
 }
 

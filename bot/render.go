@@ -15,6 +15,7 @@ import (
 // Action ids of the root message's buttons.
 const (
 	actionAck      = "incident_ack"
+	actionUnack    = "incident_unack"
 	actionResolve  = "incident_resolve"
 	actionDiagnose = "incident_diagnose"
 	// commandAction prefixes the buttons of command replies; their value is the command text
@@ -111,7 +112,10 @@ func rootBlocks(inc *state.Incident, description string) []slack.Block {
 		notes = append(notes, "All alerts resolved")
 	}
 	if inc.Quiet && inc.Source == state.SourceProbe && !inc.AllResolved && inc.Status != state.StatusResolved {
-		notes = append(notes, fmt.Sprintf("Failing since %s: %d failed probe%s, the last at %s", stamp(inc.FirstSeen), inc.Count, plural(inc.Count), clock(inc.LastSeen)))
+		// Facts of the incident, not a clock: a probe that recovered and failed again within
+		// it has not been failing since its first failure (the thread says since when it fails
+		// again).
+		notes = append(notes, fmt.Sprintf("First failure %s: %d failed probe%s in this incident, the last at %s", stamp(inc.FirstSeen), inc.Count, plural(inc.Count), clock(inc.LastSeen)))
 	}
 	notes = append(notes, lifecycleNotes(inc)...)
 	notes = append(notes, "Key: "+clip(mrkdwn(oneLine(inc.Key)), 300))
@@ -132,9 +136,13 @@ func rootBlocks(inc *state.Incident, description string) []slack.Block {
 // incidentButtons are the buttons of an incident's root that is not resolved.
 func incidentButtons(inc *state.Incident) []slack.BlockElement {
 	var buttons []slack.BlockElement
-	if inc.Status == state.StatusOpen {
+	switch inc.Status {
+	case state.StatusOpen:
 		buttons = append(buttons, slack.NewButtonBlockElement(actionAck, inc.ID,
 			slack.NewTextBlockObject(slack.PlainTextType, "Acknowledge", false, false)).WithStyle(slack.StylePrimary))
+	case state.StatusAcknowledged:
+		buttons = append(buttons, slack.NewButtonBlockElement(actionUnack, inc.ID,
+			slack.NewTextBlockObject(slack.PlainTextType, "Unacknowledge", false, false)))
 	}
 	resolve := slack.NewButtonBlockElement(actionResolve, inc.ID, slack.NewTextBlockObject(slack.PlainTextType, "Resolve", false, false))
 	resolve.Confirm = slack.NewConfirmationBlockObject(
@@ -195,6 +203,16 @@ func threadBody(d state.Delivery) string {
 				s += " Note: " + clip(mrkdwn(note), 2000)
 			}
 			return s
+		case state.EventUnacknowledged:
+			return "Unacknowledged" + by + ": escalation resumes at its next level."
+		case state.EventReopened:
+			return fmt.Sprintf("Reopened%s: the incident is open again, and %d of its keys thread here again.", by, d.Count)
+		case state.EventUnmerged:
+			return "Unmerged from " + mrkdwn(oneLine(d.Other)) + by + ": this incident is open again with its keys, alerts and count."
+		case state.EventUnmergedFrom:
+			return fmt.Sprintf("%s was unmerged%s: its keys, alerts and %d occurrence%s went back to it.", mrkdwn(oneLine(d.Other)), by, d.Count, plural(d.Count))
+		case state.EventAckExpired:
+			return fmt.Sprintf("⏰ Acknowledged, but nobody has touched it for %s: it is unacknowledged again, and escalates.", d.After)
 		case "merged_into":
 			return "Merged into " + mrkdwn(oneLine(d.Other)) + by + ": its alerts and later duplicates go to " + mrkdwn(oneLine(d.Other)) + "'s thread."
 		case "note": // a reply (the diagnosis), as data

@@ -64,8 +64,11 @@ func floodRootBlocks(inc *state.Incident) []slack.Block {
 			field("Last seen", stamp(inc.LastSeen)),
 		}, nil),
 	}
-	if len(f.Labels) > 0 || len(f.Sources) > 0 {
+	if len(f.Labels) > 0 || len(f.Sources) > 0 || len(f.BySeverity) > 0 {
 		var lines []string
+		if len(f.BySeverity) > 0 {
+			lines = append(lines, "*By severity:* "+bySeverity(f.BySeverity))
+		}
 		if len(f.Labels) > 0 {
 			est := ""
 			if f.RankingEstimated {
@@ -90,6 +93,15 @@ func floodRootBlocks(inc *state.Incident) []slack.Block {
 		blocks = append(blocks, slack.NewActionBlock("incident_actions", incidentButtons(inc)...))
 	}
 	return blocks
+}
+
+// bySeverity renders "SEV2 high 12 · SEV4 low 488": the flood's distinct alerts, most severe first.
+func bySeverity(cs []state.SeverityCount) string {
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = fmt.Sprintf("%s %d", alerts.Severity(c.Severity), c.Count)
+	}
+	return strings.Join(parts, " · ")
 }
 
 // counted renders values with their counts: "`broker=b1` 812 · `rule=lag` 790".

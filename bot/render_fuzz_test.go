@@ -34,9 +34,12 @@ func (f incidents) Get(_ context.Context, id string) (*state.Incident, error) {
 	}
 	return f.inc, nil
 }
-func (f incidents) ListOpen(context.Context, string) ([]*state.Incident, error) {
-	return []*state.Incident{f.inc, f.inc, f.inc}, nil
+func (f incidents) ListPage(context.Context, string, state.ListFilter, string, int) (*state.Page, error) {
+	return &state.Page{Incidents: []*state.Incident{f.inc, f.inc, f.inc}, Open: 40, More: true, Next: f.inc.ID}, nil
 }
+func (f incidents) Unacknowledge(context.Context, string, string) error      { return nil }
+func (f incidents) Reopen(context.Context, string, string) error             { return nil }
+func (f incidents) Unmerge(context.Context, string, string) error            { return nil }
 func (f incidents) ByThread(context.Context, string, string) (string, error) { return f.inc.ID, nil }
 func (f incidents) Timeline(context.Context, string, int64) ([]state.Event, error) {
 	var out []state.Event

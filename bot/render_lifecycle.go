@@ -119,6 +119,12 @@ func lifecycleText(d state.Delivery) (string, bool) {
 			}
 		}
 		s := fmt.Sprintf("📣 %s is still unacknowledged after %s.", clip(mrkdwn(oneLine(d.Incident)), 40), clip(mrkdwn(oneLine(d.After.String())), 40))
+		switch {
+		case d.Repeat:
+			s = fmt.Sprintf("📣 %s is still unacknowledged (a reminder, level %d).", clip(mrkdwn(oneLine(d.Incident)), 40), d.Level)
+		case d.Level > 1:
+			s = fmt.Sprintf("📣 %s is still unacknowledged after %s (level %d).", clip(mrkdwn(oneLine(d.Incident)), 40), clip(mrkdwn(oneLine(d.After.String())), 40), d.Level)
+		}
 		if len(who) > 0 {
 			s = strings.Join(who, " ") + " " + s
 		}

@@ -233,6 +233,8 @@ func (b *Bot) blockActions(ctx context.Context, cb slack.InteractionCallback) {
 		switch a.ActionID {
 		case actionAck:
 			text = "incident ack " + a.Value
+		case actionUnack:
+			text = "incident unack " + a.Value
 		case actionResolve:
 			text = "incident resolve " + a.Value
 		case actionDiagnose:

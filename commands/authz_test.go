@@ -22,14 +22,17 @@ func (m *memIncidents) Get(_ context.Context, id string) (*state.Incident, error
 	}
 	return nil, state.ErrNotFound
 }
-func (m *memIncidents) ListOpen(_ context.Context, channel string) ([]*state.Incident, error) {
-	var out []*state.Incident
-	for _, id := range []string{"INC-1", "INC-2", "INC-3"} {
-		if inc, ok := m.incs[id]; ok && (channel == "" || inc.Channel == channel) {
-			out = append(out, inc)
+func (m *memIncidents) ListPage(_ context.Context, channel string, f state.ListFilter, _ string, n int) (*state.Page, error) {
+	p := &state.Page{}
+	for _, id := range []string{"INC-3", "INC-2", "INC-1"} {
+		if inc, ok := m.incs[id]; ok && (channel == "" || inc.Channel == channel) && (f.Channels == nil || f.Channels[inc.Channel]) {
+			p.Open++
+			if len(p.Incidents) < n {
+				p.Incidents = append(p.Incidents, inc)
+			}
 		}
 	}
-	return out, nil
+	return p, nil
 }
 func (m *memIncidents) ByThread(context.Context, string, string) (string, error) { return "", nil }
 func (m *memIncidents) Timeline(context.Context, string, int64) ([]state.Event, error) {
@@ -37,6 +40,18 @@ func (m *memIncidents) Timeline(context.Context, string, int64) ([]state.Event, 
 }
 func (m *memIncidents) Acknowledge(_ context.Context, id, actor string) error {
 	m.changes = append(m.changes, "ack "+id+" by "+actor)
+	return nil
+}
+func (m *memIncidents) Unacknowledge(_ context.Context, id, actor string) error {
+	m.changes = append(m.changes, "unack "+id+" by "+actor)
+	return nil
+}
+func (m *memIncidents) Reopen(_ context.Context, id, actor string) error {
+	m.changes = append(m.changes, "reopen "+id+" by "+actor)
+	return nil
+}
+func (m *memIncidents) Unmerge(_ context.Context, id, actor string) error {
+	m.changes = append(m.changes, "unmerge "+id+" by "+actor)
 	return nil
 }
 func (m *memIncidents) Resolve(_ context.Context, id, actor, _ string) error {
@@ -115,7 +130,7 @@ func TestAccessRules(t *testing.T) {
 		{"a member of that channel may", perPipeline, "U0ORD", "C0SMS", "incident ack INC-2", "INC-2 acknowledged.", "ack INC-2 by U0ORD"},
 		{"typed in the incident's channel", perPipeline, "U0SMS", "C0ORD", "incident ack INC-2", "INC-2 acknowledged.", "ack INC-2 by U0SMS"},
 		{"list: this channel", perPipeline, "U0SMS", "C0SMS", "incident list", "1 open incident in this channel", ""},
-		{"list all: the user's channels", perPipeline, "U0ORD", "C0SMS", "incident list all", "2 open incidents in the channels you are a member of", ""},
+		{"list all: the user's channels", perPipeline, "U0ORD", "C0SMS", "incident list all", "Open incidents in the channels you are a member of, newest first", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, incs, audit := authzHandler(tc.authz)

@@ -36,7 +36,7 @@ func TestParse(t *testing.T) {
 		{text: "incident merge 3 2", path: "incident merge", args: []string{"3", "2"}},
 		{text: "incident merge 3", errLike: "takes arguments FROM INTO", usageHas: "/streamwatch incident merge FROM INTO"},
 		{text: "incident list all", path: "incident list", args: []string{"all"}},
-		{text: "incident list all extra", errLike: "takes arguments [all]"},
+		{text: "incident list all mine sev1 open pipeline=p after=INC-1 extra", errLike: "takes arguments [all] [mine] [sev1…sev5] [open|acked] [pipeline=NAME]"},
 		{text: "incident frob", errLike: `unknown command "incident frob"`, usageHas: "/streamwatch incident show [ID]"},
 		{text: "frobnicate now", errLike: `unknown command "frobnicate now"`, usageHas: "/streamwatch help"},
 	}
@@ -97,9 +97,9 @@ func TestIncidentCommandsFindTheirIncident(t *testing.T) {
 	if r.Text != "INC-1 acknowledged." {
 		t.Fatalf("ack: %+v", r)
 	}
-	// Two in C2: the reply names them.
+	// Two in C2: the reply names them, newest first.
 	r = h.Handle(ctx, commands.Request{ChannelID: "C2", Text: "incident resolve done"})
-	if !r.Usage || !strings.Contains(r.Text, "INC-2, INC-3") {
+	if !r.Usage || !strings.Contains(r.Text, "INC-3, INC-2") {
 		t.Fatalf("ambiguous resolve: %+v", r)
 	}
 	r = h.Handle(ctx, commands.Request{ChannelID: "C2", UserName: "bob", Text: "incident resolve INC-3 storage ACL fixed"})
@@ -115,7 +115,8 @@ func TestIncidentCommandsFindTheirIncident(t *testing.T) {
 		t.Fatalf("list: %+v", r)
 	}
 	r = h.Handle(ctx, commands.Request{ChannelID: "C2", Text: "incident list all"})
-	if !strings.Contains(r.Text, "2 open incidents in the channels you are a member of") {
+	if !strings.Contains(r.Text, "Open incidents in the channels you are a member of, newest first") ||
+		len(r.Sections[0].Lines) != 3 || !strings.HasPrefix(r.Sections[0].Lines[1], "INC-2    C2") {
 		t.Fatalf("list all: %+v", r)
 	}
 	r = h.Handle(ctx, commands.Request{ChannelID: "C1", Text: "incident show"})

@@ -29,10 +29,14 @@ type commandHelp struct {
 }
 
 var commandHelps = map[string]commandHelp{
-	"incident list":       {group: "Incidents", may: mayMember, examples: []string{"incident list all"}},
+	"incident list": {group: "Incidents", may: mayMember,
+		examples: []string{"incident list", "incident list all acked", "incident list pipeline=sms-replies"}},
 	"incident show":       {group: "Incidents", may: mayMember + "; an incident of another channel: its members"},
 	"incident ack":        {group: "Incidents", may: mayMember},
 	"incident resolve":    {group: "Incidents", may: maySteward},
+	"incident unack":      {group: "Incidents", may: mayMember},
+	"incident reopen":     {group: "Incidents", may: maySteward},
+	"incident unmerge":    {group: "Incidents", may: maySteward},
 	"incident merge":      {group: "Incidents", may: maySteward},
 	"incident severity":   {group: "Incidents", may: mayMember},
 	"incident assign":     {group: "Incidents", may: mayMember, examples: []string{"incident assign INC-42 @bob", "incident assign INC-42 nobody"}},

@@ -17,10 +17,13 @@ import (
 // Incidents is what the incident commands need from the incident store.
 type Incidents interface {
 	Get(ctx context.Context, id string) (*state.Incident, error)
-	ListOpen(ctx context.Context, channel string) ([]*state.Incident, error)
+	ListPage(ctx context.Context, channel string, f state.ListFilter, after string, n int) (*state.Page, error)
 	ByThread(ctx context.Context, channel, ts string) (string, error)
 	Timeline(ctx context.Context, id string, n int64) ([]state.Event, error)
 	Acknowledge(ctx context.Context, id, actor string) error
+	Unacknowledge(ctx context.Context, id, actor string) error
+	Reopen(ctx context.Context, id, actor string) error
+	Unmerge(ctx context.Context, from, actor string) error
 	Resolve(ctx context.Context, id, actor, note string) error
 	Merge(ctx context.Context, from, into, actor string) error
 }
@@ -28,12 +31,19 @@ type Incidents interface {
 var idPattern = regexp.MustCompile(`(?i)^(inc-)?[0-9]+$`)
 
 func (h *Handler) registerIncidents() {
-	h.Register(&Command{Path: "incident list", Args: "[all]", Summary: "open incidents of this channel; all: of every channel you are a member of", Max: 1,
-		Run: h.incidentList, Example: "incident list"})
+	h.Register(&Command{Path: "incident list", Args: "[all] [mine] [sev1…sev5] [open|acked] [pipeline=NAME]",
+		Summary: "open incidents of this channel, newest first, a page at a time; all: of every channel you are a member of", Max: 6,
+		Run: h.incidentList, Example: "incident list mine sev1"})
 	h.Register(&Command{Path: "incident show", Args: "[ID]", Summary: "an incident with its alerts and timeline", Max: 1,
 		Run: h.incidentShow, Example: "incident show INC-42"})
 	h.Register(&Command{Path: "incident ack", Args: "[ID]", Summary: "acknowledge an incident", Max: 1,
 		Run: h.incidentAck, Example: "incident ack INC-42"})
+	h.Register(&Command{Path: "incident unack", Args: "[ID]", Summary: "take an acknowledgement back: escalation resumes at its next level", Max: 1,
+		Run: h.incidentUnack, Example: "incident unack INC-42"})
+	h.Register(&Command{Path: "incident reopen", Args: "ID", Summary: "open a resolved incident again (within its retention); its thread continues", Min: 1, Max: 1,
+		Run: h.incidentReopen, Example: "incident reopen INC-42"})
+	h.Register(&Command{Path: "incident unmerge", Args: "FROM", Summary: "undo the merge of FROM: it opens again with its keys, alerts and count", Min: 1, Max: 1,
+		Run: h.incidentUnmerge, Example: "incident unmerge INC-43"})
 	h.Register(&Command{Path: "incident resolve", Args: "[ID] [note…]", Summary: "resolve an incident", Max: -1,
 		Run: h.incidentResolve, Example: "incident resolve INC-42 checkpoint ACL restored"})
 	h.Register(&Command{Path: "incident merge", Args: "FROM INTO", Summary: "thread FROM and its future duplicates into INTO", Min: 2, Max: 2,
@@ -55,69 +65,133 @@ func (h *Handler) target(ctx context.Context, req Request, args []string, cmd st
 			return id, args, nil
 		}
 	}
-	open, err := h.Incidents.ListOpen(ctx, req.ChannelID)
+	// The channel's index says how many are open; a page of them names a few.
+	page, err := h.Incidents.ListPage(ctx, req.ChannelID, state.ListFilter{}, "", targetShown)
 	if err != nil {
 		return "", nil, err
 	}
-	if len(open) == 1 {
-		return open[0].ID, args, nil
+	if page.Open == 1 && len(page.Incidents) == 1 {
+		return page.Incidents[0].ID, args, nil
 	}
 	msg := "which incident? This channel has no open incident"
-	if len(open) > 1 {
-		ids := make([]string, len(open))
-		for i, inc := range open {
+	if page.Open > 1 {
+		ids := make([]string, len(page.Incidents))
+		for i, inc := range page.Incidents {
 			ids[i] = inc.ID
 		}
-		msg = fmt.Sprintf("which incident? This channel has %d open: %s", len(open), strings.Join(ids, ", "))
+		more := ""
+		if page.More {
+			more = fmt.Sprintf(" and %d more", page.Open-int64(len(ids)))
+		}
+		msg = fmt.Sprintf("which incident? This channel has %d open: %s%s", page.Open, strings.Join(ids, ", "), more)
 	}
 	return "", nil, &UsageError{Msg: msg, Usages: []string{h.find(cmd).Usage(h.Name)}}
 }
 
-// incidentList lists this channel's open incidents, or with "all" those of every channel the
-// user is a member of (Directory), this channel's first.
+// targetShown is how many open incidents "which incident?" names.
+const targetShown = 10
+
+// listPageSize is how many incidents a page of incident list shows (a table that stays within
+// one of Slack's blocks).
+const listPageSize = 20
+
+// incidentList lists this channel's open incidents, newest first, a page at a time, or with
+// "all" those of every channel the user is a member of (Directory); the filters narrow it.
 func (h *Handler) incidentList(ctx context.Context, req Request, args []string) (Reply, error) {
-	all := len(args) == 1
-	if all && !strings.EqualFold(args[0], "all") {
-		return Reply{}, &UsageError{Msg: fmt.Sprintf("incident list takes nothing or \"all\", not %q", args[0]), Usages: []string{h.find("incident list").Usage(h.Name)}}
+	usage := func(format string, a ...any) error {
+		return &UsageError{Msg: fmt.Sprintf(format, a...), Usages: []string{h.find("incident list").Usage(h.Name)}}
+	}
+	var f state.ListFilter
+	all, after := false, ""
+	var kept []string // the filters, for the next page's command
+	for _, a := range args {
+		low := strings.ToLower(a)
+		switch {
+		case low == "all":
+			all = true
+		case low == "mine":
+			f.User = req.UserID
+		case len(low) == 4 && strings.HasPrefix(low, "sev") && low[3] >= '1' && low[3] <= '5':
+			f.Severity = int(low[3] - '0')
+		case low == "open":
+			f.Status = state.StatusOpen
+		case low == "acked" || low == "acknowledged":
+			f.Status = state.StatusAcknowledged
+		case strings.HasPrefix(low, "pipeline="):
+			f.Pipeline = a[len("pipeline="):]
+			if f.Pipeline == "" {
+				return Reply{}, usage("pipeline= needs a pipeline's name")
+			}
+		case strings.HasPrefix(low, "after="):
+			if after = a[len("after="):]; !idPattern.MatchString(after) {
+				return Reply{}, usage("after= takes an incident ID, not %q", after)
+			}
+			continue
+		default:
+			return Reply{}, usage("incident list does not know %q", a)
+		}
+		kept = append(kept, a)
 	}
 	channel := req.ChannelID
+	where := "in this channel"
 	if all {
-		channel = ""
+		channel, where = "", "in the channels you are a member of"
+		if h.Directory != nil {
+			mine, err := h.Directory.Channels(ctx, req.UserID)
+			if err != nil {
+				return Reply{}, fmt.Errorf("check your channels: %w", err)
+			}
+			if mine == nil {
+				mine = map[string]bool{}
+			}
+			mine[req.ChannelID] = true
+			f.Channels = mine
+		}
 	}
-	open, err := h.Incidents.ListOpen(ctx, channel)
+	page, err := h.Incidents.ListPage(ctx, channel, f, after, listPageSize)
 	if err != nil {
 		return Reply{}, err
 	}
-	where := "in this channel"
+	filtered := ""
+	if len(kept) > 0 && !(all && len(kept) == 1) {
+		filtered = " matching " + strings.Join(kept, " ")
+	}
+	if len(page.Incidents) == 0 {
+		if after != "" {
+			return Reply{Text: "No more open incidents " + where + filtered + "."}, nil
+		}
+		return Reply{Text: "No open incidents " + where + filtered + "."}, nil
+	}
+	head := fmt.Sprintf("%-8s %-14s %-22s %-14s %-14s %6s  %s", "ID", "SEVERITY", "STATUS", "OWNER", "PIPELINE", "COUNT", "TITLE")
 	if all {
-		where = "in the channels you are a member of"
-		var mine map[string]bool
-		if h.Directory != nil {
-			if mine, err = h.Directory.Channels(ctx, req.UserID); err != nil {
-				return Reply{}, fmt.Errorf("check your channels: %w", err)
-			}
+		head = fmt.Sprintf("%-8s %-12s", "ID", "CHANNEL") + head[8:]
+	}
+	lines := []string{head}
+	for _, inc := range page.Incidents {
+		row := fmt.Sprintf("%-8s %-14s %-22s %-14s %-14s %6d  %s", inc.ID, alerts.Severity(inc.Severity),
+			listStatus(inc), dash(ownerName(inc)), dash(inc.Pipeline), inc.Count, Title(inc))
+		if all {
+			row = fmt.Sprintf("%-8s %-12s", inc.ID, inc.Channel) + row[8:]
 		}
-		seen := open[:0]
-		for _, inc := range open {
-			if mine == nil || mine[inc.Channel] || inc.Channel == req.ChannelID {
-				seen = append(seen, inc)
-			}
+		lines = append(lines, row)
+	}
+	text := fmt.Sprintf("%d open incident%s %s%s, newest first", page.Open, plural(int(page.Open)), where, filtered)
+	if all || filtered != "" {
+		text = fmt.Sprintf("Open incidents %s%s, newest first", where, filtered)
+	}
+	if after != "" || page.More {
+		text += fmt.Sprintf(" (%d shown", len(page.Incidents))
+		if after != "" {
+			text += ", after " + state.NormalizeID(after)
 		}
-		open = seen
-		// This channel's incidents first, then the rest, each oldest first.
-		sort.SliceStable(open, func(i, j int) bool {
-			return open[i].Channel == req.ChannelID && open[j].Channel != req.ChannelID
-		})
+		text += ")"
 	}
-	if len(open) == 0 {
-		return Reply{Text: "No open incidents " + where + "."}, nil
+	r := Reply{Text: text, Sections: []Section{{Lines: lines, Pre: true}}}
+	if page.More {
+		cmd := strings.Join(append(append([]string{"incident list"}, kept...), "after="+page.Next), " ")
+		r.Actions = []Action{{ID: "incident_list_more", Label: "More", Command: cmd}}
 	}
-	lines := []string{fmt.Sprintf("%-8s %-14s %-22s %-14s %-14s %6s  %s", "ID", "SEVERITY", "STATUS", "OWNER", "PIPELINE", "COUNT", "TITLE")}
-	for _, inc := range open {
-		lines = append(lines, fmt.Sprintf("%-8s %-14s %-22s %-14s %-14s %6d  %s", inc.ID, alerts.Severity(inc.Severity),
-			listStatus(inc), dash(ownerName(inc)), dash(inc.Pipeline), inc.Count, Title(inc)))
-	}
-	return Reply{Text: fmt.Sprintf("%d open incident%s %s", len(open), plural(len(open)), where), Sections: []Section{{Lines: lines, Pre: true}}}, nil
+	return r, nil
 }
 
 // incident returns the incident a command means, refusing one of a channel the user is not a
@@ -230,6 +304,65 @@ func (h *Handler) incidentAck(ctx context.Context, req Request, args []string) (
 	}
 	h.record(ctx, req, state.AuditEntry{Action: "acknowledge", Target: id, Outcome: "done", Incident: id, Pipeline: inc.Pipeline})
 	return Reply{Text: fmt.Sprintf("%s acknowledged.", id)}, nil
+}
+
+func (h *Handler) incidentUnack(ctx context.Context, req Request, args []string) (Reply, error) {
+	id, _, err := h.target(ctx, req, args, "incident unack")
+	if err != nil {
+		return Reply{}, err
+	}
+	if err := h.undo(ctx, req, id, "unacknowledge", h.Incidents.Unacknowledge); err != nil {
+		return Reply{}, err
+	}
+	return Reply{Text: fmt.Sprintf("%s is unacknowledged again: escalation resumes at its next level.", id)}, nil
+}
+
+func (h *Handler) incidentReopen(ctx context.Context, req Request, args []string) (Reply, error) {
+	if !idPattern.MatchString(args[0]) {
+		return Reply{}, &UsageError{Msg: fmt.Sprintf("%q is not an incident id", args[0]), Usages: []string{h.find("incident reopen").Usage(h.Name)}}
+	}
+	id := state.NormalizeID(args[0])
+	if err := h.undo(ctx, req, id, "reopen", h.Incidents.Reopen); err != nil {
+		return Reply{}, err
+	}
+	return Reply{Text: fmt.Sprintf("%s is open again; its thread continues.", id)}, nil
+}
+
+func (h *Handler) incidentUnmerge(ctx context.Context, req Request, args []string) (Reply, error) {
+	if !idPattern.MatchString(args[0]) {
+		return Reply{}, &UsageError{Msg: fmt.Sprintf("%q is not an incident id", args[0]), Usages: []string{h.find("incident unmerge").Usage(h.Name)}}
+	}
+	from := state.NormalizeID(args[0])
+	inc, err := h.incident(ctx, req, from)
+	if err != nil {
+		return Reply{}, err
+	}
+	if err := h.undo(ctx, req, from, "unmerge", h.Incidents.Unmerge); err != nil {
+		return Reply{}, err
+	}
+	return Reply{Text: fmt.Sprintf("%s is its own incident again, with its keys, alerts and count; %s gave them back.", from, or(inc.MergedInto, "the other"))}, nil
+}
+
+// undo runs a person's undo (unack, reopen, unmerge) of incident id, which they must be able
+// to see and, like a resolve, change; audited either way.
+func (h *Handler) undo(ctx context.Context, req Request, id, action string, do func(ctx context.Context, id, actor string) error) error {
+	inc, err := h.incident(ctx, req, id)
+	if err != nil {
+		return err
+	}
+	if action != "unacknowledge" {
+		if err := h.guard(ctx, req, Guard{Action: action + " incidents", Access: AccessSteward, Pipelines: pipelinesOf(inc),
+			Target: id, Incident: id}); err != nil {
+			return err
+		}
+	}
+	if err := do(ctx, id, req.Actor()); err != nil {
+		err = notFound(err, id)
+		h.record(ctx, req, state.AuditEntry{Action: action, Target: id, Outcome: "failed", Detail: err.Error(), Incident: id, Pipeline: inc.Pipeline})
+		return err
+	}
+	h.record(ctx, req, state.AuditEntry{Action: action, Target: id, Outcome: "done", Incident: id, Pipeline: inc.Pipeline})
+	return nil
 }
 
 func (h *Handler) incidentResolve(ctx context.Context, req Request, args []string) (Reply, error) {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/streamwatch/streamwatch/integrations/remediate"
 	"github.com/streamwatch/streamwatch/internal/human"
@@ -253,15 +252,12 @@ func (h *Handler) note(ctx context.Context, notes Notes, req Request, pipeline, 
 		id, _ = h.Incidents.ByThread(ctx, req.ChannelID, req.ThreadTS)
 	}
 	if id == "" {
-		open, err := h.Incidents.ListOpen(ctx, "")
+		page, err := h.Incidents.ListPage(ctx, "", state.ListFilter{Pipeline: pipeline}, "", 1)
 		if err != nil {
 			return
 		}
-		var newest time.Time
-		for _, inc := range open {
-			if inc.Pipeline == pipeline && !inc.FirstSeen.Before(newest) {
-				id, newest = inc.ID, inc.FirstSeen
-			}
+		if len(page.Incidents) == 1 {
+			id = page.Incidents[0].ID
 		}
 	}
 	if id != "" {

@@ -102,6 +102,9 @@ func checkpointKafka(b *strings.Builder, r *spark.Report) {
 	if len(r.Kafka) <= 12 {
 		for _, k := range r.Kafka {
 			fmt.Fprintf(b, "  %s[%d]: committed %s, planned %s", k.Topic, k.Partition, off(k.Committed), off(k.Planned))
+			if k.LogStart > 0 {
+				fmt.Fprintf(b, ", log start %d", k.LogStart)
+			}
 			if k.LogEnd >= 0 {
 				fmt.Fprintf(b, ", log end %d", k.LogEnd)
 			}
@@ -161,6 +164,9 @@ func checkpointKafka(b *strings.Builder, r *spark.Report) {
 	}
 	if r.PendingKnown {
 		fmt.Fprintf(b, "  pending total: %d records\n", r.PendingTotal)
+	}
+	if r.LostRecords > 0 {
+		fmt.Fprintf(b, "  deleted by retention before the query read them: %d records on %s\n", r.LostRecords, human.Count(r.LostPartitions, "partition"))
 	}
 }
 

@@ -45,7 +45,20 @@ func EventDetail(e state.Event) string {
 		}
 		return e.Owner
 	case state.EventEscalated:
-		return fmt.Sprintf("unacknowledged SEV%d after %s; called %s", e.Severity, e.After, strings.Join(e.Mention, ","))
+		lvl := ""
+		if e.Level > 1 {
+			lvl = fmt.Sprintf(" (level %d)", e.Level)
+		}
+		if e.Repeat {
+			return fmt.Sprintf("still unacknowledged, reminded%s; called %s", lvl, strings.Join(e.Mention, ","))
+		}
+		return fmt.Sprintf("unacknowledged SEV%d after %s%s; called %s", e.Severity, e.After, lvl, strings.Join(e.Mention, ","))
+	case state.EventAckExpired:
+		return "acknowledged but untouched for " + e.After.String() + ": escalates again"
+	case state.EventUnmerged, state.EventUnmergedFrom:
+		return e.Other
+	case state.EventReopened:
+		return human.Count(int(e.Count), "key") + " thread here again"
 	case state.EventSilenced:
 		s := e.Silence + " until " + human.Stamp(e.Until)
 		if e.Reason != "" {

@@ -35,6 +35,21 @@ type Config struct {
 	Health    Health     `yaml:"health"`
 	Diagnose  Diagnose   `yaml:"diagnose"`
 	Repair    Repair     `yaml:"repair"`
+
+	// file is the path Load read; lines maps each YAML path present to its line (Line).
+	file  string         `yaml:"-"`
+	lines map[string]int `yaml:"-"`
+}
+
+// Line says where the key at a YAML path (pipelines[0].kafka.topics) is written in the file
+// Load read: "/etc/streamwatch.yaml:14"; "" when it is not written there (a default) or the
+// configuration was not loaded from a file.
+func (c *Config) Line(path string) string {
+	line, ok := c.lines[path]
+	if !ok || c.file == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s:%d", c.file, line)
 }
 
 // HTTP is the server for alert webhooks, /healthz, /readyz and /metrics.
@@ -92,9 +107,22 @@ type Escalation struct {
 	Mention []string `yaml:"mention"`
 	// Severities are SEV1 … SEV5.
 	Severities []string `yaml:"severities" default:"SEV1,SEV2"`
+	// Levels are further levels after the first (After, Mention): each fires once its After
+	// has passed unacknowledged, in order; the highest fired repeats every Repeat (0: once).
+	Levels []EscalationLevel `yaml:"levels"`
+	// AckTimeout, when positive, escalates again an incident acknowledged but neither resolved
+	// nor touched by a person for this long.
+	AckTimeout time.Duration `yaml:"ack_timeout" default:"0s"`
 	// Webhook also sends each escalation (and the resolution of an escalated incident) outside
 	// Slack.
 	Webhook EscalationWebhook `yaml:"webhook"`
+}
+
+// EscalationLevel is one further level of slack.escalation.
+type EscalationLevel struct {
+	After   time.Duration `yaml:"after"`
+	Mention []string      `yaml:"mention"`
+	Repeat  time.Duration `yaml:"repeat"`
 }
 
 // EscalationWebhook is an outgoing webhook for escalations: URLEnv names the environment
@@ -112,9 +140,9 @@ const FormatPagerDuty = "pagerduty_events_v2"
 // Enabled reports whether escalation is on.
 func (e Escalation) Enabled() bool { return e.After > 0 && len(e.Mention) > 0 && len(e.Severities) > 0 }
 
-// Levels are the severities as numbers, 1 (SEV1) … 5; unknown ones are left out (Parse
-// refuses them).
-func (e Escalation) Levels() []int {
+// SeverityLevels are the severities as numbers, 1 (SEV1) … 5; unknown ones are left out
+// (Parse refuses them).
+func (e Escalation) SeverityLevels() []int {
 	var out []int
 	for _, s := range e.Severities {
 		if n, ok := sevLevel(s); ok {
@@ -171,8 +199,21 @@ type Alerts struct {
 // until the rate has stayed at or below the limit for QuietFor.
 type Flood struct {
 	// NewIncidentsPerMinute is the limit per channel; 0 turns flood protection off.
-	NewIncidentsPerMinute int64         `yaml:"new_incidents_per_minute" default:"20"`
-	QuietFor              time.Duration `yaml:"quiet_for" default:"5m"`
+	NewIncidentsPerMinute int64 `yaml:"new_incidents_per_minute" default:"20"`
+	// ExemptSeverity: an alert this severe or worse (SEV1 … SEV5) never folds into a flood; it
+	// opens or joins its own incident and escalates as usual.
+	ExemptSeverity Severity      `yaml:"exempt_severity" default:"SEV1"`
+	QuietFor       time.Duration `yaml:"quiet_for" default:"5m"`
+}
+
+// Severity is a severity as the configuration writes it, SEV1 (critical) to SEV5 (info).
+type Severity string
+
+// Level is the severity's number, 1 for SEV1; 0 when it is none of SEV1 to SEV5 (validation
+// rejects those).
+func (s Severity) Level() int {
+	n, _ := sevLevel(string(s))
+	return n
 }
 
 // Route sends alerts whose labels match to a pipeline. Every entry of Match and of MatchRE
@@ -340,6 +381,8 @@ type Detect struct {
 	// OpenIncident makes a symptom open (or join) the pipeline's incident; off, it is a notice
 	// in the pipeline's channel.
 	OpenIncident bool `yaml:"open_incident" default:"true"`
+	// Severity is the severity of the incidents detection opens.
+	Severity Severity `yaml:"severity" default:"SEV2"`
 	// MaxLag is the age the oldest record the checkpoint has not reached may have; 0 turns
 	// that check off.
 	MaxLag time.Duration `yaml:"max_lag" default:"15m"`
@@ -396,6 +439,7 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config %s:\n%w", path, err)
 	}
+	cfg.file = path
 	return cfg, nil
 }
 
@@ -423,6 +467,7 @@ func Parse(data []byte) (*Config, error) {
 		})
 		return nil, errs
 	}
+	cfg.lines = d.lines
 	return cfg, nil
 }
 

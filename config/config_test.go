@@ -10,6 +10,13 @@ import (
 	"time"
 )
 
+// values is cfg without where its keys were written (Where), for comparing decoded values.
+func values(cfg *Config) *Config {
+	c := *cfg
+	c.file, c.lines = "", nil
+	return &c
+}
+
 func load(t *testing.T, path string) *Config {
 	t.Helper()
 	cfg, err := Load(path)
@@ -52,7 +59,9 @@ func TestParseSketch(t *testing.T) {
 			Remediators:     []string{"U0ADMIN"},
 			TimeZone:        "UTC",
 			Escalation: Escalation{After: 15 * time.Minute, Mention: []string{"S0ONCALL"},
-				Severities: []string{"SEV1", "SEV2"}, Webhook: EscalationWebhook{Format: FormatPagerDuty}},
+				Severities: []string{"SEV1", "SEV2"},
+				Levels:     []EscalationLevel{{After: 30 * time.Minute, Mention: []string{"S0LEADS"}, Repeat: 15 * time.Minute}},
+				Webhook:    EscalationWebhook{Format: FormatPagerDuty}},
 		},
 		Redis: Redis{KeyPrefix: "streamwatch", ReplicaAckTimeout: time.Second},
 		Alerts: Alerts{
@@ -63,7 +72,7 @@ func TestParseSketch(t *testing.T) {
 			},
 			CorrelatePipeline: true,
 			IncidentRetention: 2160 * time.Hour,
-			Flood:             Flood{NewIncidentsPerMinute: 20, QuietFor: 5 * time.Minute},
+			Flood:             Flood{NewIncidentsPerMinute: 20, ExemptSeverity: "SEV1", QuietFor: 5 * time.Minute},
 		},
 		Kafka: Kafka{
 			SampleInterval: 30 * time.Second,
@@ -103,14 +112,14 @@ func TestParseSketch(t *testing.T) {
 			},
 			Logs:           Logs{Paths: []string{"/var/log/spark/sms-replies/driver*.log"}, MaxBytes: 8388608},
 			DeployedConfig: "/etc/spark/jobs/sms-replies.conf",
-			Detect:         Detect{OpenIncident: true, MaxLag: 15 * time.Minute},
+			Detect:         Detect{OpenIncident: true, Severity: "SEV2", MaxLag: 15 * time.Minute},
 			Remediators:    []string{},
 		}},
 		Health:   Health{DigestSchedule: "0 9 * * 1-5"},
 		Diagnose: Diagnose{Timeout: 15 * time.Second},
 		Repair:   Repair{BackupMaxAge: time.Hour, ConfirmWithin: 10 * time.Minute, QuietFor: 2 * time.Minute},
 	}
-	if !reflect.DeepEqual(cfg, want) {
+	if !reflect.DeepEqual(values(cfg), want) {
 		t.Errorf("sketch decoded as\n%+v\nwant\n%+v", cfg, want)
 	}
 	wantRE := map[int]map[string]string{1: {"alertname": "^(?:^(client replied sms|ReplyPipeline.*)$)$"}}
@@ -156,14 +165,14 @@ func TestDefaults(t *testing.T) {
 		},
 		Redis: Redis{KeyPrefix: "streamwatch", ReplicaAckTimeout: time.Second},
 		Alerts: Alerts{GroupBy: []string{"alertname", "pipeline"}, CorrelatePipeline: true, IncidentRetention: 2160 * time.Hour,
-			Flood: Flood{NewIncidentsPerMinute: 20, QuietFor: 5 * time.Minute}},
+			Flood: Flood{NewIncidentsPerMinute: 20, ExemptSeverity: "SEV1", QuietFor: 5 * time.Minute}},
 		Kafka:    Kafka{SampleInterval: 30 * time.Second},
 		Storage:  Storage{S3: S3{Region: "us-east-1", PathStyle: true}},
 		Charts:   Charts{Enabled: true, Window: 6 * time.Hour, TimeZone: "UTC"},
 		Diagnose: Diagnose{Timeout: 15 * time.Second},
 		Repair:   Repair{BackupMaxAge: time.Hour, ConfirmWithin: 10 * time.Minute, QuietFor: 2 * time.Minute},
 	}
-	if !reflect.DeepEqual(cfg, want) {
+	if !reflect.DeepEqual(values(cfg), want) {
 		t.Errorf("minimal config decoded as\n%+v\nwant\n%+v", cfg, want)
 	}
 }
@@ -331,5 +340,36 @@ func TestExampleConfig(t *testing.T) {
 	cfg := load(t, "../deploy/config.example.yaml")
 	if len(cfg.Pipelines) == 0 || len(cfg.Alerts.Routes) == 0 || len(cfg.Kafka.Clusters) == 0 {
 		t.Errorf("example config lacks pipelines, routes or clusters: %+v", cfg)
+	}
+}
+
+// TestLine: a documented fact is named with the file and line it is written on, so a reply
+// can point at it; a key that is not written (a default), or a configuration not loaded from
+// a file, has none.
+func TestLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "streamwatch.yaml")
+	data := "slack: {default_channel: C0}\nkafka:\n  clusters:\n    main: {brokers: [\"b:9092\"]}\npipelines:\n  - name: p\n    kafka:\n      topics: [t]\n      group: g\n"
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]string{
+		"pipelines[0].kafka.topics":        path + ":8",
+		"kafka.clusters.main.brokers":      path + ":4",
+		"pipelines[0].checkpoint.location": "",
+	} {
+		if got := cfg.Line(key); got != want {
+			t.Errorf("Line(%s) = %q, want %q", key, got, want)
+		}
+	}
+	parsed, err := Parse([]byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := parsed.Line("pipelines[0].kafka.topics"); got != "" {
+		t.Errorf("Line without a file = %q", got)
 	}
 }

@@ -72,6 +72,13 @@ type validator struct {
 	decodeErrs Errors
 }
 
+// severity checks that path holds one of SEV1 to SEV5.
+func (v *validator) severity(path string, s Severity) {
+	if s.Level() == 0 && !v.decodeFailed(path) {
+		v.errorf(path, "must be one of SEV1 (critical) to SEV5 (info), got %q", string(s))
+	}
+}
+
 func (v *validator) errorf(path, format string, args ...any) {
 	for _, e := range v.decodeErrs {
 		if within(path, e.Path) {
@@ -178,6 +185,20 @@ func (v *validator) slack(c *Config) {
 	if f := e.Webhook.Format; f != FormatPagerDuty {
 		v.errorf("slack.escalation.webhook.format", "unknown format %q (want %s)", f, FormatPagerDuty)
 	}
+	last := e.After
+	for i, l := range e.Levels {
+		p := fmt.Sprintf("slack.escalation.levels[%d]", i)
+		v.remediators(p+".mention", l.Mention)
+		v.nonNegative(p+".repeat", l.Repeat)
+		switch {
+		case len(l.Mention) == 0:
+			v.errorf(p+".mention", "names nobody: a level calls at least one user or user group")
+		case l.After <= last:
+			v.errorf(p+".after", "must be later than the level before (%s), got %s", last, l.After)
+		}
+		last = max(last, l.After)
+	}
+	v.nonNegative("slack.escalation.ack_timeout", e.AckTimeout)
 	if e.After > 0 && len(e.Mention) > 0 && len(e.Severities) == 0 {
 		v.errorf("slack.escalation.severities", "at least one severity, or nothing would escalate (after: 0s turns escalation off)")
 	}
@@ -237,6 +258,7 @@ func (v *validator) alerts(c *Config) {
 		v.errorf("alerts.flood.new_incidents_per_minute", "must not be negative (0 turns flood protection off), got %d", a.Flood.NewIncidentsPerMinute)
 	}
 	v.positive("alerts.flood.quiet_for", a.Flood.QuietFor)
+	v.severity("alerts.flood.exempt_severity", a.Flood.ExemptSeverity)
 	for i, r := range a.Routes {
 		p := fmt.Sprintf("alerts.routes[%d]", i)
 		if len(r.Match) == 0 && len(r.MatchRE) == 0 && !v.decodeFailed(p+".match_re") {
@@ -408,6 +430,7 @@ func (v *validator) pipelineKafka(c *Config, p string, k PipelineKafka) {
 // group, never another pipeline's publish group on the same cluster.
 func (v *validator) detect(c *Config, i int, p string, pl Pipeline) {
 	v.nonNegative(p+".detect.max_lag", pl.Detect.MaxLag)
+	v.severity(p+".detect.severity", pl.Detect.Severity)
 	pg := pl.Kafka.PublishGroup
 	if pg == "" {
 		return

@@ -44,6 +44,9 @@ type CheckpointReading struct {
 	// reads; nil when not read (no Kafka, or BrokersErr).
 	Brokers    *kafka.TopicRanges
 	BrokersErr error
+	// Oldest is the own timestamp of the oldest record waiting beyond the checkpoint that the
+	// brokers still hold; zero when none waits or it could not be read.
+	Oldest time.Time
 }
 
 // Diagnose reads the named pipeline's checkpoint against the brokers (Read) and returns its
@@ -74,6 +77,7 @@ func (c *Checkpoints) Read(ctx context.Context, name string) (CheckpointReading,
 	if p.Kafka.Enabled() && c.Kafka != nil {
 		kctx, cancel := context.WithTimeout(ctx, brokerTimeout)
 		out.Brokers, opts.WaitingSince, out.BrokersErr = c.brokers(kctx, st, p)
+		out.Oldest = opts.WaitingSince
 		cancel()
 		if out.Brokers != nil {
 			opts.LogEndOffsets, opts.LogStartOffsets = rangeEnds(out.Brokers)

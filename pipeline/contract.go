@@ -20,16 +20,39 @@ type Contract struct {
 	Topics     []string
 	Group      string
 	Checkpoint string
+	// Lines are the file and line each field is written on ("/etc/streamwatch.yaml:14"),
+	// by field; absent when not known (a default, or a configuration not read from a file).
+	Lines map[string]string
 }
 
 // ContractOf is pipeline p's documented facts.
 func ContractOf(cfg *config.Config, p *config.Pipeline) Contract {
 	c := Contract{Pipeline: p.Name, Cluster: p.Kafka.Cluster, Topics: p.Kafka.Topics, Group: p.Kafka.Group,
-		Checkpoint: p.Checkpoint.Location}
+		Checkpoint: p.Checkpoint.Location, Lines: map[string]string{}}
 	if cl, ok := cfg.Kafka.Clusters[p.Kafka.Cluster]; ok {
 		c.Brokers = cl.Brokers
 	}
+	i := slices.IndexFunc(cfg.Pipelines, func(q config.Pipeline) bool { return q.Name == p.Name })
+	for field, path := range map[string]string{FieldGroup: "kafka.group", FieldTopics: "kafka.topics",
+		FieldCheckpoint: "checkpoint.location"} {
+		if l := cfg.Line(fmt.Sprintf("pipelines[%d].%s", i, path)); l != "" {
+			c.Lines[field] = l
+		}
+	}
+	if l := cfg.Line("kafka.clusters." + p.Kafka.Cluster + ".brokers"); l != "" {
+		c.Lines[FieldBrokers] = l
+	}
 	return c
+}
+
+// DocumentedAt is where the contract documents a field: its key, and the file and line it
+// is written on when known.
+func (c Contract) DocumentedAt(field string) string {
+	at := DocumentedAt(c.Pipeline, field)
+	if l := c.Lines[field]; l != "" {
+		at += ", " + l
+	}
+	return at
 }
 
 // The documented fields a contradiction can be about.
@@ -101,35 +124,49 @@ func contradictions(in Inputs) []Contradiction {
 	var out []Contradiction
 	for _, d := range in.Drift {
 		f := driftField(d.Field)
-		if f == "" {
+		if f == "" || unsetInFile(d) {
 			continue
 		}
 		obs := d.Deployed
 		if obs == "" {
 			obs = "not set"
 		}
-		out = append(out, Contradiction{Field: f, Documented: d.Documented, DocumentedAt: DocumentedAt(c.Pipeline, f),
+		out = append(out, Contradiction{Field: f, Documented: d.Documented, DocumentedAt: c.DocumentedAt(f),
 			Observed: obs, ObservedAt: d.Evidence, Source: srcConfig, Reason: d.Reason})
+	}
+	if r := in.Checkpoint; r != nil && c.Checkpoint != "" && !r.Has(spark.CodeUnreadable) {
+		if f := r.Finding(spark.CodeMissing); f != nil && f.File == "" && f.Severity == spark.SeverityCritical {
+			// Not even a metadata file: the job checkpoints elsewhere, or never started here.
+			out = append(out, Contradiction{Field: FieldCheckpoint, Documented: c.Checkpoint, DocumentedAt: c.DocumentedAt(FieldCheckpoint),
+				Observed: "no checkpoint (no metadata, offsets/ or commits/)", ObservedAt: "checkpoint " + r.Location, Source: srcCheckpoint})
+		}
 	}
 	if len(c.Topics) == 0 {
 		return out
 	}
 	documented := strings.Join(sortedSet(c.Topics), ", ")
 	if read, file := checkpointTopics(in.Checkpoint); len(read) > 0 && !slices.Equal(read, sortedSet(c.Topics)) {
-		out = append(out, Contradiction{Field: FieldTopics, Documented: documented, DocumentedAt: DocumentedAt(c.Pipeline, FieldTopics),
+		out = append(out, Contradiction{Field: FieldTopics, Documented: documented, DocumentedAt: c.DocumentedAt(FieldTopics),
 			Observed: strings.Join(read, ", "), ObservedAt: "checkpoint " + file, Source: srcCheckpoint,
 			Reason: topicsReason(sortedSet(c.Topics), read)})
 	}
 	if b := in.Brokers; b != nil {
 		for _, t := range b.Missing {
 			if slices.Contains(c.Topics, t) {
-				out = append(out, Contradiction{Field: FieldTopics, Documented: t, DocumentedAt: DocumentedAt(c.Pipeline, FieldTopics),
+				out = append(out, Contradiction{Field: FieldTopics, Documented: t, DocumentedAt: c.DocumentedAt(FieldTopics),
 					Observed: "no such topic", ObservedAt: "brokers of cluster " + c.Cluster, Source: srcBrokers,
 					Reason: "the documented topic does not exist on the documented cluster"})
 			}
 		}
 	}
 	return out
+}
+
+// unsetInFile says the deployed file does not set a field other than the group at all: that
+// contradicts nothing (the job may set it in its code), it is a risk to look at. A group it
+// does not set is a contradiction: Spark then generates its own groups.
+func unsetInFile(d deployconf.Difference) bool {
+	return d.Severity == deployconf.SeverityMissing && d.Field != deployconf.FieldGroup
 }
 
 func topicsReason(documented, read []string) string {
@@ -173,9 +210,11 @@ type unread struct {
 	topics     []string // documented topics the checkpoint does not read
 	partitions int
 	records    int64
-	// new are the partitions of read topics the checkpoint does not know (a part of the above).
+	// new are the partitions of read topics the checkpoint does not know (a part of the above);
+	// newAbove0 those whose log starts above offset 0.
 	newPartitions int
 	newRecords    int64
+	newAbove0     int
 }
 
 func unreadOf(in Inputs) unread {
@@ -206,6 +245,9 @@ func unreadOf(in Inputs) unread {
 			if k.Note == spark.NoteNotInCheckpoint && slices.Contains(in.Contract.Topics, k.Topic) && k.LogEnd > k.LogStart && k.LogStart >= 0 {
 				u.newPartitions++
 				u.newRecords += k.LogEnd - k.LogStart
+				if k.LogStart > 0 {
+					u.newAbove0++
+				}
 			}
 		}
 		u.partitions += u.newPartitions

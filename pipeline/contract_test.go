@@ -240,3 +240,45 @@ func TestJudgeNoCauseHasContent(t *testing.T) {
 		t.Errorf("next step %q, want %q (no driver log is configured)", v.Next, pipeline.NextConfigureLogs)
 	}
 }
+
+// TestJudgeContractEdges: a field the deployed file does not set (other than the group)
+// contradicts nothing, the job may set it in its code: a risk, never the cause of a stop; a
+// documented location that holds no checkpoint at all contradicts the documentation and
+// explains the documented group's stop; a documented fact is named with its file and line.
+func TestJudgeContractEdges(t *testing.T) {
+	t.Run("bootstrap not set in the deployed file", func(t *testing.T) {
+		r, b := reading("client.replies.sms", 40*time.Minute, 0, 40)
+		v := pipeline.Judge(pipeline.Inputs{Pipeline: "sms-replies", Now: at, Contract: contract, Checkpoint: stall(r, 90), Brokers: b,
+			Lag: healthyLag(), Probe: probeWith(true), Drift: []deployconf.Difference{{Field: deployconf.FieldBootstrap, Documented: "kafka-0:9092",
+				Evidence: "sms-replies.conf: no kafka.bootstrap.servers", Severity: deployconf.SeverityMissing}}})
+		if len(v.Causes) != 0 || len(v.Contradictions) != 0 {
+			t.Fatalf("causes %+v, contradictions %+v: a setting the file leaves out is no contradiction", v.Causes, v.Contradictions)
+		}
+		if risks := strings.Join(v.Risks, "\n"); !strings.Contains(risks, `deployed config: bootstrap documented "kafka-0:9092", not set (sms-replies.conf: no kafka.bootstrap.servers)`) {
+			t.Errorf("risks %q", risks)
+		}
+	})
+	t.Run("no checkpoint at the documented location", func(t *testing.T) {
+		r := &spark.Report{Location: "/cp", WaitingFor: -1, Findings: []spark.Finding{{Code: spark.CodeMissing, Severity: spark.SeverityCritical,
+			Summary: "no checkpoint at /cp: no metadata, offsets/ or commits/"}}}
+		v := pipeline.Judge(pipeline.Inputs{Pipeline: "sms-replies", Now: at, Contract: contract, Checkpoint: r,
+			Lag: &kafka.LagReport{Status: kafka.StatusStopped, Evidence: "no commit for 20m", Group: kafka.GroupInfo{Name: "sms-replies-prod"}}})
+		if len(v.Causes) == 0 || v.Causes[0].ID != pipeline.CauseCheckpointMismatch {
+			t.Fatalf("causes %+v, symptoms %+v", v.Causes, v.Symptoms)
+		}
+		if ev := strings.Join(v.Causes[0].Evidence, "\n"); !strings.Contains(ev,
+			`checkpoint location documented "/cp" (pipelines[sms-replies].checkpoint.location), read "no checkpoint (no metadata, offsets/ or commits/)" (checkpoint /cp)`) {
+			t.Errorf("evidence %q", ev)
+		}
+	})
+	t.Run("the file and line of a documented fact", func(t *testing.T) {
+		c := contract
+		c.Lines = map[string]string{pipeline.FieldTopics: "/etc/streamwatch.yaml:14"}
+		if got := c.DocumentedAt(pipeline.FieldTopics); got != "pipelines[sms-replies].kafka.topics, /etc/streamwatch.yaml:14" {
+			t.Errorf("DocumentedAt = %q", got)
+		}
+		if got := c.DocumentedAt(pipeline.FieldGroup); got != "pipelines[sms-replies].kafka.group" {
+			t.Errorf("DocumentedAt without a line = %q", got)
+		}
+	})
+}

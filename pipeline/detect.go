@@ -151,9 +151,6 @@ func (d *Detector) Round(ctx context.Context, tick time.Time) (*kafka.Round, err
 	for i, x := range ds {
 		names[i] = x.p.Name
 	}
-	if err := d.keepProgress(ctx, ds); err != nil {
-		rerr = errors.Join(rerr, err)
-	}
 	records, err := d.Store.DetectRecords(ctx, names...)
 	if err != nil {
 		return r, errors.Join(rerr, err)
@@ -162,6 +159,10 @@ func (d *Detector) Round(ctx context.Context, tick time.Time) (*kafka.Round, err
 	for _, x := range ds {
 		x.prev = d.previous(x.p.Name, records[x.p.Name])
 		x.obs, x.waiting = d.observe(x, now, x.prev.Waiting)
+	}
+	// The charts' samples are the observations' numbers (observe needs the last round's state).
+	if err := d.keepProgress(ctx, ds); err != nil {
+		rerr = errors.Join(rerr, err)
 	}
 	errs := []error{rerr}
 	for _, x := range ds {
@@ -617,8 +618,12 @@ func (d *Detector) begin(ctx context.Context, p *config.Pipeline, st *DetectStat
 			return d.update(ctx, p, st, active, obs, line)
 		}
 	}
+	sev := p.Detect.Severity.Level()
+	if sev == 0 {
+		sev = 2 // detect.severity's default, for a Pipeline not read from a file
+	}
 	out, err := d.Store.RecordAlert(ctx, state.AlertRecord{
-		Key: fingerprint(p.Name), Fingerprint: fingerprint(p.Name), Title: Headline(p.Name, active, obs), Severity: 2,
+		Key: fingerprint(p.Name), Fingerprint: fingerprint(p.Name), Title: Headline(p.Name, active, obs), Severity: sev,
 		Pipeline: p.Name, Channel: p.Channel, Source: state.SourceDetect, Detail: line,
 		// A label silence can name them: alertname=streamwatch_detected, pipeline=….
 		Labels: map[string]string{"alertname": "streamwatch_detected", "pipeline": p.Name},
@@ -703,11 +708,9 @@ func (d *Detector) publish(ctx context.Context, x *detected, pub *PublishState) 
 		return // nothing to publish this round
 	}
 	refuse := func(reason string) {
-		if pub.Refused != reason {
+		if pub.refuse(reason, d.now()) {
 			log.Warn("publish_group: not committed", "reason", reason)
-			pub.Since = d.now()
 		}
-		pub.Refused = reason
 	}
 	plan := planPublish(x.checkpoint, x.round.Publish, *pub)
 	if plan.refusal != "" {

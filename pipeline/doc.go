@@ -3,7 +3,12 @@
 //   - diagnose.go, checks.go, verdict.go: every check of a pipeline at once under one deadline
 //     (Diagnoser, Checks) and the judgment over their results (Judge: live symptoms first,
 //     then the causes that explain them, with confidence, risks and history; docs/diagnosis.md).
-//   - checkpoint.go: the Spark checkpoint read against the brokers' log ends (Checkpoints).
+//     contract.go: the documented facts against the deployment, the checkpoint and the brokers,
+//     and the checkpoint's offsets against what the brokers hold; checked.go:
+//     what was checked when a symptom has no cause, and the one next step.
+//   - checkpoint.go: the Spark checkpoint read against what the brokers hold (Checkpoints).
+//   - clock.go: a clock that counts only while its condition holds (HeldClock), kept across
+//     rounds.
 //   - probes.go, digest.go: checkpoint-access probes and their transitions into incidents and
 //     notices (Probes), and the health digest (Digest).
 //   - watch.go: the recovery watch after a fix (Watcher).

@@ -18,9 +18,22 @@ type PublishState struct {
 	Batch     int64            `json:"batch"`
 	At        time.Time        `json:"at,omitempty"`
 	// Refused is why the last round did not commit (live members, ACLs, a group ahead of the
-	// checkpoint), "" when it did or had nothing to do; Since is when that began.
+	// checkpoint), "" when it did or had nothing to do; Since is when the refusals began,
+	// whatever their reasons since (the group has not been committed to since then).
 	Refused string    `json:"refused,omitempty"`
 	Since   time.Time `json:"since,omitempty"`
+}
+
+// refuse records a round's refusal at now and says whether its reason changed. The clock of
+// the refusals starts at the first one and runs while they last, whatever their reasons: a
+// changed reason is no commit.
+func (p *PublishState) refuse(reason string, now time.Time) bool {
+	if p.Refused == "" {
+		p.Since = now
+	}
+	changed := p.Refused != reason
+	p.Refused = reason
+	return changed
 }
 
 // publishPlan is what one round commits to the publish group.

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/streamwatch/streamwatch/integrations/kafka"
 )
@@ -51,5 +52,34 @@ func TestPlanPublish(t *testing.T) {
 				t.Fatalf("plan = %+v\nwant offsets %v, rewound %v, held %v, refusal %q", p, tt.offsets, tt.rewound, tt.held, tt.refusal)
 			}
 		})
+	}
+}
+
+// TestPublishRefusalClock: "not committed since" counts from the first refusal while they
+// last, whatever their reasons; a commit stops it, and the next refusal starts it again.
+func TestPublishRefusalClock(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	var p PublishState
+	steps := []struct {
+		at      time.Duration
+		reason  string // "" : a commit
+		changed bool
+		since   time.Duration
+	}{
+		{0, "sms-spark has 1 live member", true, 0},
+		{time.Minute, "sms-spark has 1 live member", false, 0},
+		{2 * time.Minute, "the cluster refused the commit: GROUP_AUTHORIZATION_FAILED", true, 0},
+		{3 * time.Minute, "", false, -1},
+		{4 * time.Minute, "sms-spark has 1 live member", true, 4 * time.Minute},
+	}
+	for i, s := range steps {
+		now := t0.Add(s.at)
+		if s.reason == "" {
+			p.Refused, p.Since = "", time.Time{}
+			continue
+		}
+		if changed := p.refuse(s.reason, now); changed != s.changed || !p.Since.Equal(t0.Add(s.since)) {
+			t.Fatalf("step %d: changed %v, since %v; want %v, %v", i+1, changed, p.Since, s.changed, t0.Add(s.since))
+		}
 	}
 }

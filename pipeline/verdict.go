@@ -245,8 +245,8 @@ var causeDefs = map[string]causeDef{
 		"With failOnDataLoss (Spark's default) the query fails until the offsets are moved past the gap: decide whether the lost records must be replayed from elsewhere, then restart with failOnDataLoss=false once, or repair the checkpoint's offsets; raise the topic's retention.",
 		[]string{SymptomProgressStopped}},
 	CausePartitionsUnknown: {"Partitions of the topics the query reads are not in its checkpoint",
-		"Spark adds new partitions of a subscribed topic at its next batch: if the query runs, they are read soon; with assign= it never reads them (add them); if the query is stopped, restart it.",
-		[]string{SymptomRecordsUnread}},
+		"Spark adds new partitions of a subscribed topic at its next batch: if the query runs, they are read soon; with assign= it never reads them (add them); if the query is stopped, restart it. One whose log starts above offset 0 fails it under failOnDataLoss: restart once with failOnDataLoss=false to read it from its earliest offset.",
+		[]string{SymptomRecordsUnread, SymptomProgressStopped}},
 }
 
 // judge is one Judge call's working state.
@@ -257,6 +257,9 @@ type judge struct {
 	signals  map[string]map[string]bool // cause → source → direct
 	evidence map[string][]string
 	contras  []Contradiction
+	// partitionsFail: a partition the checkpoint does not know starts above offset 0 and
+	// Spark fails the query on it (failOnDataLoss).
+	partitionsFail bool
 }
 
 // Judge establishes the symptoms and names the causes that explain them.
@@ -521,6 +524,15 @@ func (j *judge) contract() {
 		j.contras = append(j.contras, c)
 		j.signal(c.Cause, c.Source, c.Source != srcConfig, c.line())
 	}
+	for _, d := range j.in.Drift {
+		if unsetInFile(d) {
+			ev := fmt.Sprintf("deployed config: %s documented %q, not set (%s)", d.Field, d.Documented, d.Evidence)
+			if d.Reason != "" {
+				ev += ": " + d.Reason
+			}
+			j.v.Risks = append(j.v.Risks, ev)
+		}
+	}
 	u := unreadOf(j.in)
 	if u.records <= 0 {
 		return
@@ -531,6 +543,21 @@ func (j *judge) contract() {
 	if u.newPartitions > 0 {
 		j.signal(CausePartitionsUnknown, srcCheckpoint, true, fmt.Sprintf("%s records on %s of the topics the query reads are not in its newest offsets",
 			human.Digits(u.newRecords), human.Count(u.newPartitions, "partition")))
+	}
+	if u.newAbove0 > 0 {
+		// Spark reads a partition it discovers from offset 0; one whose log starts later has
+		// lost records, and failOnDataLoss fails the query on it.
+		restart := "on restart Spark fails on them ('Added partition … starts from … instead of 0'; failOnDataLoss is true, Spark's default)"
+		j.partitionsFail = true
+		if d := j.in.Deployed; d != nil && d.FailOnDataLoss != "" {
+			restart = fmt.Sprintf("on restart Spark fails on them ('Added partition … starts from … instead of 0'; failOnDataLoss=%s, %s)", d.FailOnDataLoss, d.Sources[deployconf.FieldFailOnDataLoss])
+			if !d.FailsOnDataLoss() {
+				j.partitionsFail = false
+				restart = fmt.Sprintf("on restart Spark reads them from their earliest offset (failOnDataLoss=%s, %s)", d.FailOnDataLoss, d.Sources[deployconf.FieldFailOnDataLoss])
+			}
+		}
+		j.signal(CausePartitionsUnknown, srcCheckpoint, true, fmt.Sprintf("%s of them %s above offset 0: their first records are gone; %s",
+			human.Count(u.newAbove0, "partition"), map[bool]string{true: "starts", false: "start"}[u.newAbove0 == 1], restart))
 	}
 }
 
@@ -679,9 +706,14 @@ func (j *judge) explains(cause string, s *Symptom) bool {
 			// that reads other topics can still commit.
 			return slices.Contains(s.sources, srcKafka)
 		case CauseCheckpointMismatch:
-			return slices.Contains(s.sources, srcCheckpoint)
+			// The documented checkpoint's stop; or any stop when the documented location
+			// holds no checkpoint at all.
+			_, none := own[srcCheckpoint]
+			return none || slices.Contains(s.sources, srcCheckpoint)
 		case CauseOffsetsGone:
 			return j.v.Restart == "fail"
+		case CausePartitionsUnknown:
+			return j.partitionsFail
 		}
 		return true
 	case SymptomLogErrors:

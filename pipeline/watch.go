@@ -13,19 +13,32 @@ import (
 )
 
 // Progress is what a recovery watch compares: the checkpoint's newest commit and the
-// documented group's committed offsets.
+// documented group's committed offsets; and whether records wait for the query at all.
 type Progress struct {
 	Batch        int64 `json:"batch"`
 	HasBatch     bool  `json:"has_batch"`
 	Committed    int64 `json:"committed"`
 	HasCommitted bool  `json:"has_committed"`
 	Lag          int64 `json:"lag"`
+	// Waiting are the records the brokers hold beyond the checkpoint (HasWaiting: known);
+	// Oldest the oldest one's own timestamp (zero: none waits, or unknown).
+	Waiting    int64     `json:"waiting,omitempty"`
+	HasWaiting bool      `json:"has_waiting,omitempty"`
+	Oldest     time.Time `json:"oldest,omitzero"`
+}
+
+// idle says nothing waits for the query: no record beyond the checkpoint, no group lag.
+func (p Progress) idle() bool {
+	return p.HasWaiting && p.Waiting == 0 && (!p.HasCommitted || p.Lag == 0)
 }
 
 func (p Progress) String() string {
 	var parts []string
 	if p.HasBatch {
 		parts = append(parts, fmt.Sprintf("checkpoint commit batch %d", p.Batch))
+	}
+	if p.HasWaiting {
+		parts = append(parts, fmt.Sprintf("%d records wait beyond the checkpoint", p.Waiting))
 	}
 	if p.HasCommitted {
 		parts = append(parts, fmt.Sprintf("group committed %d records in total, lag %d", p.Committed, p.Lag))
@@ -70,8 +83,13 @@ func (w *Watcher) measure(ctx context.Context, name string) (Progress, error) {
 	}
 	var pr Progress
 	if p.Checkpoint.Location != "" {
-		if r, err := w.Checkpoints.Diagnose(ctx, name); err == nil && r.Committed != nil {
-			pr.Batch, pr.HasBatch = r.Committed.ID, true
+		if rd, err := w.Checkpoints.Read(ctx, name); err == nil {
+			if r := rd.Report; r.Committed != nil {
+				pr.Batch, pr.HasBatch = r.Committed.ID, true
+			}
+			if rd.Report.PendingKnown {
+				pr.Waiting, pr.HasWaiting, pr.Oldest = rd.Report.PendingTotal, true, rd.Oldest
+			}
 		}
 	}
 	if p.Kafka.Enabled() && w.Kafka != nil {
@@ -103,7 +121,10 @@ func (w *Watcher) StartWatch(ctx context.Context, name, incident, channel, by st
 	return base.String(), err
 }
 
-// Tick checks every active watch once; each ends (and is reported) exactly once.
+// Tick checks every active watch once; each ends (and is reported) exactly once. Its time
+// counts only while records waited for the query: when it runs out with nothing waiting, the
+// report says so instead of calling the fix failed; records that began to wait during the
+// watch get its whole length before it does.
 func (w *Watcher) Tick(ctx context.Context) error {
 	watches, err := w.Store.Watches(ctx)
 	if err != nil {
@@ -124,11 +145,16 @@ func (w *Watcher) Tick(ctx context.Context) error {
 			cur.HasCommitted && cur.Committed > base.Committed:
 			msg = fmt.Sprintf("Recovery: %s is progressing again. %s", wt.Pipeline, describeProgress(base, cur))
 			recovered = true
-		case w.Now().After(wt.Until):
+		case !w.Now().After(wt.Until):
+			continue
+		case cur.idle():
+			msg = fmt.Sprintf("Nothing waited for %s during %s of watching (%s): no progress was due, so the watch cannot tell whether the fix took; run `diagnose %s` once records arrive.",
+				wt.Pipeline, wt.Until.Sub(wt.Started).Round(time.Second), cur, wt.Pipeline)
+		case !cur.Oldest.IsZero() && w.Now().Sub(cur.Oldest) < wt.Until.Sub(wt.Started):
+			continue // the records began to wait during the watch: they get its whole length
+		default:
 			msg = fmt.Sprintf("No progress on %s within %s of watching: %s. The fix did not take; run `diagnose %s`.",
 				wt.Pipeline, wt.Until.Sub(wt.Started).Round(time.Second), cur, wt.Pipeline)
-		default:
-			continue
 		}
 		if ended, err := w.Store.EndWatch(ctx, wt.Pipeline); err != nil || !ended {
 			continue

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/streamwatch/streamwatch/integrations/spark/sparktest"
+	"github.com/streamwatch/streamwatch/internal/kafkatest"
 	"github.com/streamwatch/streamwatch/internal/testclock"
 	"github.com/streamwatch/streamwatch/pipeline"
 	"github.com/streamwatch/streamwatch/state"
@@ -101,5 +102,72 @@ func TestWatchUnknownPipeline(t *testing.T) {
 	w := &pipeline.Watcher{Config: cfg, Store: st, Checkpoints: &pipeline.Checkpoints{Config: cfg}, Now: clk.Now}
 	if _, err := w.StartWatch(context.Background(), "nope", "", "C0PIPE", "alice", time.Minute); err == nil || !strings.Contains(err.Error(), "unknown pipeline") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestWatchCountsOnlyWaitingTime: a watch's time counts only while records waited for the
+// query. Nothing waiting when it runs out is no failed fix; records that began to wait late
+// in the watch get its whole length; records that waited through it make it report the fix
+// did not take.
+func TestWatchCountsOnlyWaitingTime(t *testing.T) {
+	ctx := context.Background()
+	const topic = "client.replies.sms"
+	cases := []struct {
+		name   string
+		before func(t *testing.T, kc *kafkatest.Cluster, start time.Time) // before the time runs out
+		steps  []time.Duration                                            // clock moves, a tick after each
+		want   []string                                                   // the report after each step ("" none)
+	}{
+		{"nothing waited: a quiet topic", func(*testing.T, *kafkatest.Cluster, time.Time) {}, []time.Duration{31 * time.Minute},
+			[]string{"notice C0PIPE: Nothing waited for sms-replies during 30m0s of watching (checkpoint commit batch 1; 0 records wait beyond the checkpoint): " +
+				"no progress was due, so the watch cannot tell whether the fix took; run `diagnose sms-replies` once records arrive."}},
+		{"records began to wait 5 minutes before the end: they get the watch's whole length",
+			func(t *testing.T, kc *kafkatest.Cluster, start time.Time) {
+				if err := kc.Produce(ctx, topic, []int{3, 3}, start.Add(26*time.Minute)); err != nil {
+					t.Fatal(err)
+				}
+			}, []time.Duration{31 * time.Minute, 25 * time.Minute},
+			[]string{"", "notice C0PIPE: No progress on sms-replies within 30m0s of watching: checkpoint commit batch 1; 6 records wait beyond the checkpoint. " +
+				"The fix did not take; run `diagnose sms-replies`."}},
+		{"records waited through the watch", func(t *testing.T, kc *kafkatest.Cluster, start time.Time) {
+			if err := kc.Produce(ctx, topic, []int{3, 3}, start.Add(-time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+		}, []time.Duration{31 * time.Minute},
+			[]string{"notice C0PIPE: No progress on sms-replies within 30m0s of watching: checkpoint commit batch 1; 6 records wait beyond the checkpoint. " +
+				"The fix did not take; run `diagnose sms-replies`."}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			st, _ := newStore(t)
+			kc, cs, _ := startKafka(t, topic, 2)
+			start := time.Now()
+			if err := kc.Produce(ctx, topic, []int{10, 10}, start.Add(-2*time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+			dir := filepath.Join(t.TempDir(), "cp")
+			if err := sparktest.WriteCheckpoint(dir, sparktest.Spec{Start: start.Add(-2 * time.Hour), LatestBatch: 1, LatestCommit: 1,
+				Topics: []sparktest.Topic{{Name: topic, Partitions: 2, RecordsPerBatch: 5}}}); err != nil {
+				t.Fatal(err)
+			}
+			cfg := parseConfig(t, fmt.Sprintf("    kafka: {cluster: main, topics: [%s], group: sms-replies-prod}\n    checkpoint: {location: %s}\n", topic, dir),
+				"kafka:\n  clusters:\n    main: {brokers: [\"127.0.0.1:9092\"]}\n")
+			clk := testclock.New(start)
+			w := &pipeline.Watcher{Config: cfg, Store: st, Checkpoints: &pipeline.Checkpoints{Config: cfg, Kafka: cs}, Kafka: cs, Now: clk.Now}
+			if _, err := w.StartWatch(ctx, "sms-replies", "", "C0PIPE", "alice", 30*time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			c.before(t, kc, start)
+			for i, d := range c.steps {
+				clk.Add(d)
+				if err := w.Tick(ctx); err != nil {
+					t.Fatal(err)
+				}
+				got := outbox(t, st)
+				if c.want[i] == "" && len(got) != 0 || c.want[i] != "" && (len(got) != 1 || got[0] != c.want[i]) {
+					t.Fatalf("step %d: reports %q, want %q", i+1, got, c.want[i])
+				}
+			}
+		})
 	}
 }

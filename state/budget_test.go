@@ -50,14 +50,14 @@ func TestCallBudget(t *testing.T) {
 			}
 			return as
 		}},
-		{"new key (opens its incident)", 16, 13, func(t *testing.T, s *state.Store, c *clock, n int) []state.AlertRecord {
+		{"new key (opens its incident)", 17, 14, func(t *testing.T, s *state.Store, c *clock, n int) []state.AlertRecord {
 			var as []state.AlertRecord
 			for i := range n {
 				as = append(as, alert(fmt.Sprint("key-", i), "fp"))
 			}
 			return as
 		}},
-		{"new key joining a flood", 14, 4, func(t *testing.T, s *state.Store, c *clock, n int) []state.AlertRecord {
+		{"new key joining a flood", 15, 4, func(t *testing.T, s *state.Store, c *clock, n int) []state.AlertRecord {
 			s.FloodLimit = 2
 			record(t, s, alert("a", "a"), alert("b", "b"), alert("c", "c"))
 			c.Add(time.Second)

@@ -169,7 +169,7 @@ func (s *Store) recordBatch(ctx context.Context, rdb redis.Scripter, as []AlertR
 		}
 		args := make([]any, 0, recordHeader+len(recordArgNames)*len(as))
 		args = append(args, ms(now), s.Coalesce.Milliseconds(), ms(now)-s.Coalesce.Milliseconds(), max(s.AutoResolveAfter, 0).Milliseconds(),
-			max(s.FloodLimit, 0), s.FloodQuietFor.Milliseconds(), version, correlate)
+			max(s.FloodLimit, 0), s.FloodQuietFor.Milliseconds(), version, correlate, s.FloodExempt)
 		for i, a := range as {
 			args = append(args, per[i*fixed:(i+1)*fixed]...)
 			args = append(args, silenceOf(active, a, now))

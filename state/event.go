@@ -26,7 +26,9 @@ type Event struct {
 	Owner     string // assigned ("" unassigns), OwnerName as named
 	OwnerName string
 	Mention   []string      // escalated: whom it called
-	After     time.Duration // escalated: unacknowledged (and not silenced) this long
+	After     time.Duration // escalated: unacknowledged (and not silenced) this long; ack_expired: untouched this long
+	Level     int           // escalated: the escalation level (1 is slack.escalation's after and mention)
+	Repeat    bool          // escalated: a level's repeated mention
 	Silence   string        // silenced, silence_*: the silence's id
 	Until     time.Time     // silenced: until when
 	By        string        // silence_*: who set the silence
@@ -79,6 +81,11 @@ const (
 	EventAssigned       = "assigned"
 	EventUnassigned     = "unassigned"
 	EventEscalated      = "escalated"
+	EventAckExpired     = "ack_expired"
+	EventUnacknowledged = "unacknowledged"
+	EventReopened       = "reopened"
+	EventUnmerged       = "unmerged"
+	EventUnmergedFrom   = "unmerged_from"
 	EventSilenced       = "silenced"
 	EventSilenceEnded   = "silence_ended"
 	EventSilenceExpired = "silence_expired"
@@ -107,7 +114,7 @@ func parseEvent(v map[string]any) Event {
 		Silence: str(v["silence"]), Until: fromMS(n("until")), By: str(v["by"]), Reason: str(v["reason"]), Limit: n("limit"),
 		Quiet: time.Duration(n("quiet")) * time.Millisecond, Since: fromMS(n("since")), Title: str(v["title"]),
 		Pipeline: str(v["pipeline"]), Change: str(v["change"]), Fingerprint: str(v["fp"]), Firing: n("firing"),
-		Distinct: n("distinct"), At: fromMS(n("at"))}
+		Distinct: n("distinct"), At: fromMS(n("at")), Level: int(n("level")), Repeat: str(v["repeat"]) == "1"}
 	if m := str(v["mention"]); m != "" {
 		e.Mention = strings.Split(m, ",")
 	}

@@ -1,8 +1,10 @@
 package state
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"time"
 
@@ -62,9 +64,24 @@ type FloodDetail struct {
 	RankingEstimated bool
 	SourceCount      int64 // distinct titles (a lower bound when SourcesCapped)
 	SourcesCapped    bool
-	Limit            int64         // the limit that started the flood
-	QuietFor         time.Duration // its quiet_for
-	Ended            time.Time     // when the flood ended; zero while it lasts
+	Limit            int64           // the limit that started the flood
+	QuietFor         time.Duration   // its quiet_for
+	Ended            time.Time       // when the flood ended; zero while it lasts
+	BySeverity       []SeverityCount // the flood's distinct alerts by severity, most severe first
+}
+
+// SeverityCount is how many of a flood's distinct alerts (keys) came with a severity (1 is SEV1, 0 unknown).
+type SeverityCount struct {
+	Severity int
+	Count    int64
+}
+
+// rank orders severities most severe first, unknown last.
+func rank(sev int) int {
+	if sev < 1 || sev > 5 {
+		return 6
+	}
+	return sev
 }
 
 // KeyCount is a value and how often it was seen.
@@ -85,6 +102,7 @@ func (s *Store) floodDetail(ctx context.Context, id string, h map[string]string)
 	labels := pipe.ZRevRangeWithScores(ctx, s.key("inc", id, "flood:labels"), 0, 4)
 	sources := pipe.ZRevRangeWithScores(ctx, s.key("inc", id, "flood:sources"), 0, 2)
 	nsources := pipe.ZCard(ctx, s.key("inc", id, "flood:sources"))
+	sevs := pipe.ZRangeWithScores(ctx, s.key("inc", id, "flood:severity"), 0, -1)
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, wrap("read flood "+id, err)
 	}
@@ -102,6 +120,11 @@ func (s *Store) floodDetail(ctx context.Context, id string, h map[string]string)
 		SourcesCapped: h["sources_trimmed"] == "1", RankingEstimated: n("distinct") > floodExact, Limit: n("flood_limit"),
 		QuietFor: time.Duration(n("flood_quiet")) * time.Millisecond, Ended: fromMS(n("flood_ended")),
 	}
+	for _, z := range sevs.Val() {
+		sev, _ := strconv.Atoi(str(z.Member))
+		f.BySeverity = append(f.BySeverity, SeverityCount{Severity: sev, Count: int64(z.Score)})
+	}
+	slices.SortFunc(f.BySeverity, func(a, b SeverityCount) int { return cmp.Compare(rank(a.Severity), rank(b.Severity)) })
 	f.Distinct = f.Listed
 	if f.Unlisted > 0 {
 		f.Distinct += unlisted.Val()

@@ -377,6 +377,10 @@ func (e *ChangeError) Error() string {
 		return fmt.Sprintf("incident %s does not exist", e.Incident)
 	case "same":
 		return "cannot merge an incident into itself"
+	case "merged":
+		return fmt.Sprintf("incident %s was merged: unmerge it instead", e.Incident)
+	case "not_merged":
+		return fmt.Sprintf("incident %s was not merged into another", e.Incident)
 	default:
 		return fmt.Sprintf("incident %s is already %s", e.Incident, e.Reason)
 	}
@@ -391,6 +395,36 @@ func (s *Store) Acknowledge(ctx context.Context, id, actor string) error {
 	}
 	if r := res.str(0, "result"); r != "ok" {
 		return &ChangeError{Incident: id, Reason: r}
+	}
+	return nil
+}
+
+// Unacknowledge takes an acknowledgement back: the incident is open again and its escalation
+// resumes at the next level.
+func (s *Store) Unacknowledge(ctx context.Context, id, actor string) error {
+	return s.change(ctx, unackScript, "unacknowledge", NormalizeID(id), actor)
+}
+
+// Reopen opens a resolved incident again (within its retention); its thread continues, and it
+// takes back those of its keys no other incident took meanwhile.
+func (s *Store) Reopen(ctx context.Context, id, actor string) error {
+	return s.change(ctx, reopenScript, "reopen", NormalizeID(id), actor)
+}
+
+// Unmerge undoes the merge of from into another open incident: from opens again with its
+// keys, alerts and count.
+func (s *Store) Unmerge(ctx context.Context, from, actor string) error {
+	return s.change(ctx, unmergeScript, "unmerge", NormalizeID(from), actor)
+}
+
+// change runs a script of a person's change to incident id (ARGV id, actor, now).
+func (s *Store) change(ctx context.Context, sc *luaScript, what, id, actor string) error {
+	res, err := s.one(s.run(ctx, sc, []string{s.base}, id, actor, ms(s.now())).Result())
+	if err != nil {
+		return wrap(what+" "+id, err)
+	}
+	if r := res.str(0, "result"); r != "ok" {
+		return &ChangeError{Incident: or(res.str(0, "incident"), id), Reason: r}
 	}
 	return nil
 }

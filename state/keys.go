@@ -24,7 +24,10 @@ package state
 //	P:inc:<id>:flood:unlisted HLL     the keys beyond that list (to tell new ones from seen ones)
 //	P:inc:<id>:flood:labels   zset    label "name=value" → distinct alerts with it (about the top 100)
 //	P:inc:<id>:flood:sources  zset    alert title → distinct alerts with it (about the top 100)
+//	P:inc:<id>:flood:severity zset    severity (1 … 5, 0 unknown) → the flood's distinct alerts of it
 //	P:open                    zset    open incidents by first-seen time (ms)
+//	P:chan:<channel>          zset    the channel's open incidents by first-seen time (ms × 1000 + number % 1000): incident list's index
+//	P:chan-indexed            string  "1" once the incidents an older streamwatch opened are in their channels' index
 //	P:ts:<channel>:<ts>       string  Slack message (root) → incident id
 //	P:flood:<channel>         hash    the channel's flood: id (its incident), ended, hot_until, ends_at, since
 //	P:flood:<channel>:win     list    arrival times (ms) of the channel's newest new keys, the limit + 1

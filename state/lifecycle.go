@@ -40,29 +40,52 @@ func (s *Store) Assign(ctx context.Context, id, ownerID, ownerName, actor string
 	return nil
 }
 
-// Escalation is when and whom an unacknowledged incident calls (slack.escalation).
+// Escalation is when and whom an unacknowledged incident calls (slack.escalation): level by
+// level, each once its After has passed unacknowledged, the highest one fired again every
+// Repeat; an acknowledgement nobody followed up for AckTimeout expires.
 type Escalation struct {
-	After      time.Duration
-	Mention    []string // user and user-group ids
+	Levels     []EscalationLevel
 	Severities []int
+	AckTimeout time.Duration
 }
 
-// Escalate escalates, once each, the incidents e names that nobody acknowledged within
-// e.After: a thread reply mentions e.Mention and the root says so. It is safe on every
-// replica at once. It returns the incidents it escalated.
-func (s *Store) Escalate(ctx context.Context, e Escalation) ([]string, error) {
-	if e.After <= 0 || len(e.Mention) == 0 || len(e.Severities) == 0 {
+// EscalationLevel is one level of an escalation.
+type EscalationLevel struct {
+	After   time.Duration
+	Mention []string // user and user-group ids
+	Repeat  time.Duration
+}
+
+// Escalated is one mention an escalation made.
+type Escalated struct {
+	Incident string
+	Level    int
+	Repeat   bool
+}
+
+// Escalate makes the mentions that are due: an incident's next level once it has been open,
+// unacknowledged and not silenced for that level's After; the last level fired again every
+// Repeat; an acknowledged incident nobody touched for AckTimeout back to open, one level up.
+// Each is a thread reply, and the root says so. It is safe on every replica at once.
+func (s *Store) Escalate(ctx context.Context, e Escalation) ([]Escalated, error) {
+	if len(e.Levels) == 0 || e.Levels[0].After <= 0 || len(e.Severities) == 0 {
 		return nil, nil
 	}
 	sevs := make([]string, len(e.Severities))
 	for i, v := range e.Severities {
 		sevs[i] = strconv.Itoa(v)
 	}
-	res, err := s.one(s.run(ctx, escalateScript, []string{s.base}, ms(s.now()), e.After.Milliseconds(), strings.Join(sevs, ","),
-		strings.Join(e.Mention, ",")).Result())
+	args := []any{ms(s.now()), strings.Join(sevs, ","), max(e.AckTimeout, 0).Milliseconds()}
+	for _, l := range e.Levels {
+		args = append(args, l.After.Milliseconds(), max(l.Repeat, 0).Milliseconds(), strings.Join(l.Mention, ","))
+	}
+	res, err := s.one(s.run(ctx, escalateScript, []string{s.base}, args...).Result())
 	if err != nil {
 		return nil, wrap("escalate", err)
 	}
-	ids := res.column("id")
-	return ids, nil
+	var out []Escalated
+	for i := range res.len() {
+		out = append(out, Escalated{Incident: res.str(i, "id"), Level: int(res.int(i, "level")), Repeat: res.str(i, "repeat") == "1"})
+	}
+	return out, nil
 }

@@ -320,14 +320,14 @@ func TestEscalationOnceForUnacknowledged(t *testing.T) {
 		t.Fatal(err)
 	}
 	drain(t, s)
-	e := state.Escalation{After: 15 * time.Minute, Mention: []string{"S0ONCALL", "U0LEAD"}, Severities: []int{1, 2}}
+	e := state.Escalation{Levels: []state.EscalationLevel{{After: 15 * time.Minute, Mention: []string{"S0ONCALL", "U0LEAD"}}}, Severities: []int{1, 2}}
 	c.Add(14 * time.Minute)
 	if ids, _ := s.Escalate(ctx, e); len(ids) != 0 {
 		t.Fatalf("escalated before after: %v", ids)
 	}
 	c.Add(time.Minute)
 	ids, err := s.Escalate(ctx, e)
-	if err != nil || len(ids) != 1 || ids[0] != "INC-1" {
+	if err != nil || len(ids) != 1 || ids[0] != (state.Escalated{Incident: "INC-1", Level: 1}) {
 		t.Fatalf("escalated %v %v, want INC-1", ids, err)
 	}
 	if ids, _ := s.Escalate(ctx, e); len(ids) != 0 {
@@ -345,7 +345,7 @@ func TestEscalationOnceForUnacknowledged(t *testing.T) {
 	if err := s.SetSeverity(ctx, "INC-3", 2, "alice"); err != nil {
 		t.Fatal(err)
 	}
-	if ids, _ := s.Escalate(ctx, e); len(ids) != 1 || ids[0] != "INC-3" {
+	if ids, _ := s.Escalate(ctx, e); len(ids) != 1 || ids[0].Incident != "INC-3" {
 		t.Fatalf("after raising INC-3: %v", ids)
 	}
 }
@@ -355,7 +355,7 @@ func TestEscalationOnceForUnacknowledged(t *testing.T) {
 // opened escalates 10 minutes after the silence ends, not at once.
 func TestEscalationCountsOnlyUnsilencedTime(t *testing.T) {
 	ctx := context.Background()
-	e := state.Escalation{After: 15 * time.Minute, Mention: []string{"S0ONCALL"}, Severities: []int{1}}
+	e := state.Escalation{Levels: []state.EscalationLevel{{After: 15 * time.Minute, Mention: []string{"S0ONCALL"}}}, Severities: []int{1}}
 	cases := []struct {
 		name   string
 		end    func(s *state.Store, sid string) // ends the silence (nil: it runs out)
@@ -460,5 +460,142 @@ func TestFullTimelineIsNotCapped(t *testing.T) {
 	}
 	if len(tl) != 1501 || dropped != 0 || tl[0].Name != "opened" || tl[1500].Detail != "note 1499" {
 		t.Fatalf("%d events (%d dropped), first %+v", len(tl), dropped, tl[0])
+	}
+}
+
+// TestEscalationLevels: two levels fire in order, each once its after has passed
+// unacknowledged; the second repeats until acknowledged; unack resumes at the next level (the
+// acknowledged time does not count); an acknowledgement nobody touched for ack_timeout expires
+// and escalates one level up at once.
+func TestEscalationLevels(t *testing.T) {
+	ctx := context.Background()
+	s, c, _, _ := newStore(t)
+	e := state.Escalation{Severities: []int{1}, AckTimeout: time.Hour, Levels: []state.EscalationLevel{
+		{After: 10 * time.Minute, Mention: []string{"S0ONCALL"}},
+		{After: 30 * time.Minute, Mention: []string{"S0LEADS"}, Repeat: 15 * time.Minute},
+		{After: 90 * time.Minute, Mention: []string{"U0CTO"}},
+	}}
+	a := alert("k", "fp")
+	a.Severity = 1
+	record(t, s, a)
+	drain(t, s)
+	esc := func(want ...state.Escalated) {
+		t.Helper()
+		got, err := s.Escalate(ctx, e)
+		if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("at +%s: escalated %v %v, want %v", c.Now().Sub(time.Date(2026, 11, 30, 10, 41, 5, 0, time.UTC)), got, err, want)
+		}
+	}
+	c.Add(9 * time.Minute)
+	esc()
+	c.Add(time.Minute)
+	esc(state.Escalated{Incident: "INC-1", Level: 1})
+	c.Add(19 * time.Minute)
+	esc()
+	c.Add(time.Minute) // 30 minutes unacknowledged
+	esc(state.Escalated{Incident: "INC-1", Level: 2})
+	c.Add(14 * time.Minute)
+	esc()
+	c.Add(time.Minute)
+	esc(state.Escalated{Incident: "INC-1", Level: 2, Repeat: true})
+	ds := drain(t, s)
+	if len(ds) != 3 || strings.Join(ds[1].Mention, ",") != "S0LEADS" || ds[1].Level != 2 || ds[2].Repeat != true {
+		t.Fatalf("deliveries %+v", ds)
+	}
+	// 45 minutes unacknowledged: acknowledged for 2 hours... but the acknowledgement expires
+	// after one with nobody touching it: level 3 at once.
+	if err := s.Acknowledge(ctx, "INC-1", "bob"); err != nil {
+		t.Fatal(err)
+	}
+	c.Add(59 * time.Minute)
+	esc()
+	c.Add(time.Minute)
+	esc(state.Escalated{Incident: "INC-1", Level: 3})
+	inc, _ := s.Get(ctx, "INC-1")
+	if inc.Status != state.StatusOpen {
+		t.Fatalf("after the acknowledgement expired: %s", inc.Status)
+	}
+	ds = drain(t, s)
+	if len(ds) != 3 || ds[1].Name != "ack_expired" || ds[2].Name != "escalated" || ds[2].Level != 3 {
+		t.Fatalf("deliveries %+v", ds)
+	}
+	// Unack: acknowledged, then taken back; the acknowledged time does not count.
+	s2, c2, _, _ := newStore(t)
+	record(t, s2, a)
+	c2.Add(11 * time.Minute)
+	if got, _ := s2.Escalate(ctx, e); len(got) != 1 {
+		t.Fatalf("level 1: %v", got)
+	}
+	if err := s2.Acknowledge(ctx, "INC-1", "bob"); err != nil {
+		t.Fatal(err)
+	}
+	c2.Add(40 * time.Minute)
+	if err := s2.Unacknowledge(ctx, "INC-1", "bob"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.Unacknowledge(ctx, "INC-1", "bob"); err == nil || !strings.Contains(err.Error(), "already open") {
+		t.Fatalf("unack of an open incident: %v", err)
+	}
+	c2.Add(18 * time.Minute) // 29 minutes unacknowledged
+	if got, _ := s2.Escalate(ctx, e); len(got) != 0 {
+		t.Fatalf("escalated after 29 unacknowledged minutes: %v", got)
+	}
+	c2.Add(time.Minute)
+	if got, _ := s2.Escalate(ctx, e); len(got) != 1 || got[0].Level != 2 {
+		t.Fatalf("after unack: %v, want level 2", got)
+	}
+}
+
+// TestReopenAndUnmerge: a resolved incident reopens with its keys and its thread; an unmerged
+// incident gets back its keys, alerts and count, and the other gives them up.
+func TestReopenAndUnmerge(t *testing.T) {
+	ctx := context.Background()
+	s, c, _, _ := newStore(t)
+	record(t, s, alert("k1", "fp1"))
+	record(t, s, alert("k2", "fp2"))
+	record(t, s, alert("k2", "fp2"))
+	if err := s.Resolve(ctx, "INC-1", "bob", "false alarm"); err != nil {
+		t.Fatal(err)
+	}
+	c.Add(time.Minute)
+	if err := s.Reopen(ctx, "INC-1", "bob"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Reopen(ctx, "INC-1", "bob"); err == nil || !strings.Contains(err.Error(), "already open") {
+		t.Fatalf("reopen twice: %v", err)
+	}
+	if out := record(t, s, alert("k1", "fp1"))[0]; out.Incident != "INC-1" || out.Result != state.ResultDuplicate {
+		t.Fatalf("k1 after the reopen: %+v", out)
+	}
+	page, _ := s.ListPage(ctx, "C0PIPE", state.ListFilter{}, "", 10)
+	if len(page.Incidents) != 2 {
+		t.Fatalf("listed after reopen: %d", len(page.Incidents))
+	}
+	if err := s.Merge(ctx, "INC-2", "INC-1", "bob"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Reopen(ctx, "INC-2", "bob"); err == nil || !strings.Contains(err.Error(), "unmerge it instead") {
+		t.Fatalf("reopen of a merged incident: %v", err)
+	}
+	if out := record(t, s, alert("k2", "fp2"))[0]; out.Incident != "INC-1" {
+		t.Fatalf("k2 after the merge: %+v", out)
+	}
+	if err := s.Unmerge(ctx, "INC-2", "bob"); err != nil {
+		t.Fatal(err)
+	}
+	if out := record(t, s, alert("k2", "fp2"))[0]; out.Incident != "INC-2" || out.Result != state.ResultDuplicate {
+		t.Fatalf("k2 after the unmerge: %+v", out)
+	}
+	one, _ := s.Get(ctx, "INC-1")
+	two, _ := s.Get(ctx, "INC-2")
+	if two.Status != state.StatusOpen || two.MergedInto != "" || two.Count != 3 || len(two.Alerts) != 1 {
+		t.Fatalf("INC-2 after the unmerge: %+v", two)
+	}
+	// INC-1 keeps what it counted while merged (k2 once): nobody can tell those apart.
+	if one.Count != 3 || len(one.MergedFrom) != 0 || len(one.Alerts) != 1 || one.Firing != 1 {
+		t.Fatalf("INC-1 after the unmerge: count %d, merged from %v, alerts %v, firing %d", one.Count, one.MergedFrom, one.Alerts, one.Firing)
+	}
+	if err := s.Unmerge(ctx, "INC-2", "bob"); err == nil || !strings.Contains(err.Error(), "was not merged") {
+		t.Fatalf("unmerge twice: %v", err)
 	}
 }

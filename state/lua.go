@@ -38,7 +38,7 @@ var recordArgNames = []string{"key", "hash", "fp", "status", "title", "severity"
 	"detail", "labels", "digest", "links", "silence"}
 
 // recordHeader is how many run-wide arguments the record script takes before the alerts'.
-const recordHeader = 8
+const recordHeader = 9
 
 // luaConsts are the limits the scripts share with Go.
 func luaConsts() string {
@@ -114,6 +114,9 @@ var (
 	recordScript      = newScript("record", "lib", "incident", "cache", "dedup", "news", "correlation", "flood_end", "flood", "silences")
 	pumpScript        = newScript("pump", "lib")
 	ackScript         = newScript("ack", "lib")
+	unackScript       = newScript("unack", "lib")
+	reopenScript      = newScript("reopen", "lib", "incident")
+	unmergeScript     = newScript("unmerge", "lib", "incident")
 	resolveScript     = newScript("resolve", "lib", "incident")
 	mergeScript       = newScript("merge", "lib", "incident", "cache", "dedup")
 	noteScript        = newScript("note", "lib")

@@ -74,6 +74,7 @@ var recordProgressScript = redis.NewScript(`
 local P, horizon, window, ttl = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
 local function parse(s)
   local t, w, g, o, b, c = string.match(s, "^(%d+),(%-?%d*),(%-?%d*),(%-?%d*),(%-?%d*),(%-?%d*)$")
+  if not t then return nil end -- not a sample (Record refuses those): dropped
   t = tonumber(t)
   local ct = nil
   if c ~= "" then ct = t - tonumber(c) end
@@ -143,6 +144,9 @@ func (p *Progress) Record(ctx context.Context, samples map[string]ProgressSample
 	horizon := min(FullResolution, p.window)
 	args := []any{int64(horizon / time.Second), int64(p.window / time.Second), p.window.Milliseconds()}
 	for _, name := range names {
+		if samples[name].At.IsZero() {
+			return fmt.Errorf("record progress samples: the sample of %s has no time", name)
+		}
 		args = append(args, name, encodeProgress(samples[name]))
 	}
 	if err := recordProgressScript.Run(ctx, p.st.rdb, []string{p.st.base}, args...).Err(); err != nil {

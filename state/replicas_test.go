@@ -162,7 +162,7 @@ func TestConfirmSeesAFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	promoted := client(t, rp.replica.Addr)
-	if err := promoted.SlaveOf(ctx, "NO", "ONE").Err(); err != nil {
+	if err := promoted.ReplicaOf(ctx, "NO", "ONE").Err(); err != nil {
 		t.Fatal(err)
 	}
 	rp.onReplica.MinReplicasAcked, rp.onReplica.ReplicaAckTimeout = 1, 100*time.Millisecond
@@ -296,7 +296,7 @@ func TestWhatTheKeyIsFor(t *testing.T) {
 			t.Fatal(err)
 		}
 		promoted := client(t, rp.replica.Addr)
-		if err := promoted.SlaveOf(ctx, "NO", "ONE").Err(); err != nil {
+		if err := promoted.ReplicaOf(ctx, "NO", "ONE").Err(); err != nil {
 			t.Fatal(err)
 		}
 		_, gone := rp.onReplica.Get(ctx, "INC-1")

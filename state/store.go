@@ -39,6 +39,9 @@ type Store struct {
 	// flood.go). FloodQuietFor is how long the rate must stay at or below it for the flood to end.
 	FloodLimit    int
 	FloodQuietFor time.Duration
+	// FloodExempt (alerts.flood.exempt_severity): an alert of this severity or a more severe
+	// one (1 is SEV1) never joins a flood; 0 exempts none.
+	FloodExempt int
 	// CorrelatePipeline (alerts.correlate_pipeline) joins a new alert of a pipeline to the
 	// open incident streamwatch opened for it, and a symptom streamwatch finds (detection, a
 	// failing probe) to the pipeline's open incident, instead of opening another (detect.go).
@@ -51,7 +54,9 @@ type Store struct {
 	OnReplicaWait     func(use string, took time.Duration, ok bool)
 
 	commit committer
-	sil    silenceCache
+	// indexed: the channels' incident index holds what older versions opened (list.go).
+	indexed atomic.Bool
+	sil     silenceCache
 	// calls, when set (the call-budget test), counts the Redis calls the scripts make.
 	calls *atomic.Int64
 }

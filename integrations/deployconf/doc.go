@@ -44,6 +44,9 @@
 //	pattern             subscribePattern          a Java regex over topic names
 //	bootstrap           kafka.bootstrap.servers   host:port list, comma-separated
 //	checkpointLocation  checkpointLocation        the query's checkpoint location
+//	failOnDataLoss      failOnDataLoss            true (Spark's default) or false: whether the
+//	                                              query fails or skips when offsets it needs are
+//	                                              no longer on the brokers
 //
 //	prefixes            (none)  spark.  option.  options.  spark.kafka.  spark.streaming.
 //	                    spark.sql.streaming.

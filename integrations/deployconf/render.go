@@ -52,6 +52,9 @@ func (d Deployed) Lines() []string {
 	default:
 		lines = append(lines, "checkpointLocation: not set")
 	}
+	if d.FailOnDataLoss != "" {
+		field("failOnDataLoss", FieldFailOnDataLoss, d.FailOnDataLoss)
+	}
 	for _, w := range d.Warnings {
 		lines = append(lines, "warning: "+oneLine(w))
 	}

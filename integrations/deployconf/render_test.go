@@ -30,6 +30,7 @@ func TestDeployedLines(t *testing.T) {
 			"topics: client.replies.sms (testdata/sms-replies.conf:13: spark.kafka.subscribe=client.replies.sms)",
 			"bootstrap: kafka-0.kafka.data.svc:9092, kafka-1.kafka.data.svc:9092, kafka-2.kafka.data.svc:9092 (testdata/sms-replies.conf:14: spark.kafka.bootstrap.servers=kafka-0.kafka.data.svc:9092,kafka-1.kafka.data.svc:9092,kafka-2.kafka.data.svc:9092)",
 			"checkpointLocation: file:///var/lib/spark/checkpoints/sms-replies/ (testdata/sms-replies.conf:21: option.checkpointLocation=file:///var/lib/spark/checkpoints/sms-replies/)",
+			"failOnDataLoss: false (testdata/sms-replies.conf:16: spark.kafka.failOnDataLoss=false)",
 		}},
 		{"spark-defaults.conf", []string{
 			"testdata/spark-defaults.conf (spark-defaults)",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -40,6 +41,23 @@ func runCalls(ctx context.Context, calls []*call) []bool {
 		c.started = time.Now()
 		go func() {
 			c.err = c.run()
+			// sarama's Broker.Open marks a broker opened before it takes the lock that
+			// requests wait on for the connection: a request racing another goroutine's Open
+			// (the client's own, for a leader) can find no connection yet. Wait for the dial
+			// under way (Connected takes that lock) and ask again, twice at most.
+			for range 3 {
+				if c.broker == nil || !errors.Is(c.err, sarama.ErrNotConnected) {
+					break
+				}
+				runtime.Gosched()
+				ok, err := c.broker.Connected()
+				if err != nil {
+					break // the dial failed: the broker is not there
+				}
+				if ok {
+					c.err = c.run()
+				}
+			}
 			ch <- i
 		}()
 	}

@@ -6,10 +6,10 @@ if not st then return result("result", "notfound") end
 if st == "resolved" then return result("result", "resolved") end
 if owner == "" then
   call("HDEL", ik(id), "owner", "owner_name")
-  call("HSET", ik(id), "owner_by", actor)
+  call("HSET", ik(id), "owner_by", actor, "touched_at", now)
   event(id, now, "unassigned", actor)
 else
-  call("HSET", ik(id), "owner", owner, "owner_name", name, "owner_by", actor)
+  call("HSET", ik(id), "owner", owner, "owner_name", name, "owner_by", actor, "touched_at", now)
   event(id, now, "assigned", actor, {"owner", owner, "owner_name", name})
 end
 enqueue(id, "event", "assigned", actor, {"owner", owner, "owner_name", name})

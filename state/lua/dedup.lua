@@ -99,7 +99,8 @@ end
 -- open opens the incident of a key (linked to the previous incident of that key) and queues
 -- its root (delivery 1). The timeline's "opened" event is read from first_seen, source and title.
 local function open(key, h, title, sev, pipeline, channel, source, links)
-  local id = "INC-" .. call("INCR", P .. ":seq:incident")
+  local seq = call("INCR", P .. ":seq:incident")
+  local id = "INC-" .. seq
   local previous = call("GET", P .. ":last:" .. h) or ""
   local f = {"id", id, "key", key, "title", title, "severity", sev, "pipeline", pipeline, "channel", channel,
     "status", "open", "first_seen", now_s, "last_seen", now_s, "count", 1, "previous", previous, "source", source,
@@ -111,6 +112,7 @@ local function open(key, h, title, sev, pipeline, channel, source, links)
   call("HSET", ik(id), unpack(f))
   call("SET", dedup_of(h), id)
   call("ZADD", P .. ":open", now_s, id)
+  open_in(channel, id, seq, now_s)
   call("XADD", P .. ":outbox", "*", "inc", id, "seq", "1", "kind", "root", "channel", channel)
   cache_new(id, f)
   cache[id].n = 0

@@ -46,7 +46,8 @@ end
 -- and the previous one's. Count, severity and the first thread update come with the alerts
 -- that join (flood_join); last_flush now: the first thread update is a window after the root.
 local function flood_open(channel)
-  local id = "INC-" .. call("INCR", P .. ":seq:incident")
+  local seq = call("INCR", P .. ":seq:incident")
+  local id = "INC-" .. seq
   local previous = call("HGET", fk(channel), "id") or ""
   local f = {"id", id, "key", "flood:" .. channel, "title", "", "severity", 0, "pipeline", "", "channel", channel,
     "status", "open", "first_seen", now_s, "last_seen", now_s, "count", 0, "previous", previous, "source", "streamwatch",
@@ -55,6 +56,7 @@ local function flood_open(channel)
   call("HSET", ik(id), unpack(f))
   call("HSET", fk(channel), "id", id, "ended", "0", "since", now_s)
   call("ZADD", P .. ":open", now_s, id)
+  open_in(channel, id, seq, now_s)
   call("XADD", P .. ":outbox", "*", "inc", id, "seq", "1", "kind", "root", "channel", channel)
   cache_new(id, f)
   cache[id].n, cache[id].zn = 0, 0
@@ -99,6 +101,9 @@ local function flood_join(fid, key, title, sev, detail, labels)
   end
   duplicate(fid, sev, detail)
   if not fresh then return false end
+  -- The root counts the flood's distinct alerts by severity, exactly: a counter a severity,
+  -- written once a run.
+  tally(fid, "flood:severity", sev, 1)
   local distinct = (v.distinct or 0) + 1
   set(fid, "distinct", distinct)
   set(fid, "pending_new", (v.pending_new or 0) + 1)

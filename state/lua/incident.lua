@@ -19,7 +19,7 @@ local function closing_keys(id, ttl)
 end
 -- incident_parts are the keys under an incident besides its hash (keys.go lists them).
 local incident_parts = {"alerts", "keys", "timeline", "flood:keys", "flood:unlisted", "flood:labels",
-  "flood:sources", "context", "news"}
+  "flood:sources", "flood:severity", "context", "news"}
 -- retire makes a closed incident expire ttl ms from now, with everything under it and the
 -- lookup of its root message; ttl <= 0 keeps it. Whatever keeps a record in Redis for a
 -- retention expires the same way: with a TTL set when it closes, so that no sweep has to find it.
@@ -29,6 +29,13 @@ local function retire(id, ttl)
   for _, part in ipairs(incident_parts) do call("PEXPIRE", ik(id, part), ttl) end
   local root = call("HMGET", ik(id), "root_channel", "root_ts")
   if root[1] and root[2] then call("PEXPIRE", P .. ":ts:" .. root[1] .. ":" .. root[2], ttl) end
+end
+-- persist keeps a reopened incident again: what retire set to expire, no longer does.
+local function persist(id)
+  call("PERSIST", ik(id))
+  for _, part in ipairs(incident_parts) do call("PERSIST", ik(id, part)) end
+  local root = call("HMGET", ik(id), "root_channel", "root_ts")
+  if root[1] and root[2] then call("PERSIST", P .. ":ts:" .. root[1] .. ":" .. root[2]) end
 end
 -- close_flood ends, without a word, the flood that a closing flood incident stands for: if
 -- alerts still pour in, the next new key opens a new flood incident.

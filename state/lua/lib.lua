@@ -11,6 +11,16 @@ end
 local function dedup_of(h) return P .. ":dedup:" .. h end
 local function dedup(k) return dedup_of(redis.sha1hex(k)) end
 local function last(k) return P .. ":last:" .. redis.sha1hex(k) end
+-- open_in indexes incident id (number seq) as open in channel, by its first seen time (ms),
+-- then seq (incident list and the commands typed without an ID read a channel's index, never
+-- every open incident); closed_in takes it out. The score is written as digits: Lua would
+-- print a number that large with 14 significant ones (state.indexScore is the same).
+local function open_in(channel, id, seq, first_seen)
+  call("ZADD", P .. ":chan:" .. channel, first_seen .. string.format("%03d", seq % 1000), id)
+end
+local function closed_in(channel, id)
+  if channel and channel ~= "" then call("ZREM", P .. ":chan:" .. channel, id) end
+end
 -- add appends the pair name, value to t unless the value is empty (it then reads as empty).
 local function add(t, name, v)
   if v ~= nil and v ~= false and v ~= "" and v ~= 0 and v ~= "0" then

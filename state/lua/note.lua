@@ -8,6 +8,9 @@ if once ~= "" then
   if call("HSETNX", ik(id), "once:" .. once, now) == 0 then return result("result", "skipped") end
 end
 if summary == "" then summary = detail end
+-- A person's note (a remediation, a watch they started) counts as touching the incident:
+-- an acknowledgement that expires (escalate.lua) waits from it.
+if actor ~= "streamwatch" and actor ~= "" and actor ~= "probe" then call("HSET", ik(id), "touched_at", now) end
 event(id, now, ev, actor, {"detail", string.sub(summary, 1, 1000)})
 enqueue(id, "event", ev, actor, {"detail", detail})
 return result("result", "ok")

@@ -8,7 +8,9 @@
 -- storm sends thousands of alerts a second, and Redis spends more on starting a script than on
 -- the few commands an alert needs.
 -- ARGV: now, window, recent (now minus the window), auto_resolve ms, flood limit (0: off),
--- flood quiet ms, the silences' version the caller matched against, correlate ("1"); then
+-- flood quiet ms, the silences' version the caller matched against, correlate ("1"), the
+-- flood-exempt severity (an alert of this severity or a more severe one never joins a flood;
+-- 0: none is exempt); then
 -- arg_count values per alert (lua.go). Values stay strings where the script only passes them
 -- on: Lua converts a number to a string for Redis with a printf.
 -- Returns a row per alert: id, outcome, previous, keep; or stale = "1" when the silences changed
@@ -17,6 +19,7 @@ local now_s, recent = ARGV[1], ARGV[3]
 local now, window, ar = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[4])
 local flood_limit, flood_quiet = tonumber(ARGV[5]), tonumber(ARGV[6])
 local silences_version, correlate = ARGV[7], ARGV[8] == "1"
+local flood_exempt = tonumber(ARGV[9])
 --%%
 if (call("GET", P .. ":silences:version") or "0") ~= silences_version then return result("stale", "1") end
 
@@ -59,10 +62,11 @@ local function resolved(id, fp, source, detail, digest)
 end
 
 -- new_key records a firing alert whose key has no open incident: it opens the key's own
--- incident, or joins the channel's flood. streamwatch's own symptoms (one per pipeline)
--- neither count nor join a flood.
+-- incident, or joins the channel's flood. streamwatch's own symptoms (one per pipeline) and
+-- alerts as severe as flood_exempt or more neither count nor join a flood: a SEV1 amid 500
+-- warnings gets a root and an escalation of its own.
 local function new_key(key, h, title, sev, pipeline, channel, source, detail, labels, links)
-  if flood_limit > 0 and not own_source(source) then
+  if flood_limit > 0 and not own_source(source) and not (sev >= 1 and sev <= flood_exempt) then
     local fid = flood_state(channel).id
     if fid then
       if flood_join(fid, key, title, sev, detail, labels) then

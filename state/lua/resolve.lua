@@ -2,7 +2,8 @@
 -- note, now, gate ("auto" for the auto-resolve pass), retention ms. Returns result.
 local id, actor, note, now, gate = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5]
 local ttl = tonumber(ARGV[6])
-local st = call("HGET", ik(id), "status")
+local cur = call("HMGET", ik(id), "status", "channel")
+local st = cur[1]
 if not st then return result("result", "notfound") end
 if gate == "auto" then
   if call("ZREM", P .. ":autoresolve", id) == 0 then return result("result", "skipped") end
@@ -14,6 +15,7 @@ for _, k in ipairs(closing_keys(id, ttl)) do
   if call("GET", dedup(k)) == id then call("DEL", dedup(k)) end
 end
 call("ZREM", P .. ":open", id)
+closed_in(cur[2], id)
 call("ZREM", P .. ":autoresolve", id)
 close_flood(id)
 drop_silence(id, now)

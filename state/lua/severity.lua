@@ -5,7 +5,7 @@ local v = call("HMGET", ik(id), "status", "severity")
 if not v[1] then return result("result", "notfound") end
 if v[1] == "resolved" then return result("result", "resolved") end
 local old = tonumber(v[2]) or 0
-call("HSET", ik(id), "severity", sev, "severity_by", actor)
+call("HSET", ik(id), "severity", sev, "severity_by", actor, "touched_at", now)
 event(id, now, "severity", actor, {"severity", sev, "was", old})
 enqueue(id, "event", "severity", actor, {"severity", sev, "was", old})
 return result("result", "ok")

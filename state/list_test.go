@@ -1,0 +1,275 @@
+package state_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/streamwatch/streamwatch/internal/testclock"
+	"github.com/streamwatch/streamwatch/internal/testredis"
+	"github.com/streamwatch/streamwatch/state"
+)
+
+// readHook records the incident hashes a client reads and counts the commands it sends.
+type readHook struct {
+	mu       sync.Mutex
+	commands int
+	read     map[string]bool
+}
+
+func (h *readHook) note(c redis.Cmder) {
+	h.commands++
+	if name := c.Name(); name == "hgetall" || name == "hmget" || name == "hget" {
+		if k, ok := c.Args()[1].(string); ok {
+			h.read[k] = true
+		}
+	}
+}
+func (h *readHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *readHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, c redis.Cmder) error {
+		h.mu.Lock()
+		h.note(c)
+		h.mu.Unlock()
+		return next(ctx, c)
+	}
+}
+func (h *readHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cs []redis.Cmder) error {
+		h.mu.Lock()
+		for _, c := range cs {
+			h.note(c)
+		}
+		h.mu.Unlock()
+		return next(ctx, cs)
+	}
+}
+func (h *readHook) reset() (int, map[string]bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n, r := h.commands, h.read
+	h.commands, h.read = 0, map[string]bool{}
+	return n, r
+}
+
+// crowd opens n incidents in channel C-BIG and, one in every n/inC, one in C-SMALL (inC of
+// them), each a millisecond after the last; it returns C-SMALL's ids, oldest first.
+func crowd(t testing.TB, s *state.Store, c *clock, n, inC int) []string {
+	t.Helper()
+	ctx := context.Background()
+	var small []string
+	for lo := 0; lo < n; lo += 500 {
+		var batch []state.AlertRecord
+		for i := lo; i < min(lo+500, n); i++ {
+			ch, sev := "C-BIG", 1+i%5
+			if i%(n/inC) == n/inC-1 {
+				ch, sev = "C-SMALL", 1+(i/(n/inC))%5
+			}
+			key := fmt.Sprintf("k%05d", i)
+			batch = append(batch, state.AlertRecord{Key: key, Fingerprint: key, Title: "t " + key, Severity: sev, Channel: ch, Source: "test"})
+		}
+		out, err := s.RecordAlerts(ctx, batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, o := range out {
+			if batch[i].Channel == "C-SMALL" {
+				small = append(small, o.Incident)
+			}
+		}
+		c.Add(time.Millisecond)
+	}
+	return small
+}
+
+// TestListReadsOnlyItsChannel: among 10,000 open incidents, incident list's page of a channel
+// of 20 shows those 20, newest first, and reads no other incident; paging and the filters.
+func TestListReadsOnlyItsChannel(t *testing.T) {
+	ctx := context.Background()
+	url := testredis.URL(t)
+	opt, _ := redis.ParseURL(url)
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	hook := &readHook{read: map[string]bool{}}
+	rdb.AddHook(hook)
+	prefix := testredis.Prefix()
+	s, c := newStoreAt(rdb, prefix)
+	small := crowd(t, s, c, 10_000, 20)
+	if len(small) != 20 {
+		t.Fatalf("%d incidents in C-SMALL, want 20", len(small))
+	}
+	hook.reset()
+	page, err := s.ListPage(ctx, "C-SMALL", state.ListFilter{}, "", 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls, read := hook.reset()
+	var got []string
+	for _, inc := range page.Incidents {
+		got = append(got, inc.ID)
+	}
+	want := reversed(small)
+	if strings.Join(got, " ") != strings.Join(want, " ") || page.More || page.Open != 20 {
+		t.Fatalf("page %v (more %v, open %d), want %v", got, page.More, page.Open, want)
+	}
+	for k := range read {
+		if !containsIncident(small, k) {
+			t.Errorf("the list read %s, not an incident of the channel", k)
+		}
+	}
+	t.Logf("a page of 20 among 10,000: %d Redis commands, %d incidents read", calls, len(read))
+	if len(read) != 20 {
+		t.Errorf("read %d incidents, want the 20 shown", len(read))
+	}
+
+	// Pages of 8: 8, 8, 4, each after the last one's last.
+	var paged []string
+	after := ""
+	for range 3 {
+		p, err := s.ListPage(ctx, "C-SMALL", state.ListFilter{}, after, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, inc := range p.Incidents {
+			paged = append(paged, inc.ID)
+		}
+		after = p.Next
+		if (len(paged) < 20) != p.More {
+			t.Fatalf("after %d shown, More is %v", len(paged), p.More)
+		}
+	}
+	if strings.Join(paged, " ") != strings.Join(want, " ") {
+		t.Fatalf("pages %v, want %v", paged, want)
+	}
+	// A resolved incident leaves the list; a page after it still starts where it was.
+	if err := s.Resolve(ctx, want[7], "U1", ""); err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.ListPage(ctx, "C-SMALL", state.ListFilter{}, want[7], 3)
+	if err != nil || len(p.Incidents) != 3 || p.Incidents[0].ID != want[8] {
+		t.Fatalf("a page after a resolved incident: %+v, %v; want from %s", p, err, want[8])
+	}
+	// Filters: severity, status, mine.
+	if err := s.Acknowledge(ctx, want[0], "U0ME"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		f    state.ListFilter
+		want func(*state.Incident) bool
+	}{
+		{"sev1", state.ListFilter{Severity: 1}, func(i *state.Incident) bool { return i.Severity == 1 }},
+		{"acked", state.ListFilter{Status: state.StatusAcknowledged}, func(i *state.Incident) bool { return i.ID == want[0] }},
+		{"mine", state.ListFilter{User: "U0ME"}, func(i *state.Incident) bool { return i.ID == want[0] }},
+		{"open", state.ListFilter{Status: state.StatusOpen}, func(i *state.Incident) bool { return i.ID != want[0] }},
+	} {
+		p, err := s.ListPage(ctx, "C-SMALL", tc.f, "", 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, id := range want {
+			if id == want[7] {
+				continue
+			}
+			inc, _ := s.Get(ctx, id)
+			if tc.want(inc) {
+				n++
+			}
+		}
+		if len(p.Incidents) != n || n == 0 {
+			t.Errorf("%s: %d listed, want %d", tc.name, len(p.Incidents), n)
+		}
+		for _, inc := range p.Incidents {
+			if !tc.want(inc) {
+				t.Errorf("%s lists %s (%s, SEV%d)", tc.name, inc.ID, inc.Status, inc.Severity)
+			}
+		}
+	}
+}
+
+// TestListIndexesWhatAnOlderVersionOpened: incidents open before channels had an index are
+// listed all the same (the index is built once, from the open incidents).
+func TestListIndexesWhatAnOlderVersionOpened(t *testing.T) {
+	ctx := context.Background()
+	rdb, prefix := testredis.Client(t)
+	s, c := newStoreAt(rdb, prefix)
+	small := crowd(t, s, c, 100, 5)
+	// What an older version left: no channel index, no marker.
+	if err := rdb.Del(ctx, "{"+prefix+"}:chan:C-SMALL", "{"+prefix+"}:chan:C-BIG", "{"+prefix+"}:chan-indexed").Err(); err != nil {
+		t.Fatal(err)
+	}
+	fresh := state.New(rdb, prefix)
+	p, err := fresh.ListPage(ctx, "C-SMALL", state.ListFilter{}, "", 10)
+	if err != nil || len(p.Incidents) != 5 || p.Incidents[0].ID != small[4] {
+		t.Fatalf("after an upgrade: %+v, %v; want %v newest first", p, err, small)
+	}
+}
+
+func reversed(s []string) []string {
+	out := make([]string, len(s))
+	for i, v := range s {
+		out[len(s)-1-i] = v
+	}
+	return out
+}
+
+func containsIncident(ids []string, key string) bool {
+	for _, id := range ids {
+		if strings.HasSuffix(key, ":inc:"+id) {
+			return true
+		}
+	}
+	return false
+}
+
+// BenchmarkIncidentList20Of10000 is incident list in a channel of 20 among 10,000 open
+// incidents: the time of a page and the Redis commands it sends.
+func BenchmarkIncidentList20Of10000(b *testing.B) {
+	ctx := context.Background()
+	opt, _ := redis.ParseURL(testredis.URL(b))
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	hook := &readHook{read: map[string]bool{}}
+	rdb.AddHook(hook)
+	s, c := newStoreAt(rdb, testredis.Prefix())
+	crowd(b, s, c, 10_000, 20)
+	if _, err := s.ListPage(ctx, "C-SMALL", state.ListFilter{}, "", 20); err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct {
+		name string
+		list func() error
+	}{
+		// What incident list did before the index: every open incident read, this channel's kept.
+		{"scan", func() error { _, err := s.ListOpen(ctx, "C-SMALL"); return err }},
+		{"index", func() error { _, err := s.ListPage(ctx, "C-SMALL", state.ListFilter{}, "", 20); return err }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			hook.reset()
+			for b.Loop() {
+				if err := bc.list(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			calls, read := hook.reset()
+			b.ReportMetric(float64(calls)/float64(b.N), "redis-cmds/op")
+			b.ReportMetric(float64(len(read)), "incidents-read")
+		})
+	}
+}
+
+// newStoreAt is a store of a new deployment (IndexChannels has run) on rdb.
+func newStoreAt(rdb *redis.Client, prefix string) (*state.Store, *clock) {
+	s := state.New(rdb, prefix)
+	if err := s.IndexChannels(context.Background()); err != nil {
+		panic(err)
+	}
+	c := testclock.New(time.Date(2026, 11, 30, 10, 41, 5, 0, time.UTC))
+	s.SetClock(c.Now)
+	return s, c
+}

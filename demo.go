@@ -39,7 +39,7 @@ func runDemo(ctx context.Context, args []string, _ func(string) string, stdout, 
 			if err != nil {
 				return fmt.Errorf("load the generated configuration: %w", err)
 			}
-			return serve(ctx, cfg, getenv, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), ln)
+			return serve(ctx, cfg, path, getenv, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), ln)
 		},
 		Stdout: stdout, Stderr: stderr, Stdin: demoStdin, Script: *script, Listen: *listen, Out: *out,
 	})

@@ -8,7 +8,11 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
+	"os/signal"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/streamwatch/streamwatch/app"
@@ -103,7 +107,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return &exitError{code: 2, err: err}
 	}
 	_ = stdout
-	return serve(ctx, cfg, getenv, log, nil)
+	return serve(ctx, cfg, *path, getenv, log, nil)
 }
 
 // checkEnvironment validates the secrets that are set (REDIS_URL and the others), as serve
@@ -137,7 +141,14 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 
 // serve runs the bot until ctx ends: the secrets come from the environment, everything else
 // is app's. ln, when not nil, serves the webhooks instead of http.listen (the demo opens it).
-func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, log *slog.Logger, ln net.Listener) error {
+//
+// SIGHUP reloads the configuration file at path: validated first, a bad file keeps the running
+// configuration and logs why (reload).
+func serve(ctx context.Context, cfg *config.Config, path string, getenv func(string) string, log *slog.Logger, ln net.Listener) error {
+	// Before anything else: a SIGHUP during start-up must not end the process (its default).
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	sec, err := config.LoadSecrets(getenv, cfg.SecretNeeds())
 	if err != nil {
 		if !cfg.HTTP.AllowUnauthenticatedWebhooks && getenv(config.EnvWebhookToken) == "" {
@@ -155,7 +166,36 @@ func serve(ctx context.Context, cfg *config.Config, getenv func(string) string, 
 	if err != nil {
 		return err
 	}
-	return a.Run(ctx)
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				reload(path, a, log)
+			}
+		}
+	}()
+	err = a.Run(ctx)
+	cancel()
+	wg.Wait()
+	return err
+}
+
+// reload reads and validates the configuration file again and hands it to the running app; a
+// file that does not load keeps the running configuration, and the log says why.
+func reload(path string, a *app.App, log *slog.Logger) {
+	cfg, err := config.Load(path)
+	if err != nil {
+		log.Error("configuration reload refused: the running configuration stays", "config", path, "err", err)
+		return
+	}
+	applied, restart := a.Reload(cfg)
+	log.Info("configuration reloaded", "config", path, "applied", applied, "at_next_restart", restart)
 }
 
 // flagsFirst lets flags follow positional arguments ("probe sms-replies --config f"), as

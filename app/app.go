@@ -117,6 +117,9 @@ type App struct {
 	servers   []served
 	// diagnoses runs the automatic diagnoses of opened incidents.
 	diagnoses *background
+	// running is the configuration as Reload last applied it (nil: Options.Config).
+	running  *config.Config
+	reloadMu sync.Mutex
 }
 
 // served is an HTTP server and the listener it serves.

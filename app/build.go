@@ -18,6 +18,7 @@ import (
 	"github.com/streamwatch/streamwatch/heartbeat"
 	"github.com/streamwatch/streamwatch/integrations/alerts"
 	"github.com/streamwatch/streamwatch/integrations/kafka"
+	"github.com/streamwatch/streamwatch/internal/human"
 	"github.com/streamwatch/streamwatch/metrics"
 	"github.com/streamwatch/streamwatch/pipeline"
 	"github.com/streamwatch/streamwatch/scheduler"
@@ -27,6 +28,7 @@ import (
 // build makes every part, in the order they depend on each other.
 func (a *App) build() error {
 	cfg, sec, getenv, log, now := a.opt.Config, a.opt.Secrets, a.opt.Getenv, a.log, a.opt.Now
+	human.SetZone(cfg.Slack.Location()) // every time people read, from here on
 	if sec.Redis == nil {
 		return fmt.Errorf("app: no Redis in the secrets")
 	}
@@ -148,12 +150,20 @@ func (a *App) build() error {
 		beats.Now = now
 		beats.TimeToDetect = func(d time.Duration) { m.TimeToDetect.WithLabelValues(state.SourceHeartbeat).Observe(d.Seconds()) }
 	}
+	pg, err := newPager(cfg, sec, log)
+	if err != nil {
+		return fmt.Errorf("slack.escalation.webhook (%s): %w", cfg.Slack.Escalation.Webhook.URLEnv, err)
+	}
+	var botPager bot.Pager // a nil *pager is not a nil Pager
+	if pg != nil {
+		botPager = pg
+	}
 	opts := bot.Options{
 		Log: log, Store: store, Router: router(cfg), Commands: handler, API: api,
 		WebhookToken: sec.WebhookToken, AllowUnauthenticated: cfg.HTTP.AllowUnauthenticatedWebhooks,
-		MaxBodyBytes: cfg.HTTP.MaxBodyBytes, Replica: a.opt.Replica, AllowedChannels: cfg.Slack.AllowedChannels,
+		MaxBodyBytes: cfg.HTTP.MaxBodyBytes, Replica: a.opt.Replica, AllowedChannels: cfg.Slack.AllowedChannels, DefaultChannel: cfg.Slack.DefaultChannel,
 		Metrics: m, HTTPClient: httpClient, ClaimAfter: a.opt.ClaimAfter, DeliveryTimeout: a.opt.DeliveryTimeout,
-		Opened: opened, Now: now,
+		Opened: opened, Now: now, Pager: botPager, Descriptions: descriptions(cfg),
 	}
 	if beats != nil {
 		opts.Heartbeats = beats
@@ -161,7 +171,7 @@ func (a *App) build() error {
 	a.bot = bot.New(opts)
 
 	a.sched = &scheduler.Scheduler{Store: store, Log: log, Replica: a.opt.Replica, Now: now}
-	if err := scheduleJobs(a.sched, cfg, probes, watcher, store, m, log); err != nil {
+	if err := scheduleJobs(a.sched, cfg, probes, watcher, store, m, log, pg); err != nil {
 		return err
 	}
 	scheduleSampler(a.sched, detector, cfg.Kafka.SampleInterval, m)
@@ -254,4 +264,15 @@ func (a *App) server(h http.Handler) *http.Server {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
 	}
+}
+
+// descriptions maps each pipeline to its description (pipelines[].description).
+func descriptions(cfg *config.Config) map[string]string {
+	out := map[string]string{}
+	for _, p := range cfg.Pipelines {
+		if p.Description != "" {
+			out[p.Name] = p.Description
+		}
+	}
+	return out
 }

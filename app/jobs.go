@@ -18,7 +18,7 @@ import (
 
 // scheduleJobs adds a probe job per pipeline with a probe schedule, the health digest and the
 // recovery watches.
-func scheduleJobs(s *scheduler.Scheduler, cfg *config.Config, probes *pipeline.Probes, watcher *pipeline.Watcher, store *state.Store, m *metrics.Metrics, log *slog.Logger) error {
+func scheduleJobs(s *scheduler.Scheduler, cfg *config.Config, probes *pipeline.Probes, watcher *pipeline.Watcher, store *state.Store, m *metrics.Metrics, log *slog.Logger, pg *pager) error {
 	var jobs []string
 	for _, p := range cfg.Pipelines {
 		if !p.Probe.Enabled() || p.Checkpoint.Location == "" {
@@ -83,6 +83,9 @@ func scheduleJobs(s *scheduler.Scheduler, cfg *config.Config, probes *pipeline.P
 				for _, x := range done {
 					log.Info("escalated an unacknowledged incident", "incident", x.Incident, "level", x.Level, "repeat", x.Repeat)
 				}
+				// The escalation webhook rings a phone too: after the state marked them
+				// escalated, so that another tick never triggers them again.
+				pg.Escalated(ctx, store, done)
 				return err
 			}})
 	}

@@ -35,6 +35,15 @@ type Options struct {
 	ClaimAfter time.Duration
 	// Poll is how often the deliverer looks for due coalesced updates and retries.
 	Poll time.Duration
+	// DefaultChannel is slack.default_channel: where an incident moves when its channel is
+	// archived, gone, or the bot was removed from it.
+	DefaultChannel string
+	// Descriptions are the pipelines' descriptions (pipelines[].description), shown where a
+	// root message names its pipeline.
+	Descriptions map[string]string
+	// Pager, when set, hears of the resolution of each incident as it is delivered
+	// (slack.escalation.webhook resolves what escalation triggered).
+	Pager Pager
 	// AllowedChannels, when not empty, are the only channels where commands are answered.
 	AllowedChannels []string
 	// Opened, when set, is told of every incident an alert of a known pipeline opens (the

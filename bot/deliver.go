@@ -25,6 +25,7 @@ type Outbox interface {
 	Head(ctx context.Context, id string) (*state.Incident, error)
 	Complete(ctx context.Context, d state.Delivery, rootTS, channel string) error
 	Drop(ctx context.Context, d state.Delivery) error
+	Relocate(ctx context.Context, id, channel, ts string) error
 	EndFloods(ctx context.Context) ([]string, error)
 	ExpireSilences(ctx context.Context) ([]string, error)
 	Pump(ctx context.Context) (int, error)
@@ -40,6 +41,13 @@ type Messages interface {
 	Post(ctx context.Context, channel string, m Message) (string, error)
 	// Update replaces the message ts of channel with m.
 	Update(ctx context.Context, channel, ts string, m Message) error
+}
+
+// Pager hears of incidents that close (resolved, or merged into another), as the deliverer
+// delivers that news: the escalation webhook resolves what it triggered. It must not hold the
+// delivery long (it runs under the delivery's timeout).
+type Pager interface {
+	Resolved(ctx context.Context, inc *state.Incident)
 }
 
 // Message is a message's text (the notification, or all of it) and its blocks, or the text
@@ -90,12 +98,19 @@ type deliverer struct {
 	now     func() time.Time
 	authBad *atomic.Bool // Slack refused the tokens (for /readyz)
 
-	retryAt   map[string]time.Time // stream id → not before
-	attempts  map[string]int
-	replied   map[string]bool      // stream id → thread reply posted, root update still to do
-	posted    map[string]string    // stream id → ts of a root or notice Slack took, bookkeeping still to do
-	paused    map[string]time.Time // channel → not before (HTTP 429)
-	lastClaim time.Time
+	retryAt  map[string]time.Time // stream id → not before
+	attempts map[string]int
+	replied  map[string]bool   // stream id → thread reply posted, root update still to do
+	posted   map[string]string // stream id → ts of a root or notice Slack took, bookkeeping still to do
+	rescued  map[string]rescue // stream id → the root posted again for its incident (orphans.go)
+	paged    map[string]bool   // stream id → the pager heard of the closing it carries
+	pager    Pager             // nil: no escalation webhook
+	describe map[string]string // pipeline → pipelines[].description
+	// defaultChannel is slack.default_channel: where an incident whose channel takes no more
+	// messages moves.
+	defaultChannel string
+	paused         map[string]time.Time // channel → not before (HTTP 429)
+	lastClaim      time.Time
 	// lastMaintain is when maintain last ran; pendingAt is when the entries this replica
 	// holds must be read again (zero: at the next pass).
 	lastMaintain, pendingAt time.Time
@@ -112,7 +127,7 @@ func (b *Bot) newDeliverer() *deliverer {
 	return &deliverer{out: b.outbox(), slack: slackMessages{b.opt.API}, metrics: b.opt.Metrics, log: b.log, replica: b.opt.Replica,
 		poll: b.opt.Poll, claimAfter: b.opt.ClaimAfter, timeout: b.opt.DeliveryTimeout, wait: b.opt.Poll, now: b.opt.Now, authBad: &b.authBad,
 		retryAt: map[string]time.Time{}, attempts: map[string]int{}, replied: map[string]bool{}, posted: map[string]string{},
-		paused: map[string]time.Time{}, flooded: map[string]bool{}}
+		rescued: map[string]rescue{}, paged: map[string]bool{}, pager: b.opt.Pager, describe: b.opt.Descriptions, defaultChannel: b.opt.DefaultChannel, paused: map[string]time.Time{}, flooded: map[string]bool{}}
 }
 
 // run delivers the outbox until ctx ends. Entries of one incident go out in sequence order,
@@ -306,6 +321,13 @@ func (d *deliverer) deliverAll(ctx context.Context, list []state.Delivery, block
 		if errors.Is(err, state.ErrUnavailable) {
 			return delivered, fmt.Errorf("outbox: %w", err)
 		}
+		if errors.Is(err, errRescued) {
+			// The root is posted again: the entry goes into the new thread at once, in the
+			// next pass, and the incident's later entries after it.
+			d.retryAt[e.StreamID] = now
+			wait(e, now)
+			continue
+		}
 		if err != nil {
 			d.attempts[e.StreamID]++
 			delay := backoff(d.attempts[e.StreamID])
@@ -329,6 +351,8 @@ func (d *deliverer) deliverAll(ctx context.Context, list []state.Delivery, block
 		delete(d.attempts, e.StreamID)
 		delete(d.replied, e.StreamID)
 		delete(d.posted, e.StreamID)
+		delete(d.rescued, e.StreamID)
+		delete(d.paged, e.StreamID)
 	}
 	return delivered, nil
 }
@@ -384,9 +408,9 @@ func (d *deliverer) deliver(ctx context.Context, e state.Delivery) error {
 		// A root Slack took is never posted again, even when recording its ts failed.
 		ts, done := d.posted[e.StreamID]
 		if !done {
-			ts, err = d.slack.Post(ctx, inc.Channel, Message{Text: rootText(inc), Blocks: rootBlocks(inc)})
+			ts, err = d.slack.Post(ctx, inc.Channel, d.root(inc))
 			if err != nil {
-				return d.slackErr(ctx, e, inc.Channel, "chat.postMessage", err)
+				return d.orphaned(ctx, e, inc, inc.Channel, "chat.postMessage", err)
 			}
 			d.slackOK()
 			d.posted[e.StreamID] = ts
@@ -397,19 +421,24 @@ func (d *deliverer) deliver(ctx context.Context, e state.Delivery) error {
 			d.log.Error("incident has no root message; thread update dropped", "incident", e.Incident, "kind", e.Kind)
 			return st.Complete(ctx, e, "", "")
 		}
+		// The phone stops ringing once: before Slack, which may be what nobody reads.
+		if closes := e.Name == state.EventResolved || e.Name == state.EventMergedInto; closes && d.pager != nil && !d.paged[e.StreamID] {
+			d.pager.Resolved(ctx, inc)
+			d.paged[e.StreamID] = true
+		}
 		// A quiet incident's repeats only edit the root (a probe failing all night says so
 		// once); its other events still reply.
 		quietRepeat := e.Kind == state.KindFlush && inc.Quiet
 		if text := threadText(e); text != "" && !quietRepeat && !d.replied[e.StreamID] {
 			m := Message{Text: text, ThreadTS: prog.RootTS, File: threadFile(e)}
 			if _, err := d.slack.Post(ctx, prog.Channel, m); err != nil {
-				return d.slackErr(ctx, e, prog.Channel, map[bool]string{true: "files.upload", false: "chat.postMessage"}[m.File != nil], err)
+				return d.orphaned(ctx, e, inc, prog.Channel, map[bool]string{true: "files.upload", false: "chat.postMessage"}[m.File != nil], err)
 			}
 			d.slackOK()
 			d.replied[e.StreamID] = true
 		}
-		if err := d.slack.Update(ctx, prog.Channel, prog.RootTS, Message{Text: rootText(inc), Blocks: rootBlocks(inc)}); err != nil {
-			return d.slackErr(ctx, e, prog.Channel, "chat.update", err)
+		if err := d.slack.Update(ctx, prog.Channel, prog.RootTS, d.root(inc)); err != nil {
+			return d.orphaned(ctx, e, inc, prog.Channel, "chat.update", err)
 		}
 		d.slackOK()
 		d.lifecycleClocks(e, inc)
@@ -431,6 +460,11 @@ func (d *deliverer) lifecycleClocks(e state.Delivery, inc *state.Incident) {
 	case e.Name == state.EventResolved && !inc.ResolvedAt.IsZero():
 		d.metrics.TimeToResolve.WithLabelValues(inc.Source).Observe(inc.ResolvedAt.Sub(inc.FirstSeen).Seconds())
 	}
+}
+
+// root is the incident's root message, its pipeline described (pipelines[].description).
+func (d *deliverer) root(inc *state.Incident) Message {
+	return Message{Text: rootText(inc), Blocks: rootBlocks(inc, d.describe[inc.Pipeline])}
 }
 
 // errPaused means Slack asked to wait before posting to the entry's channel again.

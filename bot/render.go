@@ -8,6 +8,7 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/streamwatch/streamwatch/commands"
 	"github.com/streamwatch/streamwatch/integrations/alerts"
+	"github.com/streamwatch/streamwatch/internal/human"
 	"github.com/streamwatch/streamwatch/state"
 )
 
@@ -22,19 +23,20 @@ const (
 	commandAction = "cmd_"
 )
 
+// clock is a time of day as people read it (slack.time_zone): "10:41:05" in UTC, "11:41:05
+// CET" elsewhere.
 func clock(t time.Time) string {
 	if t.IsZero() {
 		return "-"
 	}
-	return t.UTC().Format("15:04:05")
+	if human.Zone() == time.UTC {
+		return t.UTC().Format("15:04:05")
+	}
+	return t.In(human.Zone()).Format("15:04:05 MST")
 }
 
-func stamp(t time.Time) string {
-	if t.IsZero() {
-		return "-"
-	}
-	return t.UTC().Format("2006-01-02 15:04:05Z")
-}
+// stamp is a moment as people read it: human.Stamp.
+func stamp(t time.Time) string { return human.Stamp(t) }
 
 func severityIcon(sev int) string {
 	switch sev {
@@ -60,8 +62,9 @@ func rootText(inc *state.Incident) string {
 		alerts.Severity(inc.Severity), clip(mrkdwn(oneLine(commands.StatusLine(inc))), 200), lifecycleFlags(inc), inc.Count, plural(inc.Count))
 }
 
-// rootBlocks renders an incident's root message.
-func rootBlocks(inc *state.Incident) []slack.Block {
+// rootBlocks renders an incident's root message; description is its pipeline's
+// (pipelines[].description), "" for none.
+func rootBlocks(inc *state.Incident, description string) []slack.Block {
 	if inc.Flood != nil {
 		return floodRootBlocks(inc)
 	}
@@ -72,6 +75,8 @@ func rootBlocks(inc *state.Incident) []slack.Block {
 	pipeline := inc.Pipeline
 	if pipeline == "" {
 		pipeline = "-"
+	} else if description != "" {
+		pipeline += " (" + description + ")"
 	}
 	fields := []*slack.TextBlockObject{
 		field("Severity", alerts.Severity(inc.Severity).String()),

@@ -28,7 +28,7 @@ func TestFloodRootSaysWhatTheFloodIs(t *testing.T) {
 	if text != want {
 		t.Fatalf("root text\n%s\nwant\n%s", text, want)
 	}
-	blocks, _ := json.Marshal(rootBlocks(inc))
+	blocks, _ := json.Marshal(rootBlocks(inc, ""))
 	for _, s := range []string{"more than 20 new ones arrived within a minute", "no more than 20 a minute arrive for 5m0s",
 		"`broker=b1` 1900", `\u0026lt;!channel\u0026gt;`, "Previous flood: INC-3", "incident_ack", "incident_resolve"} {
 		if !strings.Contains(string(blocks), s) {
@@ -44,7 +44,7 @@ func TestFloodRootSaysWhatTheFloodIs(t *testing.T) {
 	if text := rootText(inc); !strings.Contains(text, "Alert flood in <#C0PIPE> (over): about 2400 distinct alerts") {
 		t.Fatalf("root text after the flood: %s", text)
 	}
-	blocks, _ = json.Marshal(rootBlocks(inc))
+	blocks, _ = json.Marshal(rootBlocks(inc, ""))
 	if !strings.Contains(string(blocks), "The flood ended at 2026-11-30 10:48:05Z: new alerts in this channel open their own incidents again.") {
 		t.Fatalf("root blocks after the flood: %s", blocks)
 	}

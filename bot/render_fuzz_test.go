@@ -128,14 +128,14 @@ func everyMessage(content string) []message {
 		EscalatedTo: []string{content}, Silence: &state.IncidentSilence{ID: content, Until: time.Unix(9, 0), By: content, Reason: content},
 		AckAt: time.Unix(2, 0), Detect: content, DetectState: "active"}
 	var out []message
-	out = append(out, message{"root", rootText(inc), rootBlocks(inc), mentionOf(content)})
+	out = append(out, message{"root", rootText(inc), rootBlocks(inc, ""), mentionOf(content)})
 	silenced := *inc
 	silenced.Silence = &state.IncidentSilence{ID: "SIL-3", By: content, Reason: content}
 	silenced.Owner = "U0BOB"
-	out = append(out, message{"root silenced", rootText(&silenced), rootBlocks(&silenced), []string{"<@U0BOB>"}})
+	out = append(out, message{"root silenced", rootText(&silenced), rootBlocks(&silenced, ""), []string{"<@U0BOB>"}})
 	recovered := *inc
 	recovered.DetectState = "recovered"
-	out = append(out, message{"root recovered", rootText(&recovered), rootBlocks(&recovered), mentionOf(content)})
+	out = append(out, message{"root recovered", rootText(&recovered), rootBlocks(&recovered, ""), mentionOf(content)})
 	ev := func(kind string, e state.Event) state.Delivery {
 		return state.Delivery{Kind: kind, Incident: content, Event: e}
 	}

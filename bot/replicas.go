@@ -110,3 +110,7 @@ func (o replicatedOutbox) Complete(ctx context.Context, d state.Delivery, rootTS
 func (o replicatedOutbox) Drop(ctx context.Context, d state.Delivery) error {
 	return o.confirmed(ctx, func() (bool, error) { return true, o.Outbox.Drop(ctx, d) })
 }
+
+func (o replicatedOutbox) Relocate(ctx context.Context, id, channel, ts string) error {
+	return o.confirmed(ctx, func() (bool, error) { return true, o.Outbox.Relocate(ctx, id, channel, ts) })
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/streamwatch/streamwatch/internal/human"
 	"github.com/streamwatch/streamwatch/state"
 )
 
@@ -64,7 +65,7 @@ func (h *Handler) RegisterAudit(trail AuditTrail) {
 				if e.Channel != "" {
 					where += " in " + e.Channel
 				}
-				line := fmt.Sprintf("%s  %-10s %-8s %s %s", stamp(e.At), e.Actor, e.Outcome, e.Action, e.Target)
+				line := fmt.Sprintf("%s  %-10s %-8s %s %s", human.Stamp(e.At), e.Actor, e.Outcome, e.Action, e.Target)
 				if where != "" {
 					line += " (" + strings.TrimSpace(where) + ")"
 				}

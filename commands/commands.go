@@ -182,8 +182,8 @@ type Handler struct {
 	// Redis's replicas (redis.min_replicas_acked; replicas.go).
 	Replication Replication
 	Now         func() time.Time
-	// Location is where people read and type times (slack.time_zone): "from 22:00", the next
-	// working morning. Nil is UTC.
+	// Location is where people read and type times: "from 22:00", the next working morning.
+	// Nil is slack.time_zone (human.Zone, which a reload changes).
 	Location *time.Location
 	commands []*Command
 	// silences, when set (RegisterSilences), add the silences in force to `status`.
@@ -197,7 +197,8 @@ type Handler struct {
 // New returns a Handler with the built-in grammar.
 func New(name string, incidents Incidents) *Handler {
 	h := &Handler{Name: name, Incidents: incidents, Now: time.Now}
-	h.Register(&Command{Path: "help", Summary: "list the commands", Max: 1, Run: h.help, Example: "help"})
+	h.Register(&Command{Path: "help", Args: "[COMMAND]", Summary: "list the commands by group; with a command: its usage, examples and who may run it",
+		Max: -1, Run: h.help, Example: "help"})
 	h.registerIncidents()
 	return h
 }
@@ -329,18 +330,4 @@ func (h *Handler) run(ctx context.Context, req Request, c *Command, args []strin
 		reply.Sections = []Section{{Lines: re.Details, Pre: true}}
 	}
 	return reply
-}
-
-func (h *Handler) help(_ context.Context, _ Request, args []string) (Reply, error) {
-	var lines []string
-	for _, c := range h.Commands() {
-		if len(args) == 1 && !strings.HasPrefix(c.Path, strings.ToLower(args[0])) {
-			continue
-		}
-		lines = append(lines, fmt.Sprintf("%-45s %s", c.Usage(h.Name), c.Summary))
-	}
-	if len(lines) == 0 {
-		return Reply{}, &UsageError{Msg: fmt.Sprintf("no command starts with %q", args[0]), Usages: []string{h.Name + " help"}}
-	}
-	return Reply{Text: "streamwatch commands", Sections: []Section{{Lines: lines, Pre: true}}}, nil
 }

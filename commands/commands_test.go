@@ -135,7 +135,7 @@ func TestIncidentCommandsFindTheirIncident(t *testing.T) {
 // does not fit (a usage answer), parsed once.
 func TestDispatchNamesTheCommand(t *testing.T) {
 	h := commands.New("/streamwatch", nil)
-	for text, want := range map[string]string{"help": "help", "help incident": "help", "frobnicate": "", "help a b": ""} {
+	for text, want := range map[string]string{"help": "help", "help incident": "help", "frobnicate": "", "frobnicate now": ""} {
 		r, path := h.Dispatch(context.Background(), commands.Request{Text: text})
 		if path != want || (want == "") != r.Usage {
 			t.Errorf("Dispatch(%q) = %q (usage %v), want %q", text, path, r.Usage, want)

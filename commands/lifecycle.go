@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/streamwatch/streamwatch/integrations/alerts"
+	"github.com/streamwatch/streamwatch/internal/human"
 	"github.com/streamwatch/streamwatch/state"
 )
 
@@ -157,14 +158,14 @@ func lifecycleFacts(inc *state.Incident) []string {
 		out = append(out, "Severity set by "+inc.SeverityBy+" (alerts no longer change it)")
 	}
 	if s := inc.Silence; s != nil {
-		line := fmt.Sprintf("Silenced until %s by %s (%s)", stamp(s.Until), s.By, s.ID)
+		line := fmt.Sprintf("Silenced until %s by %s (%s)", human.Stamp(s.Until), s.By, s.ID)
 		if s.Reason != "" {
 			line += ": " + s.Reason
 		}
 		out = append(out, line)
 	}
 	if !inc.EscalatedAt.IsZero() {
-		out = append(out, "Escalated at "+stamp(inc.EscalatedAt)+" to "+strings.Join(inc.EscalatedTo, ", ")+" (nobody had acknowledged it)")
+		out = append(out, "Escalated at "+human.Stamp(inc.EscalatedAt)+" to "+strings.Join(inc.EscalatedTo, ", ")+" (nobody had acknowledged it)")
 	}
 	return out
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/streamwatch/streamwatch/integrations/alerts"
+	"github.com/streamwatch/streamwatch/internal/human"
 	"github.com/streamwatch/streamwatch/pipeline"
 	"github.com/streamwatch/streamwatch/state"
 )
@@ -143,7 +144,7 @@ func PostmortemDraft(inc *state.Incident, tl []state.Event, dropped int64, conte
 	line := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 	line("# Postmortem draft: %s — %s", inc.ID, md(Title(inc)))
 	line("")
-	line("_Drafted by streamwatch at %s from the incident's record. Edit it: the root cause and the lessons are yours to write._", stamp(now))
+	line("_Drafted by streamwatch at %s from the incident's record. Edit it: the root cause and the lessons are yours to write._", human.Stamp(now))
 	line("")
 
 	line("## Summary")
@@ -180,7 +181,7 @@ func PostmortemDraft(inc *state.Incident, tl []state.Event, dropped int64, conte
 	line("## Impact window")
 	line("")
 	start := inc.FirstSeen
-	line("- **Started:** %s (the first alert)", stamp(start))
+	line("- **Started:** %s (the first alert)", human.Stamp(start))
 	var ended time.Time
 	how := ""
 	if inc.AllResolved {
@@ -195,10 +196,10 @@ func PostmortemDraft(inc *state.Incident, tl []state.Event, dropped int64, conte
 		ended, how = inc.ResolvedAt, "the incident was resolved"
 	}
 	if ended.IsZero() {
-		line("- **Ended:** not yet; the last alert arrived at %s", stamp(inc.LastSeen))
+		line("- **Ended:** not yet; the last alert arrived at %s", human.Stamp(inc.LastSeen))
 		line("- **Duration so far:** %s", dur(now.Sub(start)))
 	} else {
-		line("- **Ended:** %s (%s)", stamp(ended), how)
+		line("- **Ended:** %s (%s)", human.Stamp(ended), how)
 		line("- **Duration:** %s", dur(ended.Sub(start)))
 	}
 	line("")
@@ -213,15 +214,15 @@ func PostmortemDraft(inc *state.Incident, tl []state.Event, dropped int64, conte
 	if inc.AckAt.IsZero() {
 		line("- **Time to acknowledge:** not acknowledged")
 	} else {
-		line("- **Time to acknowledge:** %s (%s at %s)", dur(inc.AckAt.Sub(start)), md(inc.AckBy), stamp(inc.AckAt))
+		line("- **Time to acknowledge:** %s (%s at %s)", dur(inc.AckAt.Sub(start)), md(inc.AckBy), human.Stamp(inc.AckAt))
 	}
 	if inc.Status == state.StatusResolved {
-		line("- **Time to resolve:** %s (%s at %s)", dur(inc.ResolvedAt.Sub(start)), md(inc.ResolvedBy), stamp(inc.ResolvedAt))
+		line("- **Time to resolve:** %s (%s at %s)", dur(inc.ResolvedAt.Sub(start)), md(inc.ResolvedBy), human.Stamp(inc.ResolvedAt))
 	} else {
 		line("- **Time to resolve:** not resolved (%s so far)", dur(now.Sub(start)))
 	}
 	if !inc.EscalatedAt.IsZero() {
-		line("- **Escalated:** %s, to %s, after %s without acknowledgement", stamp(inc.EscalatedAt), md(strings.Join(inc.EscalatedTo, ", ")),
+		line("- **Escalated:** %s, to %s, after %s without acknowledgement", human.Stamp(inc.EscalatedAt), md(strings.Join(inc.EscalatedTo, ", ")),
 			dur(inc.EscalatedAt.Sub(start)))
 	}
 	line("")
@@ -237,7 +238,7 @@ func PostmortemDraft(inc *state.Incident, tl []state.Event, dropped int64, conte
 	line("| time | event | by | detail |")
 	line("|---|---|---|---|")
 	for _, e := range tl {
-		line("| %s | %s | %s | %s |", stamp(e.At), md(e.Name), md(e.Actor), md(clipRunes(plainText(EventDetail(e)), 500)))
+		line("| %s | %s | %s | %s |", human.Stamp(e.At), md(e.Name), md(e.Actor), md(clipRunes(plainText(EventDetail(e)), 500)))
 	}
 	line("")
 
@@ -246,7 +247,7 @@ func PostmortemDraft(inc *state.Incident, tl []state.Event, dropped int64, conte
 	for _, fp := range sortedKeys(inc.Alerts) {
 		a := inc.Alerts[fp]
 		c := contexts[fp]
-		line("- `%s` %s, last seen %s%s", mdCode(fp), a.Status, stamp(a.LastSeen), prefixed(": ", md(c.Title)))
+		line("- `%s` %s, last seen %s%s", mdCode(fp), a.Status, human.Stamp(a.LastSeen), prefixed(": ", md(c.Title)))
 		for _, part := range []struct {
 			name string
 			m    map[string]string
@@ -285,7 +286,7 @@ func PostmortemDraft(inc *state.Incident, tl []state.Event, dropped int64, conte
 	}
 	for _, e := range diagnoses {
 		first, _, _ := strings.Cut(plainText(e.Detail), "\n")
-		line("- %s %s: %s", stamp(e.At), md(e.Actor), md(clipRunes(first, 500)))
+		line("- %s %s: %s", human.Stamp(e.At), md(e.Actor), md(clipRunes(first, 500)))
 	}
 	line("")
 
@@ -298,7 +299,7 @@ func PostmortemDraft(inc *state.Incident, tl []state.Event, dropped int64, conte
 	var acts []act
 	for _, e := range tl {
 		if humanEvents[e.Name] && e.Actor != "streamwatch" {
-			acts = append(acts, act{e.At, fmt.Sprintf("- %s %s: %s%s", stamp(e.At), md(e.Actor), md(e.Name),
+			acts = append(acts, act{e.At, fmt.Sprintf("- %s %s: %s%s", human.Stamp(e.At), md(e.Actor), md(e.Name),
 				prefixed(" — ", md(clipRunes(plainText(EventDetail(e)), 300))))})
 		}
 	}
@@ -312,7 +313,7 @@ func PostmortemDraft(inc *state.Incident, tl []state.Event, dropped int64, conte
 		if e.Channel != "" {
 			via += " in " + e.Channel
 		}
-		acts = append(acts, act{e.At, fmt.Sprintf("- %s %s: %s %s, %s%s%s", stamp(e.At), md(e.Actor), md(e.Action), md(e.Target), md(e.Outcome),
+		acts = append(acts, act{e.At, fmt.Sprintf("- %s %s: %s %s, %s%s%s", human.Stamp(e.At), md(e.Actor), md(e.Action), md(e.Target), md(e.Outcome),
 			prefixed(" (", md(strings.TrimSpace(via)), ")"), prefixed(" — ", md(clipRunes(e.Detail, 300))))})
 	}
 	sort.SliceStable(acts, func(i, j int) bool { return acts[i].at.Before(acts[j].at) })
@@ -343,7 +344,7 @@ func followUps(inc *state.Incident, diagnoses, tl []state.Event, now time.Time) 
 		out = append(out, fmt.Sprintf("Resolve %s once the pipeline is healthy again (it is %s).", inc.ID, md(StatusLine(inc))))
 	}
 	if s := inc.Silence; s != nil && s.Until.After(now) {
-		out = append(out, fmt.Sprintf("%s is silenced until %s (%s): make sure the cause is fixed before the silence ends.", inc.ID, stamp(s.Until), md(s.ID)))
+		out = append(out, fmt.Sprintf("%s is silenced until %s (%s): make sure the cause is fixed before the silence ends.", inc.ID, human.Stamp(s.Until), md(s.ID)))
 	}
 	if inc.AckAt.IsZero() {
 		out = append(out, "Nobody acknowledged the incident: check that its alerts reach on-call (slack.escalation).")

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/streamwatch/streamwatch/integrations/probe"
+	"github.com/streamwatch/streamwatch/internal/human"
 	"github.com/streamwatch/streamwatch/pipeline"
 	"github.com/streamwatch/streamwatch/state"
 )
@@ -57,7 +58,7 @@ func (h *Handler) RegisterHealth(hs Health) {
 			for _, r := range recs {
 				var res probe.Result
 				_ = json.Unmarshal(r.Result, &res)
-				lines = append(lines, fmt.Sprintf("%-20s %-9s %-18s %8s  %s", stamp(r.At), r.Status, dash(r.Class),
+				lines = append(lines, fmt.Sprintf("%-20s %-9s %-18s %8s  %s", human.Stamp(r.At), r.Status, dash(r.Class),
 					res.Took.Round(1e6), r.Reason))
 			}
 			return Reply{Text: fmt.Sprintf("Last %d probes of %s", len(recs), args[0]), Sections: []Section{{Lines: lines, Pre: true}}}, nil

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/streamwatch/streamwatch/integrations/remediate"
+	"github.com/streamwatch/streamwatch/internal/human"
 	"github.com/streamwatch/streamwatch/pipeline"
 	"github.com/streamwatch/streamwatch/state"
 )
@@ -202,7 +203,7 @@ func (h *Handler) proposalReply(kind Kind, p *Proposal) Reply {
 		}
 		return Reply{Text: "Dry run: " + what, Sections: []Section{{Lines: plan, Pre: true}}}
 	}
-	until := p.Expires.UTC().Format("15:04:05Z")
+	until := human.Clock(p.Expires)
 	bound := []string{
 		fmt.Sprintf("Plan %s, digest %.12s: the path, size, modification time (or S3 ETag) and SHA-256 of every file above.", p.ID, p.Digest),
 		"Confirming re-reads them and refuses, moving nothing, when any differs; so does a plan older than " + until + ".",

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/streamwatch/streamwatch/internal/human"
 	"github.com/streamwatch/streamwatch/pipeline"
 )
 
@@ -22,6 +23,11 @@ func digestLines(d pipeline.Digest) []string {
 		}
 		lines = append(lines, fmt.Sprintf("%-20s %-13s %-12s %-12s %s", r.Pipeline, r.Status, age, lag, sparkline(r.Lag)))
 	}
+	for _, r := range d.Rows {
+		if r.Description != "" {
+			lines = append(lines, r.Pipeline+": "+r.Description)
+		}
+	}
 	lines = append(lines, d.Notes...)
 	if d.Missed > 0 {
 		lines = append(lines, fmt.Sprintf("%d scheduled tick(s) were missed since the last digest: no replica was running.", d.Missed))
@@ -31,7 +37,7 @@ func digestLines(d pipeline.Digest) []string {
 
 // DigestReply is the health digest as it is posted on health.digest_schedule.
 func DigestReply(d pipeline.Digest) Reply {
-	return Reply{Text: "Pipeline health at " + d.At.UTC().Format("2006-01-02 15:04Z"), Sections: []Section{{Lines: digestLines(d), Pre: true}}}
+	return Reply{Text: "Pipeline health at " + human.Minute(d.At), Sections: []Section{{Lines: digestLines(d), Pre: true}}}
 }
 
 // sparkline draws values with the eight block characters, scaled between their min and max.

@@ -14,7 +14,7 @@ func TestDigestReply(t *testing.T) {
 	d := pipeline.Digest{At: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC), Missed: 2, Rows: []pipeline.DigestRow{
 		{Pipeline: "orders", Status: "FAILED", CommitAge: -1},
 		{Pipeline: "never", Status: "never probed", CommitAge: -1},
-		{Pipeline: "replies", Status: "OK", CommitAge: 4*time.Minute + 10*time.Second, Lag: []int64{0, 10, 40, 80, 160}},
+		{Pipeline: "replies", Description: "inbound SMS replies", Status: "OK", CommitAge: 4*time.Minute + 10*time.Second, Lag: []int64{0, 10, 40, 80, 160}},
 	}}
 	r := DigestReply(d)
 	want := []string{
@@ -22,6 +22,7 @@ func TestDigestReply(t *testing.T) {
 		"orders               FAILED        -            -            ",
 		"never                never probed  -            -            ",
 		"replies              OK            4m ago       160          ▁▁▂▄█",
+		"replies: inbound SMS replies",
 		"2 scheduled tick(s) were missed since the last digest: no replica was running.",
 	}
 	if r.Text != "Pipeline health at 2026-11-30 09:00Z" || strings.Join(r.Sections[0].Lines, "\n") != strings.Join(want, "\n") || !r.Sections[0].Pre {

@@ -60,7 +60,7 @@ func EventDetail(e state.Event) string {
 	case state.EventReopened:
 		return human.Count(int(e.Count), "key") + " thread here again"
 	case state.EventSilenced:
-		s := e.Silence + " until " + stamp(e.Until)
+		s := e.Silence + " until " + human.Stamp(e.Until)
 		if e.Reason != "" {
 			s += ": " + e.Reason
 		}
@@ -79,7 +79,7 @@ func EventDetail(e state.Event) string {
 
 // CorrelatedDetail says why an alert joined a pipeline's incident.
 func CorrelatedDetail(title, pipeline string, since time.Time) string {
-	return title + ": same pipeline (" + pipeline + "), open since " + stamp(since)
+	return title + ": same pipeline (" + pipeline + "), open since " + human.Stamp(since)
 }
 
 // StillFiring is what a recovery adds when alerts still fire: how many, and the titles of

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/streamwatch/streamwatch/internal/human"
 	"github.com/streamwatch/streamwatch/pipeline"
 )
 
@@ -12,6 +13,9 @@ import (
 // access was judged, the newest progress, risks, history and notes.
 func verdictLines(v pipeline.Verdict) []string {
 	var out []string
+	if v.Description != "" {
+		out = append(out, v.Pipeline+": "+v.Description)
+	}
 	switch {
 	case v.Healthy:
 		out = append(out, v.Pipeline+" is healthy: no live symptom.")
@@ -60,7 +64,7 @@ func verdictLines(v pipeline.Verdict) []string {
 		out = append(out, "access: "+v.Access)
 	}
 	if !v.Progress.IsZero() {
-		out = append(out, fmt.Sprintf("newest progress: %s at %s", v.ProgressWhat, stamp(v.Progress)))
+		out = append(out, fmt.Sprintf("newest progress: %s at %s", v.ProgressWhat, human.Stamp(v.Progress)))
 	}
 	if len(v.Risks) > 0 {
 		out = append(out, "Risks (no present symptom comes from them):")

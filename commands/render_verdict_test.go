@@ -13,7 +13,7 @@ import (
 // newest progress, risks, history, what did not finish.
 func TestVerdictReply(t *testing.T) {
 	at := time.Date(2026, 11, 30, 10, 41, 5, 0, time.UTC)
-	v := pipeline.Verdict{Pipeline: "sms-replies",
+	v := pipeline.Verdict{Pipeline: "sms-replies", Description: "inbound SMS replies, Kafka to Spark",
 		Symptoms: []pipeline.Symptom{{ID: pipeline.SymptomProgressStopped, Title: "progress stopped", Evidence: []string{"no commit for 40m while 96 records wait on the brokers"}}},
 		Causes: []pipeline.Cause{{ID: pipeline.CauseNotWritable, Title: "The checkpoint location is not writable", Confidence: pipeline.Confirmed,
 			Signals: []string{"access check", "the symptom"}, Explains: []string{pipeline.SymptomProgressStopped},
@@ -26,6 +26,9 @@ func TestVerdictReply(t *testing.T) {
 		t.Errorf("summary %q", r.Text)
 	}
 	text := strings.Join(r.Sections[0].Text(), "\n")
+	if !strings.HasPrefix(text, "sms-replies: inbound SMS replies, Kafka to Spark\n") {
+		t.Errorf("the verdict does not describe its pipeline first:\n%s", text)
+	}
 	for _, want := range []string{
 		"Symptoms (live):\n- progress stopped [PROGRESS_STOPPED]\n   no commit for 40m",
 		"1. The checkpoint location is not writable [CHECKPOINT_NOT_WRITABLE] — confirmed (access check, the symptom)",

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/streamwatch/streamwatch/internal/human"
 	"github.com/streamwatch/streamwatch/state"
 )
 
@@ -318,12 +319,12 @@ func parseStart(s string, now time.Time, loc *time.Location) (time.Time, error) 
 	return t, nil
 }
 
-// loc is where people read and type times.
+// loc is where people read and type times: Location, else slack.time_zone (human.Zone).
 func (h *Handler) loc() *time.Location {
 	if h.Location != nil {
 		return h.Location
 	}
-	return time.UTC
+	return human.Zone()
 }
 
 // local is t as people in loc read it.

@@ -83,8 +83,20 @@ type Slack struct {
 	// Remediators are user IDs (U…, W…) or user-group IDs (S…) allowed to remediate every
 	// pipeline (and to resolve and merge incidents).
 	Remediators []string `yaml:"remediators"`
+	// TimeZone is the IANA time zone of every time a person reads in Slack (replies, roots,
+	// notices, postmortems).
+	TimeZone string `yaml:"time_zone" default:"UTC"`
 	// Escalation calls people into incidents nobody acknowledges.
 	Escalation Escalation `yaml:"escalation"`
+}
+
+// Location is the time zone people read times in (UTC when the name does not load; Parse
+// refuses that).
+func (s Slack) Location() *time.Location {
+	if loc, err := time.LoadLocation(s.TimeZone); err == nil {
+		return loc
+	}
+	return time.UTC
 }
 
 // Escalation: an incident of one of Severities still unacknowledged After it opened gets one
@@ -102,6 +114,9 @@ type Escalation struct {
 	// AckTimeout, when positive, escalates again an incident acknowledged but neither resolved
 	// nor touched by a person for this long.
 	AckTimeout time.Duration `yaml:"ack_timeout" default:"0s"`
+	// Webhook also sends each escalation (and the resolution of an escalated incident) outside
+	// Slack.
+	Webhook EscalationWebhook `yaml:"webhook"`
 }
 
 // EscalationLevel is one further level of slack.escalation.
@@ -110,6 +125,18 @@ type EscalationLevel struct {
 	Mention []string      `yaml:"mention"`
 	Repeat  time.Duration `yaml:"repeat"`
 }
+
+// EscalationWebhook is an outgoing webhook for escalations: URLEnv names the environment
+// variable holding its URL (a secret: for PagerDuty it carries the routing key), Format its
+// body. Off when URLEnv is empty.
+type EscalationWebhook struct {
+	URLEnv string `yaml:"url_env"`
+	// Format is pagerduty_events_v2, the only one so far.
+	Format string `yaml:"format" default:"pagerduty_events_v2"`
+}
+
+// FormatPagerDuty is PagerDuty's Events API v2.
+const FormatPagerDuty = "pagerduty_events_v2"
 
 // Enabled reports whether escalation is on.
 func (e Escalation) Enabled() bool { return e.After > 0 && len(e.Mention) > 0 && len(e.Severities) > 0 }

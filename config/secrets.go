@@ -41,12 +41,15 @@ type SecretNeeds struct {
 	WebhookToken bool
 	// KafkaPasswordEnv are the variables named by kafka.clusters.*.sasl.password_env.
 	KafkaPasswordEnv []string
+	// EscalationWebhookEnv is the variable slack.escalation.webhook.url_env names ("": none).
+	EscalationWebhookEnv string
 }
 
 // SecretNeeds is what running the bot with this configuration needs: the Slack tokens, Redis,
 // the webhook token unless http.allow_unauthenticated_webhooks, and every SASL password.
 func (c *Config) SecretNeeds() SecretNeeds {
-	need := SecretNeeds{Slack: true, Redis: true, WebhookToken: !c.HTTP.AllowUnauthenticatedWebhooks}
+	need := SecretNeeds{Slack: true, Redis: true, WebhookToken: !c.HTTP.AllowUnauthenticatedWebhooks,
+		EscalationWebhookEnv: c.Slack.Escalation.Webhook.URLEnv}
 	for _, name := range sortedKeys(c.Kafka.Clusters) {
 		if env := c.Kafka.Clusters[name].SASL.PasswordEnv; env != "" && !slices.Contains(need.KafkaPasswordEnv, env) {
 			need.KafkaPasswordEnv = append(need.KafkaPasswordEnv, env)
@@ -70,6 +73,8 @@ type Secrets struct {
 	WebhookToken string
 	// KafkaPasswords maps a sasl.password_env variable name to its value.
 	KafkaPasswords map[string]string
+	// EscalationWebhookURL is the URL of slack.escalation.webhook (its url_env's value).
+	EscalationWebhookURL string
 }
 
 // String returns [redacted].
@@ -107,6 +112,7 @@ func (s Secrets) Values() []string {
 	for _, env := range sortedKeys(s.KafkaPasswords) {
 		add(s.KafkaPasswords[env])
 	}
+	add(s.EscalationWebhookURL)
 	return vals
 }
 
@@ -186,6 +192,17 @@ func LoadSecrets(getenv func(string) string, need SecretNeeds) (Secrets, error) 
 				s.KafkaPasswords = map[string]string{}
 			}
 			s.KafkaPasswords[env] = val
+		}
+	}
+	if env := need.EscalationWebhookEnv; env != "" {
+		if val, ok := read(env, true); ok {
+			if u, err := url.Parse(val); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				fail(env, "must be an http:// or https:// URL (named by slack.escalation.webhook.url_env)")
+			} else {
+				s.EscalationWebhookURL = val
+			}
+		} else if getenv(env) == "" {
+			errs[len(errs)-1].Msg = "not set (named by slack.escalation.webhook.url_env)"
 		}
 	}
 	if len(errs) > 0 {

@@ -177,6 +177,15 @@ func (v *validator) slack(c *Config) {
 			v.errorf(fmt.Sprintf("slack.escalation.severities[%d]", i), "unknown severity %q (want SEV1, SEV2, SEV3, SEV4 or SEV5)", sev)
 		}
 	}
+	if _, err := time.LoadLocation(s.TimeZone); err != nil || s.TimeZone == "" || s.TimeZone == "Local" {
+		v.errorf("slack.time_zone", "unknown time zone %q (want an IANA name such as UTC or Europe/Paris)", s.TimeZone)
+	}
+	if w := e.Webhook; w.URLEnv != "" && !envName.MatchString(w.URLEnv) {
+		v.errorf("slack.escalation.webhook.url_env", "invalid environment variable name %q (want letters, digits and _, such as PAGERDUTY_EVENTS_URL)", w.URLEnv)
+	}
+	if f := e.Webhook.Format; f != FormatPagerDuty {
+		v.errorf("slack.escalation.webhook.format", "unknown format %q (want %s)", f, FormatPagerDuty)
+	}
 	last := e.After
 	for i, l := range e.Levels {
 		p := fmt.Sprintf("slack.escalation.levels[%d]", i)

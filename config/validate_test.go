@@ -87,6 +87,12 @@ func TestValidationErrors(t *testing.T) {
 			"charts.window", "must be at least 1m, got 30s"},
 		{"charts window too long", head + "charts: {window: 200h}\n",
 			"charts.window", "must be at most 168h0m0s (a point a minute of it is kept per pipeline), got 200h0m0s"},
+		{"slack time zone unknown", "slack: {default_channel: C0ALERTS, time_zone: Mars/Olympus}\n",
+			"slack.time_zone", `unknown time zone "Mars/Olympus" (want an IANA name such as UTC or Europe/Paris)`},
+		{"escalation webhook format", "slack: {default_channel: C0ALERTS, escalation: {webhook: {url_env: PD_URL, format: opsgenie}}}\n",
+			"slack.escalation.webhook.format", `unknown format "opsgenie" (want pagerduty_events_v2)`},
+		{"escalation webhook env name", "slack: {default_channel: C0ALERTS, escalation: {webhook: {url_env: 'PD URL'}}}\n",
+			"slack.escalation.webhook.url_env", `invalid environment variable name "PD URL" (want letters, digits and _, such as PAGERDUTY_EVENTS_URL)`},
 		{"charts time zone unknown", head + "charts: {time_zone: Mars/Olympus}\n",
 			"charts.time_zone", `unknown time zone "Mars/Olympus" (want an IANA name such as UTC or Europe/Paris)`},
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/prometheus/promql/parser"
 	"gopkg.in/yaml.v3"
 )
 
@@ -83,13 +84,28 @@ func TestDeployReferencesExportedMetrics(t *testing.T) {
 		t.Fatalf("rules: %v", err)
 	}
 	var exprs []string
+	absent := false
+	promql := parser.NewParser(parser.Options{}) // Prometheus's defaults: no experimental functions
 	for _, g := range rf.Groups {
 		for _, r := range g.Rules {
 			if r.Alert == "" || r.Expr == "" || r.Labels["severity"] == "" {
 				t.Errorf("rule %+v lacks a name, an expression or a severity", r)
 			}
+			// Prometheus's own PromQL parser, as the rule loader runs it.
+			expr, err := promql.ParseExpr(r.Expr)
+			if err != nil {
+				t.Errorf("rule %s: %v", r.Alert, err)
+			} else if v := expr.Type(); v != parser.ValueTypeVector {
+				t.Errorf("rule %s gives a %s; an alerting rule needs an instant vector", r.Alert, v)
+			}
+			if call, ok := expr.(*parser.Call); ok && call.Func.Name == "absent" {
+				absent = true
+			}
 			exprs = append(exprs, r.Expr)
 		}
+	}
+	if !absent {
+		t.Error("no rule fires when no replica serves metrics (absent())")
 	}
 	dash, err := os.ReadFile("../deploy/grafana/streamwatch-dashboard.json")
 	if err != nil {

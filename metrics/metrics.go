@@ -28,9 +28,13 @@ type Metrics struct {
 	DeliveryLatency prometheus.Histogram
 	SlackCalls      *prometheus.CounterVec
 	SlackErrors     *prometheus.CounterVec
-	CommandSeconds  *prometheus.HistogramVec
-	ProbeResults    *prometheus.CounterVec
-	Lag             *prometheus.GaugeVec
+	// SlackOrphaned counts incidents whose Slack messages lost their place, by case:
+	// message_not_found (the root was deleted: posted again), is_archived, channel_not_found,
+	// not_in_channel (moved to slack.default_channel).
+	SlackOrphaned  *prometheus.CounterVec
+	CommandSeconds *prometheus.HistogramVec
+	ProbeResults   *prometheus.CounterVec
+	Lag            *prometheus.GaugeVec
 	// ReplicaWait and ReplicaWaitTimeouts measure Redis's WAIT (redis.min_replicas_acked) by
 	// what it confirms: webhook, outbox, command, lock.
 	ReplicaWait         *prometheus.HistogramVec
@@ -64,6 +68,8 @@ func New() *Metrics {
 		Help: "Slack Web API calls by method and HTTP status."}, []string{"method", "status"})
 	m.SlackErrors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "streamwatch_slack_api_errors_total",
 		Help: "Slack Web API errors by method and error."}, []string{"method", "error"})
+	m.SlackOrphaned = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "streamwatch_slack_orphaned_total",
+		Help: "Incidents whose Slack root was deleted (posted again) or whose channel took no more messages (moved to the default channel), by case."}, []string{"case"})
 	m.CommandSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "streamwatch_command_seconds",
 		Help: "Command latency by command.", Buckets: prometheus.ExponentialBuckets(0.005, 3, 10)}, []string{"command"})
 	m.ProbeResults = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "streamwatch_probe_results_total",
@@ -86,7 +92,7 @@ func New() *Metrics {
 	m.reg.MustRegister(m.TimeToDetect, m.TimeToAcknowledge, m.TimeToResolve)
 	m.reg.MustRegister(m.AlertsReceived, m.IncidentsOpened, m.Duplicates, m.OutboxDepth, m.OutboxOldest,
 		m.IncidentsOpen, m.Flood, m.DeliveryLatency,
-		m.SlackCalls, m.SlackErrors, m.CommandSeconds, m.ProbeResults, m.Lag, m.ReplicaWait, m.ReplicaWaitTimeouts,
+		m.SlackCalls, m.SlackErrors, m.SlackOrphaned, m.CommandSeconds, m.ProbeResults, m.Lag, m.ReplicaWait, m.ReplicaWaitTimeouts,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

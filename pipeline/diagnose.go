@@ -77,7 +77,9 @@ func (d *Diagnoser) Diagnose(ctx context.Context, name string) (Verdict, error) 
 	if timeout <= 0 {
 		timeout = defaultDiagnoseTimeout
 	}
-	return c.Run(ctx, name, timeout), nil
+	v := c.Run(ctx, name, timeout)
+	v.Description = p.Description
+	return v, nil
 }
 
 // lastProbe is the newest stored probe result of the pipeline, nil when none can be read.

@@ -11,11 +11,12 @@ import (
 
 // DigestRow is one pipeline's line of the digest.
 type DigestRow struct {
-	Pipeline  string
-	Status    string // OK, DEGRADED, FAILED, or "never probed"
-	Since     time.Time
-	CommitAge time.Duration // -1 when unknown
-	Lag       []int64       // recent total lag samples, oldest first
+	Pipeline    string
+	Description string // pipelines[].description
+	Status      string // OK, DEGRADED, FAILED, or "never probed"
+	Since       time.Time
+	CommitAge   time.Duration // -1 when unknown
+	Lag         []int64       // recent total lag samples, oldest first
 }
 
 // Digest is the health summary posted on health.digest_schedule and shown by `status`.
@@ -39,7 +40,7 @@ func (s *Probes) Digest(ctx context.Context) (Digest, error) {
 		if err != nil {
 			return d, err
 		}
-		row := DigestRow{Pipeline: p.Name, Status: last.Status, Since: last.Since, CommitAge: -1}
+		row := DigestRow{Pipeline: p.Name, Description: p.Description, Status: last.Status, Since: last.Since, CommitAge: -1}
 		if row.Status == "" {
 			row.Status = "never probed"
 		}

@@ -9,12 +9,14 @@ import (
 
 	"github.com/streamwatch/streamwatch/config"
 	"github.com/streamwatch/streamwatch/integrations/probe"
+	"github.com/streamwatch/streamwatch/internal/human"
 	"github.com/streamwatch/streamwatch/state"
 )
 
 // ProbeTarget is what the probes need to know of one pipeline.
 type ProbeTarget struct {
 	Name         string
+	Description  string // pipelines[].description
 	Channel      string
 	Probe        probe.Options
 	OpenIncident bool // probe.open_incident: a failure opens incident "probe:<name>"
@@ -67,7 +69,7 @@ func NewProbes(cfg *config.Config, store ProbeStore, getenv func(string) string)
 			continue
 		}
 		ps.Pipelines = append(ps.Pipelines, ProbeTarget{
-			Name: p.Name, Channel: p.Channel, OpenIncident: p.Probe.OpenIncident, Scheduled: p.Probe.Enabled(),
+			Name: p.Name, Description: p.Description, Channel: p.Channel, OpenIncident: p.Probe.OpenIncident, Scheduled: p.Probe.Enabled(),
 			Probe: ProbeOptions(cfg, p, getenv),
 		})
 	}
@@ -155,10 +157,10 @@ func (s *Probes) record(ctx context.Context, p ProbeTarget, res probe.Result) er
 			// The failure joined the pipeline's open incident; the join says so in its thread.
 		case !wasFailed:
 			_, err = s.Store.Note(ctx, out.Incident, "probe", "probe",
-				fmt.Sprintf("Failing again since %s: %s", res.Started.UTC().Format("15:04:05Z"), failure), "")
+				fmt.Sprintf("Failing again since %s: %s", human.Clock(res.Started), failure), "")
 		case probe.FailureKey(probe.Class(before.Last.Class), before.Last.Reason) != failure:
 			_, err = s.Store.Note(ctx, out.Incident, "probe", "probe",
-				fmt.Sprintf("The probe now fails differently (%s): %s\nbefore: %s", res.Started.UTC().Format("15:04:05Z"), failure,
+				fmt.Sprintf("The probe now fails differently (%s): %s\nbefore: %s", human.Clock(res.Started), failure,
 					probe.FailureKey(probe.Class(before.Last.Class), before.Last.Reason)), "")
 		}
 		return err
@@ -167,7 +169,7 @@ func (s *Probes) record(ctx context.Context, p ProbeTarget, res probe.Result) er
 	case !failed && wasFailed && p.OpenIncident:
 		_, err = s.Store.RecordAlert(ctx, state.AlertRecord{
 			Key: key, Fingerprint: key, Resolved: true, Pipeline: p.Name, Channel: p.Channel, Source: "probe", Labels: probeLabels(p.Name),
-			Detail: fmt.Sprintf("checkpoint probe of %s is %s again (%s)", p.Name, res.Status, res.Started.UTC().Format("15:04:05Z")),
+			Detail: fmt.Sprintf("checkpoint probe of %s is %s again (%s)", p.Name, res.Status, human.Clock(res.Started)),
 		})
 	case !failed && wasFailed:
 		err = s.Store.EnqueueNotice(ctx, p.Channel, fmt.Sprintf("Checkpoint probe of %s recovered: %s", p.Name, res.Status))

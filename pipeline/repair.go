@@ -16,6 +16,7 @@ import (
 	"github.com/streamwatch/streamwatch/integrations/probe"
 	"github.com/streamwatch/streamwatch/integrations/remediate"
 	"github.com/streamwatch/streamwatch/integrations/storage"
+	"github.com/streamwatch/streamwatch/internal/human"
 	"github.com/streamwatch/streamwatch/state"
 )
 
@@ -147,7 +148,7 @@ func (r *Repairs) exclusive(ctx context.Context, pipeline, what, actor string, f
 	name := "remediate:" + pipeline
 	nonce := make([]byte, 4)
 	_, _ = rand.Read(nonce)
-	owner := fmt.Sprintf("%s by %s since %s (%s #%s)", what, actor, r.Now().UTC().Format("15:04:05Z"), r.Replica, hex.EncodeToString(nonce))
+	owner := fmt.Sprintf("%s by %s since %s (%s #%s)", what, actor, human.Clock(r.Now()), r.Replica, hex.EncodeToString(nonce))
 	ok, err := r.Store.TryLock(ctx, name, owner, ttl)
 	if err != nil {
 		return err
@@ -311,7 +312,7 @@ func (r *Repairs) alive(ctx context.Context, p *config.Pipeline, src storage.Sto
 	now := r.Now()
 	since := now.Add(-quiet)
 	ago := func(t time.Time) string {
-		return fmt.Sprintf("%s ago (%s)", now.Sub(t).Round(time.Second), t.UTC().Format("15:04:05Z"))
+		return fmt.Sprintf("%s ago (%s)", now.Sub(t).Round(time.Second), human.Clock(t))
 	}
 	var out []string
 	acts, err := remediate.RecentActivity(ctx, src, since)
@@ -324,7 +325,7 @@ func (r *Repairs) alive(ctx context.Context, p *config.Pipeline, src storage.Sto
 	if last, err := r.Store.LastProbe(ctx, p.Name); err == nil && len(last.Last.Result) > 0 {
 		var res probe.Result
 		if json.Unmarshal(last.Last.Result, &res) == nil && res.NewestCommit.After(since) {
-			out = append(out, fmt.Sprintf("the probe of %s saw a commit written %s", res.Started.UTC().Format("15:04:05Z"), ago(res.NewestCommit)))
+			out = append(out, fmt.Sprintf("the probe of %s saw a commit written %s", human.Clock(res.Started), ago(res.NewestCommit)))
 		}
 	}
 	if len(p.Logs.Paths) > 0 {

@@ -180,9 +180,11 @@ const (
 // Verdict is the answer of diagnose.
 type Verdict struct {
 	Pipeline string
-	Healthy  bool
-	Symptoms []Symptom
-	Causes   []Cause // most probable first
+	// Description is pipelines[].description, for the replies that name the pipeline.
+	Description string
+	Healthy     bool
+	Symptoms    []Symptom
+	Causes      []Cause // most probable first
 	// Unexplained are the present symptoms no cause explains.
 	Unexplained []string
 	// Risks are problems that cause no present symptom, or findings from configuration text
@@ -751,7 +753,7 @@ func riskOf(cause string) string {
 func logEvidence(m driverlog.Match) string {
 	when := ""
 	if !m.Last.IsZero() {
-		when = " (last " + m.Last.UTC().Format("2006-01-02 15:04:05Z") + ")"
+		when = " (last " + human.Stamp(m.Last) + ")"
 	}
 	return fmt.Sprintf("driver log: %s ×%d%s: %s", m.Signature.Title, m.Count, when, m.Example)
 }
@@ -764,4 +766,4 @@ func fileEvidence(f spark.Finding) string {
 	return s
 }
 
-func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") }
+func stamp(t time.Time) string { return human.Stamp(t) }

@@ -34,6 +34,8 @@ type Message struct {
 	Mentions []string
 	// Files are the ids of the files the message shares (files.completeUploadExternal).
 	Files []string
+	// Deleted marks a tombstone: a root a person deleted while it had replies (DeleteMessage).
+	Deleted bool
 }
 
 // Ephemeral is a message only one user sees.

@@ -137,6 +137,8 @@ type Server struct {
 	ratelimits int
 	groups     map[string][]string
 	members    map[string][]string // nil: everyone is everywhere (Options.Members)
+	archived   map[string]bool     // channels archived (ArchiveChannel)
+	removed    map[string]bool     // channels the bot was removed from (RemoveBot)
 	tickets    map[string]bool
 	conns      []*socketConn
 	connSeq    int

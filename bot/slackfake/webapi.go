@@ -256,8 +256,8 @@ func (s *Server) contentLocked(p map[string]string) (string, json.RawMessage, an
 // a loud error finds it sooner. A thread_ts naming a reply lands in that reply's thread.
 func (s *Server) postMessageLocked(p map[string]string) answer {
 	ch := p["channel"]
-	if !s.channelExistsLocked(ch) {
-		return errAnswer("channel_not_found")
+	if a := s.writableLocked(ch); a.status != 0 {
+		return a
 	}
 	if wait, ok := s.takeTokenLocked(ch); !ok {
 		return answer{status: http.StatusTooManyRequests, retryAfter: wait,
@@ -303,11 +303,11 @@ func (s *Server) addBotMessageLocked(ch, threadTS, text string, blocks json.RawM
 // Slack; blocks "[]" removes them.
 func (s *Server) updateLocked(p map[string]string) answer {
 	ch := p["channel"]
-	if !s.channelExistsLocked(ch) {
-		return errAnswer("channel_not_found")
+	if a := s.writableLocked(ch); a.status != 0 {
+		return a
 	}
 	m := s.findLocked(ch, p["ts"])
-	if m == nil {
+	if m == nil || m.Deleted {
 		return errAnswer("message_not_found")
 	}
 	if m.User != s.opts.BotUserID {
@@ -336,8 +336,8 @@ func (s *Server) updateLocked(p map[string]string) answer {
 
 func (s *Server) postEphemeralLocked(p map[string]string) answer {
 	ch := p["channel"]
-	if !s.channelExistsLocked(ch) {
-		return errAnswer("channel_not_found")
+	if a := s.writableLocked(ch); a.status != 0 {
+		return a
 	}
 	if p["user"] == "" {
 		return errAnswer("user_not_found")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -58,12 +59,71 @@ func Noun(n int, noun string) string {
 	return noun + "s"
 }
 
-// Time writes a moment to the second, in UTC: "2026-11-30 10:41:05 UTC".
+// Time writes a moment to the second, in the zone people read (SetZone): "2026-11-30
+// 10:41:05 UTC", "2026-11-30 11:41:05 CET".
 func Time(t time.Time) string {
 	if t.IsZero() {
 		return "at an unknown time"
 	}
-	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+	t = t.In(Zone())
+	if Zone() == time.UTC {
+		return t.Format("2006-01-02 15:04:05 UTC")
+	}
+	return t.Format("2006-01-02 15:04:05 MST")
+}
+
+// Stamp writes a moment to the second, in the zone people read: "2026-11-30 10:41:05Z" in
+// UTC, "2026-11-30 11:41:05 CET" elsewhere; "-" for none.
+func Stamp(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	if Zone() == time.UTC {
+		return t.UTC().Format("2006-01-02 15:04:05Z")
+	}
+	return t.In(Zone()).Format("2006-01-02 15:04:05 MST")
+}
+
+// Clock writes a time of day to the second, in the zone people read: "10:41:05Z" in UTC,
+// "11:41:05 CET" elsewhere; "-" for none.
+func Clock(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	if Zone() == time.UTC {
+		return t.UTC().Format("15:04:05Z")
+	}
+	return t.In(Zone()).Format("15:04:05 MST")
+}
+
+// Minute writes a moment to the minute, in the zone people read: "2026-11-30 10:41Z" in UTC,
+// "2026-11-30 11:41 CET" elsewhere.
+func Minute(t time.Time) string {
+	if Zone() == time.UTC {
+		return t.UTC().Format("2006-01-02 15:04Z")
+	}
+	return t.In(Zone()).Format("2006-01-02 15:04 MST")
+}
+
+// zone is where people read times (slack.time_zone); nil: UTC.
+var zone atomic.Pointer[time.Location]
+
+// SetZone sets the time zone every time people read is written in (slack.time_zone, set at
+// start and on a reload); nil is UTC. It is one setting for the process, as the
+// configuration is.
+func SetZone(loc *time.Location) {
+	if loc != nil && loc.String() == "UTC" {
+		loc = time.UTC
+	}
+	zone.Store(loc)
+}
+
+// Zone is the time zone people read times in (UTC unless SetZone said otherwise).
+func Zone() *time.Location {
+	if loc := zone.Load(); loc != nil {
+		return loc
+	}
+	return time.UTC
 }
 
 // Elapsed writes a duration with its seconds under an hour: 45s, 12m5s, 3h4m, 2d3h.

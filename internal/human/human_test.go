@@ -61,3 +61,31 @@ func TestTook(t *testing.T) {
 		}
 	}
 }
+
+// TestZone: times people read follow SetZone (slack.time_zone); UTC keeps its short forms.
+func TestZone(t *testing.T) {
+	t.Cleanup(func() { human.SetZone(nil) })
+	at := time.Date(2026, 11, 30, 10, 41, 5, 0, time.UTC)
+	check := func(want ...string) {
+		t.Helper()
+		got := []string{human.Stamp(at), human.Clock(at), human.Minute(at), human.Time(at)}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Errorf("in %s: got %q, want %q", human.Zone(), got, want)
+				return
+			}
+		}
+	}
+	check("2026-11-30 10:41:05Z", "10:41:05Z", "2026-11-30 10:41Z", "2026-11-30 10:41:05 UTC")
+	paris, err := time.LoadLocation("Europe/Paris")
+	if err != nil {
+		t.Fatal(err)
+	}
+	human.SetZone(paris)
+	check("2026-11-30 11:41:05 CET", "11:41:05 CET", "2026-11-30 11:41 CET", "2026-11-30 11:41:05 CET")
+	human.SetZone(time.FixedZone("UTC", 0)) // a zone named UTC is UTC
+	check("2026-11-30 10:41:05Z")
+	if human.Stamp(time.Time{}) != "-" || human.Clock(time.Time{}) != "-" {
+		t.Error("no time is not written as -")
+	}
+}

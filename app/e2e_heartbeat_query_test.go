@@ -11,8 +11,6 @@ import (
 
 	"github.com/streamwatch/streamwatch/bot/slackfake"
 	"github.com/streamwatch/streamwatch/internal/testredis"
-	"github.com/streamwatch/streamwatch/internal/wait"
-	"github.com/streamwatch/streamwatch/state"
 )
 
 // driverLog writes a Spark driver log as a live quiet query does: its progress once, then an
@@ -78,18 +76,7 @@ func TestE2EQuerySilentFromTheHeartbeat(t *testing.T) {
 	pipe := fmt.Sprintf("    logs:\n      paths: [%q]\n    detect:\n      heartbeat_after: 2s\n", logs.path)
 	in := start(t, setup{prefix: testredis.Prefix(), extra: w.config(pipe)})
 	s := in.slack
-	rdb, _ := testredis.Client(t)
-	st := state.New(rdb, in.prefix)
-	var first time.Time
-	wait.For(t, 10*time.Second, "the first sampling round", func() bool {
-		var err error
-		first, err = st.LastTick(t.Context(), "kafka-sample")
-		return err == nil && !first.IsZero()
-	})
-	wait.For(t, 20*time.Second, "four sampling rounds while the query beats", func() bool {
-		last, err := st.LastTick(t.Context(), "kafka-sample")
-		return err == nil && last.Sub(first) >= 4*time.Second
-	})
+	afterRounds(t, in, 4*time.Second) // four rounds while the query beats
 	if n := len(roots(s, "C0PIPE")); n != 0 {
 		t.Fatalf("%d roots while the query's idle lines came", n)
 	}

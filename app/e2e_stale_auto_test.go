@@ -24,28 +24,7 @@ func TestE2EStaleAfterAuto(t *testing.T) {
 		w.staleAfter = "auto"
 		w.produce(5)
 		w.commit(0, time.Time{})
-		var mu sync.Mutex
-		var last time.Time
-		stop, done := make(chan struct{}), make(chan struct{})
-		go func() { // the query: a batch every 2s, reading what was produced for it
-			defer close(done)
-			tick := time.NewTicker(2 * time.Second)
-			defer tick.Stop()
-			for b := int64(1); ; b++ {
-				select {
-				case <-stop:
-					return
-				case <-tick.C:
-					w.produce(5)
-					w.commit(b, time.Time{})
-					mu.Lock()
-					last = time.Now()
-					mu.Unlock()
-				}
-			}
-		}()
-		stopQuery := sync.OnceFunc(func() { close(stop); <-done })
-		t.Cleanup(stopQuery)
+		q := w.runBatches(2 * time.Second)
 		in := start(t, setup{prefix: testredis.Prefix(), extra: w.config("")})
 		s := in.slack
 		// Learning needs a few batches; then the query stops with records waiting.
@@ -60,14 +39,12 @@ func TestE2EStaleAfterAuto(t *testing.T) {
 			h, err := st.CommitHistory(context.Background(), "sms-replies")
 			return err == nil && len(h) >= 5
 		})
-		stopQuery()
+		q.stop()
 		w.produce(5)
 		waitForLong(t, s, 60*time.Second, "the stale root", func(s *slackfake.Server) bool { return len(roots(s, "C0PIPE")) == 1 })
 		// Not before the learned threshold; how soon after it is make bench's time-to-detect
 		// table (no wall-clock upper bound in a test).
-		mu.Lock()
-		since := time.Since(last)
-		mu.Unlock()
+		since := time.Since(q.lastCommit())
 		if since < 20*time.Second {
 			t.Fatalf("the root came %v after the last commit, before the learned threshold (20s)", since)
 		}
@@ -101,4 +78,44 @@ func TestE2EStaleAfterAuto(t *testing.T) {
 			t.Fatalf("%d roots between a 15-minute trigger's batches", n)
 		}
 	})
+}
+
+// batches is a running query committing a batch every interval (sparkWorld.runBatches).
+type batches struct {
+	mu   sync.Mutex
+	last time.Time
+	stop func() // stops the query and waits for it
+}
+
+func (q *batches) lastCommit() time.Time {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.last
+}
+
+// runBatches starts the query: every interval it produces a batch's records and commits the
+// next batch, reading them. It stops with stop, or when the test ends.
+func (w *sparkWorld) runBatches(interval time.Duration) *batches {
+	q := &batches{}
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for b := int64(1); ; b++ {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				w.produce(detectPerBatch)
+				w.commit(b, time.Time{})
+				q.mu.Lock()
+				q.last = time.Now()
+				q.mu.Unlock()
+			}
+		}
+	}()
+	q.stop = sync.OnceFunc(func() { close(stop); <-done })
+	w.t.Cleanup(q.stop)
+	return q
 }

@@ -5,7 +5,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -77,35 +76,12 @@ func ttdStoppedQuery(t *testing.T) time.Duration {
 	w.staleAfter = "auto"
 	w.produce(5)
 	w.commit(0, time.Time{})
-	var mu sync.Mutex
-	var last time.Time
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(2 * time.Second)
-		defer tick.Stop()
-		for b := int64(1); ; b++ {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-				w.produce(5)
-				w.commit(b, time.Time{})
-				mu.Lock()
-				last = time.Now()
-				mu.Unlock()
-			}
-		}
-	}()
-	stopQuery := sync.OnceFunc(func() { close(stop); <-done })
-	t.Cleanup(stopQuery)
+	q := w.runBatches(2 * time.Second)
 	in := start(t, setup{prefix: testredis.Prefix(), extra: w.config("")})
 	afterRounds(t, in, 8*time.Second) // a few batches to learn from
-	stopQuery()
+	q.stop()
 	w.produce(5)
-	mu.Lock()
-	fault := last
-	mu.Unlock()
+	fault := q.lastCommit()
 	return firstRoot(t, in.slack, "C0PIPE").Sub(fault)
 }
 

@@ -501,3 +501,15 @@ func TestClass(t *testing.T) {
 		}
 	}
 }
+
+// TestAzureContract: abfss:// through the official client (azblob) against Azurite behaves as
+// the other backends (list, stat, read, write, delete, rename refusing an existing target).
+func TestAzureContract(t *testing.T) {
+	t.Parallel()
+	srv := storagetest.NewAzureServer(t, "ckpt")
+	s, err := storage.Open(srv.Location("pipelines/sms"), srv.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	testContract(t, s)
+}

@@ -214,3 +214,8 @@ func (s *AzureServer) modTime(t testing.TB, name string) time.Time {
 	}
 	return *props.LastModified
 }
+
+// BlobLocation is the wasbs:// location of a prefix in the container (a flat namespace: no ACLs).
+func (s *AzureServer) BlobLocation(prefix string) string {
+	return "wasbs://" + s.Container + "@" + testazurite.Account + ".blob.core.windows.net/" + strings.TrimPrefix(prefix, "/")
+}

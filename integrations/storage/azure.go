@@ -16,7 +16,6 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
@@ -478,7 +477,7 @@ func (s *azureStore) pathAccess(ctx context.Context, p string) (PathAccess, erro
 		return PathAccess{}, wrap("get access control", p, err)
 	}
 	var raw *http.Response
-	if _, err := c.GetProperties(runtime.WithCaptureResponse(ctx, &raw), nil); err != nil {
+	if _, err := c.GetProperties(policy.WithCaptureResponse(ctx, &raw), nil); err != nil {
 		return PathAccess{}, wrap("get access control", p, err)
 	}
 	h := raw.Header

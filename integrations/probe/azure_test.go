@@ -36,6 +36,13 @@ func TestRunAzure(t *testing.T) {
 			reason: "the checkpoint at {loc} is readable and writable; the newest commit is 1m old",
 		},
 		{
+			name:   "stale: the newest blob under commits/ is older than stale_after",
+			setup:  func(_ *storagetest.AzureServer, opt *probe.Options) { opt.StaleAfter = 30 * time.Second },
+			want:   probe.StatusDegraded,
+			steps:  allSteps,
+			reason: "the checkpoint is stale: the newest commit, commits/5, is 1m old (stale after 30s)",
+		},
+		{
 			name: "write test refused",
 			setup: func(srv *storagetest.AzureServer, _ *probe.Options) {
 				srv.DenyPrefix(prefix + "/" + probe.DefaultDir + "/")

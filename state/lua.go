@@ -121,6 +121,7 @@ var (
 	mergeScript       = newScript("merge", "lib", "incident", "cache", "dedup")
 	noteScript        = newScript("note", "lib")
 	completeScript    = newScript("complete", "lib")
+	relocateScript    = newScript("relocate", "lib")
 	setSeverityScript = newScript("severity", "lib")
 	assignScript      = newScript("assign", "lib")
 	escalateScript    = newScript("escalate", "lib")

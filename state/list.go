@@ -72,10 +72,29 @@ func (s *Store) ListPage(ctx context.Context, channel string, f ListFilter, afte
 	if f.Severity != 0 {
 		idx = append(idx, s.key("sev", strconv.Itoa(f.Severity)))
 	}
+	chunk := func(checked bool) int64 {
+		if checked || !f.indexed() {
+			return max(int64(n)+1, listChunk)
+		}
+		return int64(n) + 1
+	}
+	// One index: its first chunk comes with its size, in one round trip. More: their sizes
+	// come first, to walk the narrowest.
+	var start int64
+	var first *redis.StringSliceCmd
+	if len(idx) == 1 {
+		var err error
+		if start, err = s.pageStart(ctx, idx[0], after); err != nil {
+			return nil, err
+		}
+	}
 	pipe := s.rdb.Pipeline()
 	cards := make([]*redis.IntCmd, len(idx))
 	for i, k := range idx {
 		cards[i] = pipe.ZCard(ctx, k)
+	}
+	if len(idx) == 1 {
+		first = pipe.ZRevRange(ctx, idx[0], start, start+chunk(false)-1)
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, wrap("list incidents", err)
@@ -95,14 +114,13 @@ func (s *Store) ListPage(ctx context.Context, channel string, f ListFilter, afte
 			checks = append(checks, k)
 		}
 	}
-	start, err := s.pageStart(ctx, idx[walk], after)
-	if err != nil {
-		return nil, err
+	if first == nil {
+		var err error
+		if start, err = s.pageStart(ctx, idx[walk], after); err != nil {
+			return nil, err
+		}
 	}
-	chunk := int64(n) + 1
-	if len(checks) > 0 || !f.indexed() {
-		chunk = max(chunk, listChunk)
-	}
+	size := chunk(len(checks) > 0)
 	var queue []string // ids that passed the indexes, not read yet
 	done := false      // the walk reached the index's end
 	for {
@@ -110,12 +128,18 @@ func (s *Store) ListPage(ctx context.Context, channel string, f ListFilter, afte
 			if done {
 				break
 			}
-			ids, err := s.rdb.ZRevRange(ctx, idx[walk], start, start+chunk-1).Result()
-			if err != nil {
-				return nil, wrap("list incidents", err)
+			var ids []string
+			if first != nil {
+				ids, first = first.Val(), nil
+			} else {
+				var err error
+				if ids, err = s.rdb.ZRevRange(ctx, idx[walk], start, start+size-1).Result(); err != nil {
+					return nil, wrap("list incidents", err)
+				}
 			}
 			start += int64(len(ids))
-			done = int64(len(ids)) < chunk
+			done = int64(len(ids)) < size
+			var err error
 			if queue, err = s.members(ctx, ids, checks); err != nil {
 				return nil, err
 			}

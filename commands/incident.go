@@ -171,7 +171,7 @@ func (h *Handler) incidentList(ctx context.Context, req Request, args []string) 
 		row := fmt.Sprintf("%-8s %-14s %-22s %-14s %-14s %6d  %s", inc.ID, alerts.Severity(inc.Severity),
 			listStatus(inc), dash(ownerName(inc)), dash(inc.Pipeline), inc.Count, Title(inc))
 		if all {
-			row = fmt.Sprintf("%-8s %-12s", inc.ID, inc.Channel) + row[8:]
+			row = fmt.Sprintf("%-8s %-12s", inc.ID, inc.ListedIn()) + row[8:]
 		}
 		lines = append(lines, row)
 	}

@@ -121,6 +121,7 @@ var (
 	mergeScript       = newScript("merge", "lib", "incident", "cache", "dedup")
 	noteScript        = newScript("note", "lib")
 	completeScript    = newScript("complete", "lib")
+	relocateScript    = newScript("relocate", "lib")
 	setSeverityScript = newScript("severity", "lib")
 	assignScript      = newScript("assign", "lib")
 	escalateScript    = newScript("escalate", "lib")
@@ -142,7 +143,6 @@ var (
 	recordProbeScript   = newScript("record_probe")
 	unlockScript        = newScript("unlock")
 	refreshScript       = newScript("refresh_lock")
-	relocateScript      = newScript("relocate", "lib")
 
 	recordProgressScript  = newScript("record_progress")
 	recordProbeMarkScript = newScript("record_probe_mark")

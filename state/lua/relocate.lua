@@ -1,21 +1,23 @@
--- relocate: moves an incident's root message to ts in channel: root_ts and root_channel name
--- the new one, the new message's lookup key (P:ts:<channel>:<ts>) finds the incident with the
--- incident's own expiry, and the old message's lookup key goes. An incident that expired
--- meanwhile is left alone, as complete does. ARGV: incident id, ts, channel.
--- Returns moved ("1" unless the incident no longer exists).
+-- relocate: the incident's root message is now ts in channel: posted again after a person
+-- deleted it, or in slack.default_channel after its channel was archived or the bot removed
+-- from it. The new message's lookup key finds the incident with the incident's own expiry, the
+-- old message's goes, and an open incident is listed in the new channel instead of the old
+-- one. An incident that expired meanwhile is left alone, as complete does.
+-- ARGV: id, ts, channel. Returns result.
 local id, ts, ch = ARGV[1], ARGV[2], ARGV[3]
 local ttl = call("PTTL", ik(id))
-if ttl == -2 then return result("moved", 0) end
-local old = call("HMGET", ik(id), "root_channel", "root_ts")
+if ttl == -2 then return result("result", "notfound") end
+local f = call("HMGET", ik(id), "root_channel", "root_ts", "channel", "status", "first_seen")
 call("HSET", ik(id), "root_ts", ts, "root_channel", ch)
-local key = P .. ":ts:" .. ch .. ":" .. ts
+local new = P .. ":ts:" .. ch .. ":" .. ts
 if ttl > 0 then
-  call("SET", key, id, "PX", ttl)
+  call("SET", new, id, "PX", ttl)
 else
-  call("SET", key, id)
+  call("SET", new, id)
 end
-if old[1] and old[2] and old[2] ~= "" then
-  local was = P .. ":ts:" .. old[1] .. ":" .. old[2]
-  if was ~= key and call("GET", was) == id then call("DEL", was) end
+if f[1] and f[2] then
+  local old = P .. ":ts:" .. f[1] .. ":" .. f[2]
+  if old ~= new and call("GET", old) == id then call("DEL", old) end
 end
-return result("moved", 1)
+moved(id, f[1] or f[3], ch, f[4], f[5])
+return result("result", "ok")

@@ -10,8 +10,6 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -192,27 +190,7 @@ func (s *GCSServer) Location(prefix string) string {
 // time as the object's update time, so that a checkpoint written on disk can be served from GCS.
 func (s *GCSServer) Upload(t testing.TB, dir, prefix string) {
 	t.Helper()
-	prefix = strings.Trim(prefix, "/")
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		name := filepath.ToSlash(rel)
-		if prefix != "" {
-			name = prefix + "/" + name
-		}
+	err := walkFiles(dir, prefix, func(name string, info fs.FileInfo, data []byte) error {
 		s.srv.CreateObject(fakestorage.Object{
 			ObjectAttrs: fakestorage.ObjectAttrs{BucketName: s.Bucket, Name: name,
 				Created: info.ModTime(), Updated: info.ModTime()},

@@ -8,6 +8,9 @@
 // directory's group, then the other bits. Reaching a directory takes search permission on every
 // directory above it.
 //
+// For gs:// it judges from what the bucket's testIamPermissions says of streamwatch's own
+// identity (gcs.go); GCS cannot say it of another principal.
+//
 // What it cannot see: NFS servers and FUSE daemons that decide on their own, SELinux and
 // AppArmor, idmapped mounts, capabilities other than root's, and quotas or a full disk. A real
 // write (the probe's write test) remains the proof.
@@ -319,6 +322,21 @@ type Report struct {
 	// Err is set when access could not be judged (the location cannot be stat'ed, or the
 	// platform has no uids); Writable is then false and means "unknown".
 	Err string `json:"error,omitempty"`
+	// Identity names whom an object store judged when that is not a local uid ("streamwatch's
+	// identity" for GCS); User is then not what was judged. Empty for local checks.
+	Identity string `json:"identity,omitempty"`
+	// Missing are the store permissions the identity lacks (GCS).
+	Missing []string `json:"missing,omitempty"`
+	// Note says what the judgment does not cover (GCS: the job's own identity).
+	Note string `json:"note,omitempty"`
+}
+
+// Who names whom the report judged: the store's identity, else the local user.
+func (r *Report) Who() string {
+	if r.Identity != "" {
+		return r.Identity
+	}
+	return r.User.String()
 }
 
 // Judged reports whether the report is a judgment rather than "could not judge".

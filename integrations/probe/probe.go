@@ -12,6 +12,8 @@
 //  5. for local paths, whether the job's user may create files in the location and its offsets/,
 //     commits/ and state/ folders, judged without writing (integrations/access); a "no" fails
 //     the probe even when streamwatch's own write test passed, since the job is who must write.
+//     For gs://, whether streamwatch's own identity may create and delete objects in the bucket,
+//     from the bucket's testIamPermissions.
 //
 // The first failing step ends the probe; the result is FAILED with a Class saying what kind of
 // failure it was. Slow steps and a stale checkpoint make it DEGRADED. The checkpoint itself is
@@ -129,7 +131,8 @@ type Result struct {
 	NewestCommit time.Time     `json:"newest_commit,omitzero"`
 	CommitAge    time.Duration `json:"commit_age,omitempty"`
 	// Access is whether the job's user may create files in the checkpoint's folders, judged
-	// without writing; for s3:// it says it cannot be judged. Nil when the location was not
+	// without writing; for gs:// whether streamwatch's identity may create and delete objects
+	// (testIamPermissions); for s3:// it says it cannot be judged. Nil when the location was not
 	// reached.
 	Access  *access.Report `json:"access,omitempty"`
 	Started time.Time      `json:"started"`
@@ -299,6 +302,10 @@ func (p *prober) judgeAccess() {
 	if p.opt.JobUser != nil {
 		u = *p.opt.JobUser
 	}
+	if pt, ok := p.ckpt.store.(permissionTester); ok && p.ckpt.dir == "" {
+		p.res.Access = p.testPermissions(pt)
+		return
+	}
 	if p.ckpt.dir == "" {
 		p.res.Access = p.judgeRemote(u)
 		return
@@ -365,6 +372,26 @@ func (p *prober) judgeRemote(u access.User) *access.Report {
 		judged = append(judged, access.DirJudgment{Name: name, Dir: d})
 	}
 	r := access.CheckPrincipal(loc, u, up, judged)
+	return &r
+}
+
+// permissionTester is a store that says, without writing, which permissions its caller holds
+// on it (gs://: the bucket's testIamPermissions).
+type permissionTester interface {
+	Bucket() string
+	TestPermissions(ctx context.Context, perms []string) ([]string, error)
+}
+
+// testPermissions judges an object store's access from what it says of streamwatch's own
+// identity; when it cannot say (403, 404, an emulator without IAM), access is not judged.
+func (p *prober) testPermissions(pt permissionTester) *access.Report {
+	granted, err := pt.TestPermissions(p.ctx, access.GCSWrite)
+	if err != nil {
+		return &access.Report{Location: p.opt.Location, Identity: access.GCSIdentity,
+			Err: fmt.Sprintf("%s's testIamPermissions did not answer (%s): the write probe and the driver logs tell",
+				pt.Bucket(), strings.TrimPrefix(err.Error(), "test permissions "+pt.Bucket()+": "))}
+	}
+	r := access.GCS(p.opt.Location, pt.Bucket(), granted, p.opt.JobUser != nil)
 	return &r
 }
 

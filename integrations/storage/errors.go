@@ -182,10 +182,14 @@ func causeText(err error) string {
 	}
 	var ge *googleapi.Error
 	if errors.As(err, &ge) {
-		if classify(ge) == ClassPermission {
-			return fmt.Sprintf("access denied (GCS HTTP %d: %s)", ge.Code, ge.Message)
+		msg := ge.Message
+		if msg == "" { // a body that is not GCS's JSON error (a proxy, an emulator's plain 404)
+			msg = http.StatusText(ge.Code)
 		}
-		return fmt.Sprintf("%s (GCS HTTP %d)", ge.Message, ge.Code)
+		if classify(ge) == ClassPermission {
+			return fmt.Sprintf("access denied (GCS HTTP %d: %s)", ge.Code, msg)
+		}
+		return fmt.Sprintf("%s (GCS HTTP %d)", msg, ge.Code)
 	}
 	return err.Error()
 }

@@ -179,40 +179,35 @@ func checkErr(t *testing.T, err error, class storage.ErrorClass, prefix string) 
 	}
 }
 
-func TestLocalContract(t *testing.T) {
-	t.Parallel()
-	s, err := storage.Open(t.TempDir(), storage.Options{})
-	if err != nil {
-		t.Fatal(err)
+// TestContract: every backend behaves as the others (list, stat, read, write, delete, rename
+// refusing an existing target): local paths, s3:// against gofakes3, gs:// through the
+// official client against fake-gcs-server, and the in-memory store of the tests.
+func TestContract(t *testing.T) {
+	backends := []struct {
+		name string
+		open func(t *testing.T) (storage.Store, error)
+	}{
+		{"local", func(t *testing.T) (storage.Store, error) { return storage.Open(t.TempDir(), storage.Options{}) }},
+		{"s3", func(t *testing.T) (storage.Store, error) {
+			srv := storagetest.NewS3Server(t, "ckpt-bucket")
+			return storage.Open(srv.Location("pipelines/sms"), srv.Options())
+		}},
+		{"gcs", func(t *testing.T) (storage.Store, error) {
+			srv := storagetest.NewGCSServer(t, "ckpt-bucket")
+			return storage.Open(srv.Location("pipelines/sms"), srv.Options())
+		}},
+		{"mem", func(*testing.T) (storage.Store, error) { return storagetest.NewMemStore("mem://ckpt"), nil }},
 	}
-	testContract(t, s)
-}
-
-func TestS3Contract(t *testing.T) {
-	t.Parallel()
-	srv := storagetest.NewS3Server(t, "ckpt-bucket")
-	s, err := storage.Open(srv.Location("pipelines/sms"), srv.Options())
-	if err != nil {
-		t.Fatal(err)
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			s, err := b.open(t)
+			if err != nil {
+				t.Fatal(err)
+			}
+			testContract(t, s)
+		})
 	}
-	testContract(t, s)
-}
-
-// TestGCSContract: gs:// through the official client against fake-gcs-server behaves as the
-// other backends (list, stat, read, write, delete, rename refusing an existing target).
-func TestGCSContract(t *testing.T) {
-	t.Parallel()
-	srv := storagetest.NewGCSServer(t, "ckpt-bucket")
-	s, err := storage.Open(srv.Location("pipelines/sms"), srv.Options())
-	if err != nil {
-		t.Fatal(err)
-	}
-	testContract(t, s)
-}
-
-func TestMemStoreContract(t *testing.T) {
-	t.Parallel()
-	testContract(t, storagetest.NewMemStore("mem://ckpt"))
 }
 
 func TestCopyBetweenBackends(t *testing.T) {

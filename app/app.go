@@ -63,6 +63,10 @@ type Options struct {
 	HTTP HTTPTimeouts
 	// ShutdownTimeout bounds the wait for in-flight webhooks at shutdown (5s).
 	ShutdownTimeout time.Duration
+	// MaintainEvery is the period of the incident housekeeping (app/jobs.go: floods and
+	// silences ending, due coalesced updates, auto-resolution), run by one replica per tick
+	// (100ms).
+	MaintainEvery time.Duration
 }
 
 // HTTPTimeouts are the HTTP servers' timeouts; zero values get the defaults in parentheses.
@@ -83,6 +87,7 @@ func (o *Options) defaults() {
 	def(&o.SlackTimeout, 15*time.Second)
 	def(&o.DeliveryTimeout, 10*time.Second)
 	def(&o.ShutdownTimeout, 5*time.Second)
+	def(&o.MaintainEvery, 100*time.Millisecond)
 	def(&o.HTTP.ReadHeader, 5*time.Second)
 	def(&o.HTTP.Read, 30*time.Second)
 	def(&o.HTTP.Write, 30*time.Second)

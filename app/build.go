@@ -176,6 +176,7 @@ func (a *App) build() error {
 	}
 	scheduleSampler(a.sched, detector, cfg.Kafka.SampleInterval, m)
 	scheduleHeartbeats(a.sched, beats)
+	scheduleHousekeeping(a.sched, store, m, log, now, a.opt.MaintainEvery)
 	return a.listen()
 }
 

@@ -33,7 +33,8 @@ type Options struct {
 	Replica string
 	// ClaimAfter is how long an outbox entry may sit with a consumer before another claims it.
 	ClaimAfter time.Duration
-	// Poll is how often the deliverer looks for due coalesced updates and retries.
+	// Poll is how long the deliverer waits for new outbox entries before it looks at its
+	// retries again (200ms).
 	Poll time.Duration
 	// DefaultChannel is slack.default_channel: where an incident moves when its channel is
 	// archived, gone, or the bot was removed from it.

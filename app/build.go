@@ -183,7 +183,7 @@ func (a *App) build() error {
 // buildKafka makes the Kafka clients (created once, connecting lazily: a cluster that is down
 // does not stop start-up), the monitor the commands and the diagnosis use, and its sample
 // store in Redis.
-func (a *App) buildKafka(store *state.Store) (*kafka.Monitor, *state.LagSamples, error) {
+func (a *App) buildKafka(store *state.Store) (*kafka.Monitor, *pipeline.LagSamples, error) {
 	cfg := a.opt.Config
 	var opts []kafka.ClusterOptions
 	for _, name := range slices.Sorted(maps.Keys(cfg.Kafka.Clusters)) {
@@ -205,7 +205,7 @@ func (a *App) buildKafka(store *state.Store) (*kafka.Monitor, *state.LagSamples,
 				Group: p.Kafka.Group, StallAfter: p.Kafka.StallAfter, AllowedLag: p.Kafka.AllowedLag, PublishGroup: p.Kafka.PublishGroup})
 		}
 	}
-	samples := state.NewLagSamples(store, pipes)
+	samples := pipeline.NewLagSamples(store, pipes)
 	monitor, err := kafka.NewMonitor(clusters, samples, pipes, kafka.MonitorOptions{})
 	if err != nil {
 		return nil, nil, fmt.Errorf("kafka: %w", err)

@@ -10,6 +10,7 @@ import (
 	"github.com/streamwatch/streamwatch/commands"
 	"github.com/streamwatch/streamwatch/config"
 	"github.com/streamwatch/streamwatch/heartbeat"
+	"github.com/streamwatch/streamwatch/integrations/kafka"
 	"github.com/streamwatch/streamwatch/metrics"
 	"github.com/streamwatch/streamwatch/pipeline"
 	"github.com/streamwatch/streamwatch/scheduler"
@@ -119,12 +120,7 @@ func scheduleSampler(s *scheduler.Scheduler, detector *pipeline.Detector, interv
 				if p.Err != nil {
 					continue
 				}
-				var lag int64
-				for _, pl := range p.Partitions {
-					if pl.Lag > 0 {
-						lag += pl.Lag
-					}
-				}
+				lag, _ := kafka.SumLag(p.Partitions)
 				m.Lag.WithLabelValues(p.Pipeline).Set(float64(lag))
 			}
 		}

@@ -565,15 +565,7 @@ func (d *Detector) observe(x *detected, now time.Time, clock HeldClock) (Observa
 
 	// The documented group.
 	if r.Err == nil {
-		var waiting int64
-		known := false
-		for _, pl := range r.Partitions {
-			if pl.Lag >= 0 {
-				waiting += pl.Lag
-				known = true
-			}
-		}
-		if known {
+		if waiting, known := kafka.SumLag(r.Partitions); known > 0 {
 			obs.GroupWaiting = waiting
 		}
 		if r.Status != kafka.StatusUnknown {

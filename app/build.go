@@ -92,7 +92,7 @@ func (a *App) build() error {
 		}
 	}
 	handler.RegisterHealth(probes)
-	handler.RegisterKafka(monitor)
+	handler.RegisterKafka(&pipeline.Lags{Kafka: monitor})
 	handler.RegisterCheckpoint(checkpoints)
 	handler.RegisterDiagnose(a.diag)
 	handler.RegisterWatch(watcher)

@@ -125,6 +125,8 @@ type App struct {
 	// running is the configuration as Reload last applied it (nil: Options.Config).
 	running  *config.Config
 	reloadMu sync.Mutex
+	// redisLog is true while the app's log hears go-redis's messages (addRedisLog).
+	redisLog bool
 }
 
 // served is an HTTP server and the listener it serves.
@@ -251,6 +253,10 @@ func (a *App) close() {
 	}
 	if a.rdb != nil {
 		_ = a.rdb.Close()
+	}
+	if a.redisLog {
+		a.redisLog = false
+		removeRedisLog(a.log)
 	}
 	if a.transport != nil {
 		a.transport.CloseIdleConnections()

@@ -32,7 +32,8 @@ func (a *App) build() error {
 	if sec.Redis == nil {
 		return fmt.Errorf("app: no Redis in the secrets")
 	}
-	redisLogOnce.Do(func() { redis.SetLogger(redisLogger{log}) }) // a process-wide setting
+	addRedisLog(log) // until close: go-redis's logger is one per process
+	a.redisLog = true
 	a.rdb = redis.NewUniversalClient(universalOptions(sec.Redis))
 	store := state.New(a.rdb, cfg.Redis.KeyPrefix)
 	store.SetClock(now)

@@ -56,9 +56,15 @@ type Options struct {
 	// ClaimAfter is how long an outbox entry may sit with a replica before another claims it
 	// (30s).
 	ClaimAfter time.Duration
-	// SlackTimeout bounds one Slack Web API call (15s); DeliveryTimeout one outbox delivery,
-	// its Slack calls and bookkeeping (10s).
-	SlackTimeout, DeliveryTimeout time.Duration
+	// The timeouts, each with its default here (defaults): SlackTimeout bounds one Slack Web
+	// API call (15s); DeliveryTimeout one outbox delivery, its Slack calls and bookkeeping
+	// (10s); CommandTimeout one command, mention or click (60s); CommitTimeout one shared run
+	// of the record script for a batch of webhooks (10s); CheckpointTimeout the read of one
+	// checkpoint in a detection round (10s); BrokerTimeout the reads of the brokers a
+	// checkpoint is compared with (10s). The Kafka clusters' own (kafka.clusters.*.timeout)
+	// and diagnose.timeout are in the configuration.
+	SlackTimeout, DeliveryTimeout, CommandTimeout   time.Duration
+	CommitTimeout, CheckpointTimeout, BrokerTimeout time.Duration
 	// HTTP are the HTTP servers' timeouts.
 	HTTP HTTPTimeouts
 	// ShutdownTimeout bounds the wait for in-flight webhooks at shutdown (5s); ShutdownDeadline
@@ -88,6 +94,10 @@ func (o *Options) defaults() {
 	def(&o.ClaimAfter, 30*time.Second)
 	def(&o.SlackTimeout, 15*time.Second)
 	def(&o.DeliveryTimeout, 10*time.Second)
+	def(&o.CommandTimeout, 60*time.Second)
+	def(&o.CommitTimeout, 10*time.Second)
+	def(&o.CheckpointTimeout, 10*time.Second)
+	def(&o.BrokerTimeout, 10*time.Second)
 	def(&o.ShutdownTimeout, 5*time.Second)
 	def(&o.ShutdownDeadline, 10*time.Second)
 	def(&o.MaintainEvery, 100*time.Millisecond)

@@ -37,6 +37,7 @@ func (a *App) build() error {
 	a.rdb = redis.NewUniversalClient(universalOptions(sec.Redis))
 	store := state.New(a.rdb, cfg.Redis.KeyPrefix)
 	store.SetClock(now)
+	store.CommitTimeout = a.opt.CommitTimeout
 	store.Coalesce = cfg.Slack.ThreadCoalesce
 	store.AutoResolveAfter = cfg.Alerts.AutoResolveAfter
 	store.Retention = cfg.Alerts.IncidentRetention
@@ -73,7 +74,7 @@ func (a *App) build() error {
 	}
 	probes := pipeline.NewProbes(cfg, probeStore, getenv)
 	probes.Lag, probes.Now = samples, now
-	checkpoints := &pipeline.Checkpoints{Config: cfg, Getenv: getenv, Kafka: a.kafka, History: store}
+	checkpoints := &pipeline.Checkpoints{Config: cfg, Getenv: getenv, Kafka: a.kafka, History: store, BrokerTimeout: a.opt.BrokerTimeout}
 	a.diag = &pipeline.Diagnoser{Config: cfg, Getenv: getenv, Lag: monitor, Checkpoints: checkpoints, Probes: store}
 	watcher := &pipeline.Watcher{Config: cfg, Store: store, Checkpoints: checkpoints, Kafka: a.kafka, Now: now, Log: log}
 	repairs := &pipeline.Repairs{Config: cfg, Getenv: getenv, Now: now, Store: store, Replica: a.opt.Replica}
@@ -136,7 +137,7 @@ func (a *App) build() error {
 		if err != nil {
 			return err
 		}
-		detector = &pipeline.Detector{Config: cfg, Getenv: getenv, Rounds: sampler, Kafka: a.kafka, Store: store, Now: now,
+		detector = &pipeline.Detector{CheckpointTimeout: a.opt.CheckpointTimeout, Config: cfg, Getenv: getenv, Rounds: sampler, Kafka: a.kafka, Store: store, Now: now,
 			Log: log, Opened: opened, Recovered: recovered,
 			TimeToDetect: func(d time.Duration) { m.TimeToDetect.WithLabelValues(state.SourceDetect).Observe(d.Seconds()) }}
 		if cfg.Charts.Enabled {
@@ -163,7 +164,7 @@ func (a *App) build() error {
 		Log: log, Store: store, Router: router(cfg), Commands: handler, API: api,
 		WebhookToken: sec.WebhookToken, AllowUnauthenticated: cfg.HTTP.AllowUnauthenticatedWebhooks,
 		MaxBodyBytes: cfg.HTTP.MaxBodyBytes, Replica: a.opt.Replica, AllowedChannels: cfg.Slack.AllowedChannels, DefaultChannel: cfg.Slack.DefaultChannel,
-		Metrics: m, HTTPClient: httpClient, ClaimAfter: a.opt.ClaimAfter, DeliveryTimeout: a.opt.DeliveryTimeout,
+		Metrics: m, HTTPClient: httpClient, ClaimAfter: a.opt.ClaimAfter, DeliveryTimeout: a.opt.DeliveryTimeout, CommandTimeout: a.opt.CommandTimeout,
 		Opened: opened, Now: now, Pager: botPager, Descriptions: descriptions(cfg),
 	}
 	if beats != nil {

@@ -57,9 +57,10 @@ type Options struct {
 	Metrics *metrics.Metrics
 	// HTTPClient makes response_url posts; the Slack API client has its own.
 	HTTPClient *http.Client
-	// DeliveryTimeout bounds one outbox delivery: its Slack calls and bookkeeping (10s).
-	DeliveryTimeout time.Duration
-	Now             func() time.Time
+	// DeliveryTimeout bounds one outbox delivery: its Slack calls and bookkeeping (10s);
+	// CommandTimeout one command, mention or click (60s). app.Options sets both.
+	DeliveryTimeout, CommandTimeout time.Duration
+	Now                             func() time.Time
 }
 
 // Bot ties Slack, the webhooks and the state together.
@@ -86,6 +87,9 @@ func New(opt Options) *Bot {
 	}
 	if opt.DeliveryTimeout <= 0 {
 		opt.DeliveryTimeout = 10 * time.Second
+	}
+	if opt.CommandTimeout <= 0 {
+		opt.CommandTimeout = 60 * time.Second
 	}
 	if opt.Poll <= 0 {
 		opt.Poll = 200 * time.Millisecond

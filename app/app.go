@@ -56,13 +56,25 @@ type Options struct {
 	// ClaimAfter is how long an outbox entry may sit with a replica before another claims it
 	// (30s).
 	ClaimAfter time.Duration
-	// SlackTimeout bounds one Slack Web API call (15s); DeliveryTimeout one outbox delivery,
-	// its Slack calls and bookkeeping (10s).
-	SlackTimeout, DeliveryTimeout time.Duration
+	// The timeouts, each with its default here (defaults): SlackTimeout bounds one Slack Web
+	// API call (15s); DeliveryTimeout one outbox delivery, its Slack calls and bookkeeping
+	// (10s); CommandTimeout one command, mention or click (60s); CommitTimeout one shared run
+	// of the record script for a batch of webhooks (10s); CheckpointTimeout the read of one
+	// checkpoint in a detection round (10s); BrokerTimeout the reads of the brokers a
+	// checkpoint is compared with (10s). The Kafka clusters' own (kafka.clusters.*.timeout)
+	// and diagnose.timeout are in the configuration.
+	SlackTimeout, DeliveryTimeout, CommandTimeout   time.Duration
+	CommitTimeout, CheckpointTimeout, BrokerTimeout time.Duration
 	// HTTP are the HTTP servers' timeouts.
 	HTTP HTTPTimeouts
-	// ShutdownTimeout bounds the wait for in-flight webhooks at shutdown (5s).
-	ShutdownTimeout time.Duration
+	// ShutdownTimeout bounds the wait for in-flight webhooks at shutdown (5s); ShutdownDeadline
+	// the whole shutdown (10s, as the README promises): past it Run returns, and the log names
+	// the parts that have not stopped.
+	ShutdownTimeout, ShutdownDeadline time.Duration
+	// MaintainEvery is the period of the incident housekeeping (app/jobs.go: floods and
+	// silences ending, due coalesced updates, auto-resolution), run by one replica per tick
+	// (100ms).
+	MaintainEvery time.Duration
 }
 
 // HTTPTimeouts are the HTTP servers' timeouts; zero values get the defaults in parentheses.
@@ -82,7 +94,13 @@ func (o *Options) defaults() {
 	def(&o.ClaimAfter, 30*time.Second)
 	def(&o.SlackTimeout, 15*time.Second)
 	def(&o.DeliveryTimeout, 10*time.Second)
+	def(&o.CommandTimeout, 60*time.Second)
+	def(&o.CommitTimeout, 10*time.Second)
+	def(&o.CheckpointTimeout, 10*time.Second)
+	def(&o.BrokerTimeout, 10*time.Second)
 	def(&o.ShutdownTimeout, 5*time.Second)
+	def(&o.ShutdownDeadline, 10*time.Second)
+	def(&o.MaintainEvery, 100*time.Millisecond)
 	def(&o.HTTP.ReadHeader, 5*time.Second)
 	def(&o.HTTP.Read, 30*time.Second)
 	def(&o.HTTP.Write, 30*time.Second)
@@ -120,6 +138,8 @@ type App struct {
 	// running is the configuration as Reload last applied it (nil: Options.Config).
 	running  *config.Config
 	reloadMu sync.Mutex
+	// redisLog is true while the app's log hears go-redis's messages (addRedisLog).
+	redisLog bool
 }
 
 // served is an HTTP server and the listener it serves.
@@ -177,9 +197,9 @@ func (a *App) Run(ctx context.Context) error {
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
 	a.diagnoses.start(runCtx)
-	var parts sync.WaitGroup
-	parts.Go(func() { _ = a.bot.Run(runCtx) })
-	parts.Go(func() { a.sched.Run(runCtx) })
+	var slack, sched sync.WaitGroup
+	slack.Go(func() { _ = a.bot.Run(runCtx) })
+	sched.Go(func() { a.sched.Run(runCtx) })
 	failed := make(chan error, len(a.servers))
 	var serving sync.WaitGroup
 	for _, s := range a.servers {
@@ -196,6 +216,7 @@ func (a *App) Run(ctx context.Context) error {
 	case err = <-failed:
 	}
 	a.log.Info("shutting down")
+	deadline := time.Now().Add(a.opt.ShutdownDeadline)
 	a.bot.Drain()
 	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.opt.ShutdownTimeout)
 	for _, s := range a.servers {
@@ -207,28 +228,62 @@ func (a *App) Run(ctx context.Context) error {
 	cancel()
 	serving.Wait()
 	stop()
-	a.waitFor("the Slack side, the deliverer and the scheduler", parts.Wait)
-	a.waitFor("the automatic diagnoses", a.diagnoses.wait)
-	a.waitFor("checks past their deadline", a.diag.Wait)
-	a.log.Info("stopped")
+	if waitParts(a.log, deadline, []part{{"the Slack side and the deliverer", slack.Wait}, {"the scheduler", sched.Wait},
+		{"the automatic diagnoses", a.diagnoses.wait}, {"checks past their deadline", a.diag.Wait}}) {
+		a.log.Info("stopped")
+	}
 	return err
 }
 
-// waitFor waits for wait to return, saying in the log what it waits for when that takes long.
-func (a *App) waitFor(what string, wait func()) {
-	done := make(chan struct{})
-	go func() { defer close(done); wait() }()
-	for {
-		t := time.NewTimer(5 * time.Second)
-		select {
-		case <-done:
-			t.Stop()
-			return
-		case <-t.C:
-			a.log.Warn("shutdown still waits", "for", what)
+// part is a part of the app Run waits for at shutdown.
+type part struct {
+	name string
+	wait func()
+}
+
+// waitParts waits for every part until deadline, saying in the log what it still waits for
+// every few seconds; it reports whether they all stopped. Past the deadline it logs the parts
+// still running and returns: the process exits within the deadline the README states, and
+// the goroutines of a part that hangs end with it.
+func waitParts(log *slog.Logger, deadline time.Time, parts []part) bool {
+	done := make([]chan struct{}, len(parts))
+	for i, p := range parts {
+		done[i] = make(chan struct{})
+		go func() { defer close(done[i]); p.wait() }()
+	}
+	running := func() []string {
+		var names []string
+		for i, p := range parts {
+			select {
+			case <-done[i]:
+			default:
+				names = append(names, p.name)
+			}
+		}
+		return names
+	}
+	end := time.NewTimer(time.Until(deadline))
+	defer end.Stop()
+	tick := time.NewTicker(shutdownNag)
+	defer tick.Stop()
+	for i := range parts {
+		for waiting := true; waiting; {
+			select {
+			case <-done[i]:
+				waiting = false
+			case <-tick.C:
+				log.Warn("shutdown still waits", "for", running())
+			case <-end.C:
+				log.Error("shutdown deadline passed: stopping without these parts", "running", running())
+				return false
+			}
 		}
 	}
+	return true
 }
+
+// shutdownNag is how often the log says what shutdown still waits for.
+const shutdownNag = 3 * time.Second
 
 // close releases what New opened: listeners nobody served, the Kafka and Redis clients,
 // idle Slack connections.
@@ -246,6 +301,10 @@ func (a *App) close() {
 	}
 	if a.rdb != nil {
 		_ = a.rdb.Close()
+	}
+	if a.redisLog {
+		a.redisLog = false
+		removeRedisLog(a.log)
 	}
 	if a.transport != nil {
 		a.transport.CloseIdleConnections()

@@ -32,10 +32,12 @@ func (a *App) build() error {
 	if sec.Redis == nil {
 		return fmt.Errorf("app: no Redis in the secrets")
 	}
-	redisLogOnce.Do(func() { redis.SetLogger(redisLogger{log}) }) // a process-wide setting
+	addRedisLog(log) // until close: go-redis's logger is one per process
+	a.redisLog = true
 	a.rdb = redis.NewUniversalClient(universalOptions(sec.Redis))
 	store := state.New(a.rdb, cfg.Redis.KeyPrefix)
 	store.SetClock(now)
+	store.CommitTimeout = a.opt.CommitTimeout
 	store.Coalesce = cfg.Slack.ThreadCoalesce
 	store.AutoResolveAfter = cfg.Alerts.AutoResolveAfter
 	store.Retention = cfg.Alerts.IncidentRetention
@@ -72,7 +74,7 @@ func (a *App) build() error {
 	}
 	probes := pipeline.NewProbes(cfg, probeStore, getenv)
 	probes.Lag, probes.Now = samples, now
-	checkpoints := &pipeline.Checkpoints{Config: cfg, Getenv: getenv, Kafka: a.kafka, History: store}
+	checkpoints := &pipeline.Checkpoints{Config: cfg, Getenv: getenv, Kafka: a.kafka, History: store, BrokerTimeout: a.opt.BrokerTimeout}
 	a.diag = &pipeline.Diagnoser{Config: cfg, Getenv: getenv, Lag: monitor, Checkpoints: checkpoints, Probes: store}
 	watcher := &pipeline.Watcher{Config: cfg, Store: store, Checkpoints: checkpoints, Kafka: a.kafka, Now: now, Log: log}
 	repairs := &pipeline.Repairs{Config: cfg, Getenv: getenv, Now: now, Store: store, Replica: a.opt.Replica}
@@ -92,7 +94,7 @@ func (a *App) build() error {
 		}
 	}
 	handler.RegisterHealth(probes)
-	handler.RegisterKafka(monitor)
+	handler.RegisterKafka(&pipeline.Lags{Kafka: monitor})
 	handler.RegisterCheckpoint(checkpoints)
 	handler.RegisterDiagnose(a.diag)
 	handler.RegisterWatch(watcher)
@@ -135,7 +137,7 @@ func (a *App) build() error {
 		if err != nil {
 			return err
 		}
-		detector = &pipeline.Detector{Config: cfg, Getenv: getenv, Rounds: sampler, Kafka: a.kafka, Store: store, Now: now,
+		detector = &pipeline.Detector{CheckpointTimeout: a.opt.CheckpointTimeout, Config: cfg, Getenv: getenv, Rounds: sampler, Kafka: a.kafka, Store: store, Now: now,
 			Log: log, Opened: opened, Recovered: recovered,
 			TimeToDetect: func(d time.Duration) { m.TimeToDetect.WithLabelValues(state.SourceDetect).Observe(d.Seconds()) }}
 		if cfg.Charts.Enabled {
@@ -162,7 +164,7 @@ func (a *App) build() error {
 		Log: log, Store: store, Router: router(cfg), Commands: handler, API: api,
 		WebhookToken: sec.WebhookToken, AllowUnauthenticated: cfg.HTTP.AllowUnauthenticatedWebhooks,
 		MaxBodyBytes: cfg.HTTP.MaxBodyBytes, Replica: a.opt.Replica, AllowedChannels: cfg.Slack.AllowedChannels, DefaultChannel: cfg.Slack.DefaultChannel,
-		Metrics: m, HTTPClient: httpClient, ClaimAfter: a.opt.ClaimAfter, DeliveryTimeout: a.opt.DeliveryTimeout,
+		Metrics: m, HTTPClient: httpClient, ClaimAfter: a.opt.ClaimAfter, DeliveryTimeout: a.opt.DeliveryTimeout, CommandTimeout: a.opt.CommandTimeout,
 		Opened: opened, Now: now, Pager: botPager, Descriptions: descriptions(cfg),
 	}
 	if beats != nil {
@@ -176,13 +178,14 @@ func (a *App) build() error {
 	}
 	scheduleSampler(a.sched, detector, cfg.Kafka.SampleInterval, m)
 	scheduleHeartbeats(a.sched, beats)
+	scheduleHousekeeping(a.sched, store, m, log, now, a.opt.MaintainEvery)
 	return a.listen()
 }
 
 // buildKafka makes the Kafka clients (created once, connecting lazily: a cluster that is down
 // does not stop start-up), the monitor the commands and the diagnosis use, and its sample
 // store in Redis.
-func (a *App) buildKafka(store *state.Store) (*kafka.Monitor, *state.LagSamples, error) {
+func (a *App) buildKafka(store *state.Store) (*kafka.Monitor, *pipeline.LagSamples, error) {
 	cfg := a.opt.Config
 	var opts []kafka.ClusterOptions
 	for _, name := range slices.Sorted(maps.Keys(cfg.Kafka.Clusters)) {
@@ -204,7 +207,7 @@ func (a *App) buildKafka(store *state.Store) (*kafka.Monitor, *state.LagSamples,
 				Group: p.Kafka.Group, StallAfter: p.Kafka.StallAfter, AllowedLag: p.Kafka.AllowedLag, PublishGroup: p.Kafka.PublishGroup})
 		}
 	}
-	samples := state.NewLagSamples(store, pipes)
+	samples := pipeline.NewLagSamples(store, pipes)
 	monitor, err := kafka.NewMonitor(clusters, samples, pipes, kafka.MonitorOptions{})
 	if err != nil {
 		return nil, nil, fmt.Errorf("kafka: %w", err)

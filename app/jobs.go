@@ -10,6 +10,7 @@ import (
 	"github.com/streamwatch/streamwatch/commands"
 	"github.com/streamwatch/streamwatch/config"
 	"github.com/streamwatch/streamwatch/heartbeat"
+	"github.com/streamwatch/streamwatch/integrations/kafka"
 	"github.com/streamwatch/streamwatch/metrics"
 	"github.com/streamwatch/streamwatch/pipeline"
 	"github.com/streamwatch/streamwatch/scheduler"
@@ -119,15 +120,102 @@ func scheduleSampler(s *scheduler.Scheduler, detector *pipeline.Detector, interv
 				if p.Err != nil {
 					continue
 				}
-				var lag int64
-				for _, pl := range p.Partitions {
-					if pl.Lag > 0 {
-						lag += pl.Lag
-					}
-				}
+				lag, _ := kafka.SumLag(p.Partitions)
 				m.Lag.WithLabelValues(p.Pipeline).Set(float64(lag))
 			}
 		}
 		return err
 	}})
+}
+
+// scheduleHousekeeping schedules the incident engine's housekeeping, once per tick in the whole
+// deployment: every `every` (app.Options.MaintainEvery) the floods and silences whose time is
+// up end, the due coalesced updates move into the outbox (after the silences, so that what
+// waited for one goes out at once) and the due incidents auto-resolve; every few seconds a
+// slice of the sweep that gives old closed incidents their TTL. Each replica reads the gauges
+// for itself.
+func scheduleHousekeeping(s *scheduler.Scheduler, store *state.Store, m *metrics.Metrics, log *slog.Logger, now func() time.Time, every time.Duration) {
+	s.Add(scheduler.Job{Name: "maintain", Schedule: cron.ConstantDelaySchedule{Delay: every},
+		Run: func(ctx context.Context, _ time.Time, _ int) error { return maintain(ctx, store, log) }})
+	swept := false
+	s.Add(scheduler.Job{Name: "sweep", Schedule: cron.Every(sweepEvery), Run: func(ctx context.Context, _ time.Time, _ int) error {
+		if swept {
+			return nil
+		}
+		var err error
+		swept, err = store.Sweep(ctx)
+		return err
+	}})
+	g := gauges{m: m, now: now, flooded: map[string]bool{}}
+	s.Add(scheduler.Job{Name: "gauges", Schedule: cron.ConstantDelaySchedule{Delay: gaugesEvery}, EveryReplica: true,
+		Run: func(ctx context.Context, _ time.Time, _ int) error {
+			stats, err := store.Stats(ctx)
+			if err == nil {
+				g.set(stats)
+			}
+			return err
+		}})
+}
+
+// sweepEvery paces the sweep: a slice of the keyspace every few seconds is no load, and the
+// sweep runs once per database. gaugesEvery is how often each replica reads the gauges.
+const (
+	sweepEvery  = 5 * time.Second
+	gaugesEvery = 500 * time.Millisecond
+)
+
+// maintain ends floods and silences whose time is up, moves due coalesced updates into the
+// outbox and auto-resolves.
+func maintain(ctx context.Context, store *state.Store, log *slog.Logger) error {
+	if chans, err := store.EndFloods(ctx); err != nil {
+		return err
+	} else if len(chans) > 0 {
+		log.Info("alert flood over: new alerts open their own incidents again", "channels", chans)
+	}
+	if ids, err := store.ExpireSilences(ctx); err != nil {
+		return err
+	} else if len(ids) > 0 {
+		log.Info("silences ended", "silences", ids)
+	}
+	if _, err := store.Pump(ctx); err != nil {
+		return err
+	}
+	if ids, err := store.AutoResolveDue(ctx); err != nil {
+		return err
+	} else if len(ids) > 0 {
+		log.Info("auto-resolved", "incidents", ids)
+	}
+	return nil
+}
+
+// gauges publishes the state's gauges on one replica.
+type gauges struct {
+	m   *metrics.Metrics
+	now func() time.Time
+	// flooded are the channels whose flood gauge is set (to 1 or back to 0).
+	flooded map[string]bool
+}
+
+func (g *gauges) set(stats state.Stats) {
+	m := g.m
+	m.OutboxDepth.Set(float64(stats.OutboxDepth))
+	m.IncidentsOpen.Set(float64(stats.OpenIncidents))
+	age := 0.0
+	if !stats.OutboxOldest.IsZero() {
+		age = max(g.now().Sub(stats.OutboxOldest).Seconds(), 0)
+	}
+	m.OutboxOldest.Set(age)
+	now := map[string]bool{}
+	for _, ch := range stats.Floods {
+		now[ch] = true
+	}
+	for ch := range g.flooded {
+		if !now[ch] {
+			m.Flood.WithLabelValues(ch).Set(0)
+		}
+	}
+	for ch := range now {
+		m.Flood.WithLabelValues(ch).Set(1)
+		g.flooded[ch] = true
+	}
 }

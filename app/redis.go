@@ -38,11 +38,47 @@ func universalOptions(o *redis.UniversalOptions) *redis.UniversalOptions {
 	return &u
 }
 
-var redisLogOnce sync.Once
+// redisLogs are the logs of the apps of this process that are built and not yet closed.
+// go-redis has one logger per process (redis.SetLogger), and its messages (dial failures while
+// Redis is down) name no client: each goes to every one of them, so that no instance's log,
+// and no check of it (no secrets in logs), misses one.
+var redisLogs struct {
+	once sync.Once
+	mu   sync.Mutex
+	logs map[*slog.Logger]int
+}
 
-// redisLogger sends go-redis's own messages (dial failures while Redis is down) to slog.
-type redisLogger struct{ l *slog.Logger }
+// addRedisLog sends go-redis's messages to l too, until removeRedisLog(l).
+func addRedisLog(l *slog.Logger) {
+	redisLogs.once.Do(func() { redis.SetLogger(redisLogger{}) })
+	redisLogs.mu.Lock()
+	defer redisLogs.mu.Unlock()
+	if redisLogs.logs == nil {
+		redisLogs.logs = map[*slog.Logger]int{}
+	}
+	redisLogs.logs[l]++
+}
 
-func (r redisLogger) Printf(_ context.Context, format string, v ...any) {
-	r.l.Debug("go-redis", "msg", fmt.Sprintf(format, v...))
+func removeRedisLog(l *slog.Logger) {
+	redisLogs.mu.Lock()
+	defer redisLogs.mu.Unlock()
+	if redisLogs.logs[l]--; redisLogs.logs[l] <= 0 {
+		delete(redisLogs.logs, l)
+	}
+}
+
+// redisLogger sends go-redis's own messages to every app's log (redisLogs).
+type redisLogger struct{}
+
+func (redisLogger) Printf(ctx context.Context, format string, v ...any) {
+	msg := fmt.Sprintf(format, v...)
+	redisLogs.mu.Lock()
+	logs := make([]*slog.Logger, 0, len(redisLogs.logs))
+	for l := range redisLogs.logs {
+		logs = append(logs, l)
+	}
+	redisLogs.mu.Unlock()
+	for _, l := range logs {
+		l.DebugContext(ctx, "go-redis", "msg", msg)
+	}
 }

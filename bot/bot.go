@@ -36,7 +36,8 @@ type Options struct {
 	Replica string
 	// ClaimAfter is how long an outbox entry may sit with a consumer before another claims it.
 	ClaimAfter time.Duration
-	// Poll is how often the deliverer looks for due coalesced updates and retries.
+	// Poll is how long the deliverer waits for new outbox entries before it looks at its
+	// retries again (200ms).
 	Poll time.Duration
 	// DefaultChannel is slack.default_channel: where an incident moves when its channel is
 	// archived, gone, or the bot was removed from it.
@@ -59,9 +60,10 @@ type Options struct {
 	Metrics *metrics.Metrics
 	// HTTPClient makes response_url posts; the Slack API client has its own.
 	HTTPClient *http.Client
-	// DeliveryTimeout bounds one outbox delivery: its Slack calls and bookkeeping (10s).
-	DeliveryTimeout time.Duration
-	Now             func() time.Time
+	// DeliveryTimeout bounds one outbox delivery: its Slack calls and bookkeeping (10s);
+	// CommandTimeout one command, mention or click (60s). app.Options sets both.
+	DeliveryTimeout, CommandTimeout time.Duration
+	Now                             func() time.Time
 }
 
 // Bot ties Slack, the webhooks and the state together.
@@ -88,6 +90,9 @@ func New(opt Options) *Bot {
 	}
 	if opt.DeliveryTimeout <= 0 {
 		opt.DeliveryTimeout = 10 * time.Second
+	}
+	if opt.CommandTimeout <= 0 {
+		opt.CommandTimeout = 60 * time.Second
 	}
 	if opt.Poll <= 0 {
 		opt.Poll = 200 * time.Millisecond

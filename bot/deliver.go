@@ -26,12 +26,6 @@ type Outbox interface {
 	Complete(ctx context.Context, d state.Delivery, rootTS, channel string) error
 	Drop(ctx context.Context, d state.Delivery) error
 	Relocate(ctx context.Context, id, channel, ts string) error
-	EndFloods(ctx context.Context) ([]string, error)
-	ExpireSilences(ctx context.Context) ([]string, error)
-	Pump(ctx context.Context) (int, error)
-	AutoResolveDue(ctx context.Context) ([]string, error)
-	Sweep(ctx context.Context) (bool, error)
-	Stats(ctx context.Context) (state.Stats, error)
 }
 
 // Messages are the Slack calls the deliverer makes (slackMessages over slack-go's client).
@@ -89,11 +83,11 @@ type deliverer struct {
 	metrics *metrics.Metrics
 	log     *slog.Logger
 	replica string
-	// poll is how often due coalesced updates and retries are looked for; claimAfter how long
-	// an entry may sit with a replica before another claims it; timeout bounds one delivery.
-	poll, claimAfter, timeout time.Duration
-	// wait is how long a pass waits for new entries when it has nothing to do (poll; less
-	// than zero: not at all).
+	// claimAfter is how long an entry may sit with a replica before another claims it;
+	// timeout bounds one delivery.
+	claimAfter, timeout time.Duration
+	// wait is how long a pass waits for new entries when it has nothing to do (Options.Poll;
+	// less than zero: not at all).
 	wait    time.Duration
 	now     func() time.Time
 	authBad *atomic.Bool // Slack refused the tokens (for /readyz)
@@ -111,23 +105,17 @@ type deliverer struct {
 	defaultChannel string
 	paused         map[string]time.Time // channel → not before (HTTP 429)
 	lastClaim      time.Time
-	// lastMaintain is when maintain last ran; pendingAt is when the entries this replica
-	// holds must be read again (zero: at the next pass).
-	lastMaintain, pendingAt time.Time
-	// lastSweep is when a slice of the sweep for incidents without a TTL last ran; swept is
-	// true once the sweep is done.
-	lastSweep time.Time
-	swept     bool
-	// flooded are the channels whose flood gauge is set (to 1 or back to 0).
-	flooded map[string]bool
+	// pendingAt is when the entries this replica holds must be read again (zero: at the next
+	// pass).
+	pendingAt time.Time
 }
 
 // newDeliverer returns the deliverer of the bot's outbox.
 func (b *Bot) newDeliverer() *deliverer {
 	return &deliverer{out: b.outbox(), slack: slackMessages{b.opt.API}, metrics: b.opt.Metrics, log: b.log, replica: b.opt.Replica,
-		poll: b.opt.Poll, claimAfter: b.opt.ClaimAfter, timeout: b.opt.DeliveryTimeout, wait: b.opt.Poll, now: b.opt.Now, authBad: &b.authBad,
+		claimAfter: b.opt.ClaimAfter, timeout: b.opt.DeliveryTimeout, wait: b.opt.Poll, now: b.opt.Now, authBad: &b.authBad,
 		retryAt: map[string]time.Time{}, attempts: map[string]int{}, replied: map[string]bool{}, posted: map[string]string{},
-		rescued: map[string]rescue{}, paged: map[string]bool{}, pager: b.opt.Pager, describe: b.opt.Descriptions, defaultChannel: b.opt.DefaultChannel, paused: map[string]time.Time{}, flooded: map[string]bool{}}
+		rescued: map[string]rescue{}, paged: map[string]bool{}, pager: b.opt.Pager, describe: b.opt.Descriptions, defaultChannel: b.opt.DefaultChannel, paused: map[string]time.Time{}}
 }
 
 // run delivers the outbox until ctx ends. Entries of one incident go out in sequence order,
@@ -164,13 +152,8 @@ func sleep(ctx context.Context, d time.Duration) bool {
 
 func (d *deliverer) pass(ctx context.Context) error {
 	now := d.now()
-	// Housekeeping runs at most twice a poll, not once per pass: during a storm of new
-	// incidents a pass starts for every few entries.
-	if now.Sub(d.lastMaintain) >= d.poll/2 {
-		d.lastMaintain = now
-		if err := d.maintain(ctx); err != nil {
-			return err
-		}
+	if err := d.claim(ctx); err != nil {
+		return err
 	}
 	next := d.pendingAt // when the pending entries are not read in this pass, their time stands
 	blocked := map[string]time.Time{}
@@ -209,82 +192,23 @@ func (d *deliverer) pass(ctx context.Context) error {
 // pendingRecheck is the longest the deliverer goes without reading its pending entries.
 const pendingRecheck = 5 * time.Second
 
-// maintain ends floods and silences whose time is up, moves due coalesced updates into the outbox,
-// auto-resolves, claims the entries of a stalled replica, sweeps a slice of old closed
-// incidents and updates the gauges.
-func (d *deliverer) maintain(ctx context.Context) error {
-	st := d.out
-	if chans, err := st.EndFloods(ctx); err != nil {
-		return err
-	} else if len(chans) > 0 {
-		d.log.Info("alert flood over: new alerts open their own incidents again", "channels", chans)
+// claim takes over the entries of a replica that stalled, twice per claimAfter. (The incident
+// housekeeping, the floods and silences ending, the coalesced updates, is the app's scheduled
+// maintain job, app/jobs.go.)
+func (d *deliverer) claim(ctx context.Context) error {
+	if d.now().Sub(d.lastClaim) <= d.claimAfter/2 {
+		return nil
 	}
-	// Silences whose time is up end before the pump, so that what waited for them goes out now.
-	if ids, err := st.ExpireSilences(ctx); err != nil {
-		return err
-	} else if len(ids) > 0 {
-		d.log.Info("silences ended", "silences", ids)
-	}
-	if _, err := st.Pump(ctx); err != nil {
+	d.lastClaim = d.now()
+	claimed, err := d.out.ClaimStale(ctx, d.replica, d.claimAfter)
+	if err != nil {
 		return err
 	}
-	if ids, err := st.AutoResolveDue(ctx); err != nil {
-		return err
-	} else if len(ids) > 0 {
-		d.log.Info("auto-resolved", "incidents", ids)
-	}
-	if d.now().Sub(d.lastClaim) > d.claimAfter/2 {
-		d.lastClaim = d.now()
-		claimed, err := st.ClaimStale(ctx, d.replica, d.claimAfter)
-		if err != nil {
-			return err
-		}
-		if len(claimed) > 0 {
-			d.log.Info("claimed outbox entries of a stalled replica", "entries", len(claimed))
-			d.pendingAt = time.Time{}
-		}
-	}
-	if !d.swept && d.now().Sub(d.lastSweep) > sweepEvery {
-		d.lastSweep = d.now()
-		done, err := st.Sweep(ctx)
-		if err != nil {
-			return err
-		}
-		d.swept = done
-	}
-	if stats, err := st.Stats(ctx); err == nil {
-		d.gauges(stats)
+	if len(claimed) > 0 {
+		d.log.Info("claimed outbox entries of a stalled replica", "entries", len(claimed))
+		d.pendingAt = time.Time{}
 	}
 	return nil
-}
-
-// sweepEvery paces the sweep that gives closed incidents of an older version their TTL: a
-// slice of the keyspace every few seconds is no load, and the sweep runs once per database.
-const sweepEvery = 5 * time.Second
-
-// gauges publishes the state's gauges.
-func (d *deliverer) gauges(stats state.Stats) {
-	m := d.metrics
-	m.OutboxDepth.Set(float64(stats.OutboxDepth))
-	m.IncidentsOpen.Set(float64(stats.OpenIncidents))
-	age := 0.0
-	if !stats.OutboxOldest.IsZero() {
-		age = max(d.now().Sub(stats.OutboxOldest).Seconds(), 0)
-	}
-	m.OutboxOldest.Set(age)
-	now := map[string]bool{}
-	for _, ch := range stats.Floods {
-		now[ch] = true
-	}
-	for ch := range d.flooded {
-		if !now[ch] {
-			m.Flood.WithLabelValues(ch).Set(0)
-		}
-	}
-	for ch := range now {
-		m.Flood.WithLabelValues(ch).Set(1)
-		d.flooded[ch] = true
-	}
 }
 
 // deliverAll delivers list in order and counts what it delivered; it stops at a Redis outage

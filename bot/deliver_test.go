@@ -123,10 +123,10 @@ func newDeliveryWorld(t *testing.T, answer func(attempt int, c slackCall) error)
 		t.Fatal(err)
 	}
 	w.d = &deliverer{out: w.store, slack: w.slack, metrics: metrics.New(), log: slog.New(slog.DiscardHandler), replica: "r1",
-		poll: 200 * time.Millisecond, claimAfter: time.Minute, timeout: 50 * time.Millisecond, wait: -1, now: w.clock.Now, authBad: w.auth,
+		claimAfter: time.Minute, timeout: 50 * time.Millisecond, wait: -1, now: w.clock.Now, authBad: w.auth,
 		retryAt: map[string]time.Time{}, attempts: map[string]int{}, replied: map[string]bool{}, posted: map[string]string{},
 		rescued: map[string]rescue{}, paged: map[string]bool{},
-		paused: map[string]time.Time{}, flooded: map[string]bool{}}
+		paused: map[string]time.Time{}}
 	return w
 }
 
@@ -152,11 +152,15 @@ func (w *deliveryWorld) news(key, fp, channel string) {
 }
 
 // passes runs the deliverer's passes, the clock moving step before each, for at most d of the
-// clock.
+// clock. Before each pass the due coalesced updates move into the outbox, as the app's maintain
+// job does (app/jobs.go).
 func (w *deliveryWorld) passes(step, d time.Duration) {
 	w.t.Helper()
 	for end := w.clock.Now().Add(d); w.clock.Now().Before(end); {
 		w.clock.Add(step)
+		if _, err := w.store.Pump(w.ctx); err != nil {
+			w.t.Fatal(err)
+		}
 		if err := w.d.pass(w.ctx); err != nil {
 			w.t.Fatal(err)
 		}

@@ -40,9 +40,9 @@ func TestDelivererWaitsForTheReplicas(t *testing.T) {
 		return nil
 	}}
 	d := &deliverer{out: replicatedOutbox{Outbox: store, r: store}, slack: slack, metrics: metrics.New(), log: slog.New(slog.DiscardHandler),
-		replica: "r1", poll: 200 * time.Millisecond, claimAfter: time.Minute, timeout: time.Second, wait: -1, now: clock.Now, authBad: &atomic.Bool{},
+		replica: "r1", claimAfter: time.Minute, timeout: time.Second, wait: -1, now: clock.Now, authBad: &atomic.Bool{},
 		retryAt: map[string]time.Time{}, attempts: map[string]int{}, replied: map[string]bool{}, posted: map[string]string{},
-		paused: map[string]time.Time{}, flooded: map[string]bool{}}
+		paused: map[string]time.Time{}}
 	alert := func(key string) {
 		if _, err := store.RecordAlert(ctx, state.AlertRecord{Key: key, Fingerprint: key, Title: "client replied sms", Severity: 3, Channel: "C1"}); err != nil {
 			t.Fatalf("alert %s: %v", key, err)

@@ -176,7 +176,7 @@ func (b *Bot) mention(ctx context.Context, m *slackevents.AppMentionEvent) {
 }
 
 func (b *Bot) run(ctx context.Context, req commands.Request) commands.Reply {
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, b.opt.CommandTimeout)
 	defer cancel()
 	start := time.Now()
 	reply, name := b.opt.Commands.Dispatch(ctx, req)

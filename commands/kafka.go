@@ -9,7 +9,7 @@ import (
 	"github.com/streamwatch/streamwatch/integrations/kafka"
 )
 
-// Lag is what the lag and groups commands need from the Kafka monitor.
+// Lag is what the lag and groups commands need (pipeline.Lags).
 type Lag interface {
 	PipelineLag(ctx context.Context, name string) (*kafka.LagReport, error)
 	GroupLag(ctx context.Context, cluster, group string, topics ...string) (*kafka.LagReport, error)

@@ -66,14 +66,13 @@ func lagSection(r *kafka.LagReport, rows int) Section {
 	}
 	var after []string
 	if rest := order[len(shown):]; len(rest) > 0 {
-		var lag int64
 		counts := map[kafka.Status]int{}
-		for _, i := range rest {
-			if r.Partitions[i].Lag > 0 {
-				lag += r.Partitions[i].Lag
-			}
+		more := make([]kafka.PartitionLag, len(rest))
+		for j, i := range rest {
+			more[j] = r.Partitions[i]
 			counts[r.Partitions[i].Status]++
 		}
+		lag, _ := kafka.SumLag(more)
 		after = append(after, fmt.Sprintf("… %s more %s: lag %s, %s", human.Digits(int64(len(rest))), human.Noun(len(rest), "partition"),
 			human.Digits(lag), statusCounts(counts)))
 	}

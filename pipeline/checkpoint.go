@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -25,7 +26,8 @@ type Brokers interface {
 	RecordTimes(ctx context.Context, cluster string, qs []kafka.RecordQuery, perPartition int32) (map[kafka.TopicPartition]kafka.RecordTime, []kafka.Unavailable, error)
 }
 
-// brokerTimeout bounds the reads of the brokers a checkpoint is compared with.
+// brokerTimeout bounds the reads of the brokers a checkpoint is compared with when
+// Checkpoints.BrokerTimeout is not set (app.Options sets it).
 const brokerTimeout = 10 * time.Second
 
 // Checkpoints reads pipelines' Spark checkpoints and compares them with the brokers: the
@@ -39,6 +41,9 @@ type Checkpoints struct {
 	// History, when set, is the commit history detection keeps: with stale_after: auto, a
 	// reading judges staleness by the same learned interval detection does.
 	History CommitHistory
+	// BrokerTimeout bounds the reads of the brokers a checkpoint is compared with
+	// (app.Options.BrokerTimeout).
+	BrokerTimeout time.Duration
 }
 
 // CommitHistory reads a pipeline's commit history (state.Store).
@@ -96,7 +101,7 @@ func (c *Checkpoints) Read(ctx context.Context, name string) (CheckpointReading,
 	var out CheckpointReading
 	opts := spark.Options{StaleAfter: c.staleAfter(ctx, p)}
 	if p.Kafka.Enabled() && c.Kafka != nil {
-		kctx, cancel := context.WithTimeout(ctx, brokerTimeout)
+		kctx, cancel := context.WithTimeout(ctx, cmp.Or(c.BrokerTimeout, brokerTimeout))
 		out.Brokers, opts.WaitingSince, out.BrokersErr = c.brokers(kctx, st, p)
 		out.Oldest = opts.WaitingSince
 		cancel()

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -55,7 +56,8 @@ type DetectStore interface {
 // header of the batch holding the record is enough for a bound, and small records fit whole.
 const recordTimeBytes = 4 << 10
 
-// checkpointTimeout bounds the read of one checkpoint in a round.
+// checkpointTimeout bounds the read of one checkpoint in a round when
+// Detector.CheckpointTimeout is not set (app.Options sets it).
 const checkpointTimeout = 10 * time.Second
 
 // Detector judges every pipeline with Kafka settings on each sampling round (once per tick in
@@ -65,13 +67,16 @@ const checkpointTimeout = 10 * time.Second
 // commits the checkpoint's position to publish groups. docs/detection.md says how and what it
 // costs.
 type Detector struct {
-	Config *config.Config
-	Getenv func(string) string
-	Rounds RoundSource
-	Kafka  DetectKafka
-	Store  DetectStore
-	Now    func() time.Time
-	Log    *slog.Logger
+	// CheckpointTimeout bounds the read of one checkpoint in a round
+	// (app.Options.CheckpointTimeout).
+	CheckpointTimeout time.Duration
+	Config            *config.Config
+	Getenv            func(string) string
+	Rounds            RoundSource
+	Kafka             DetectKafka
+	Store             DetectStore
+	Now               func() time.Time
+	Log               *slog.Logger
 	// Opened, when set, is told of each incident detection opens (the app queues its
 	// automatic diagnosis). It must not block.
 	Opened func(incident, pipeline string)
@@ -384,7 +389,7 @@ func (d *Detector) readCheckpoints(ctx context.Context, ds []*detected) {
 			d.mu.Lock()
 			last := d.progress[x.p.Name]
 			d.mu.Unlock()
-			cctx, cancel := context.WithTimeout(ctx, checkpointTimeout)
+			cctx, cancel := context.WithTimeout(ctx, cmp.Or(d.CheckpointTimeout, checkpointTimeout))
 			prog, err := spark.ReadProgress(cctx, st, last)
 			cancel()
 			if err != nil {
@@ -565,15 +570,7 @@ func (d *Detector) observe(x *detected, now time.Time, clock HeldClock) (Observa
 
 	// The documented group.
 	if r.Err == nil {
-		var waiting int64
-		known := false
-		for _, pl := range r.Partitions {
-			if pl.Lag >= 0 {
-				waiting += pl.Lag
-				known = true
-			}
-		}
-		if known {
+		if waiting, known := kafka.SumLag(r.Partitions); known > 0 {
 			obs.GroupWaiting = waiting
 		}
 		if r.Status != kafka.StatusUnknown {

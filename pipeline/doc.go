@@ -7,6 +7,8 @@
 //     and the checkpoint's offsets against what the brokers hold; checked.go:
 //     what was checked when a symptom has no cause, and the one next step.
 //   - checkpoint.go: the Spark checkpoint read against what the brokers hold (Checkpoints).
+//   - lag.go, lagsamples.go: the lag and groups commands' reports (Lags), and the sampler's
+//     rounds kept in the state with the digest's lag trend (LagSamples).
 //   - clock.go: a clock that counts only while its condition holds (HeldClock), kept across
 //     rounds.
 //   - probes.go, digest.go: checkpoint-access probes and their transitions into incidents and

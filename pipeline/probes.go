@@ -24,7 +24,7 @@ type ProbeTarget struct {
 }
 
 // LagSource gives the recent total lag samples of a pipeline (oldest first) for the digest
-// (state.LagSamples).
+// (LagSamples).
 type LagSource interface {
 	RecentLag(ctx context.Context, pipeline string) ([]int64, error)
 }

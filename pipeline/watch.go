@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/streamwatch/streamwatch/config"
+	"github.com/streamwatch/streamwatch/integrations/kafka"
 	"github.com/streamwatch/streamwatch/state"
 )
 
@@ -99,10 +100,8 @@ func (w *Watcher) measure(ctx context.Context, name string) (Progress, error) {
 					pr.Committed += pl.Committed
 					pr.HasCommitted = true
 				}
-				if pl.Lag > 0 {
-					pr.Lag += pl.Lag
-				}
 			}
+			pr.Lag, _ = kafka.SumLag(off.Partitions)
 		}
 	}
 	return pr, nil

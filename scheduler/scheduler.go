@@ -1,7 +1,7 @@
 // Package scheduler runs streamwatch's scheduled jobs (app/jobs.go: the probes, the health
-// digest, the recovery watches, escalations, heartbeats, the Kafka sampling round) so that each
-// tick runs once in the whole deployment, whichever replicas are up (a Redis lock a tick), and
-// says how many ticks nobody ran.
+// digest, the recovery watches, escalations, heartbeats, the Kafka sampling round, the incident
+// housekeeping every 100 ms) so that each tick runs once in the whole deployment, whichever
+// replicas are up (a Redis lock a tick), and says how many ticks nobody ran.
 package scheduler
 
 import (
@@ -16,10 +16,18 @@ import (
 
 // Job is a scheduled task. Run gets the tick it runs for and the ticks missed before it
 // (no replica was up for them).
+//
+// A constant delay below a second (cron.ConstantDelaySchedule{Delay: 100 * time.Millisecond}:
+// cron.Every rounds up to a second) makes a frequent job: its lock lives a few seconds and its
+// ticks are not counted, so it must not mind a tick missed, or run twice by a replica stalled
+// longer than that (the housekeeping).
 type Job struct {
 	Name     string
 	Schedule cron.Schedule
 	Run      func(ctx context.Context, tick time.Time, missed int) error
+	// EveryReplica runs each tick on every replica, without a lock: for what each replica
+	// keeps for itself (its gauges).
+	EveryReplica bool
 }
 
 // Scheduler runs jobs on their schedules, each tick once in the whole deployment: every
@@ -63,14 +71,21 @@ func (s *Scheduler) Run(ctx context.Context) {
 // to the Unix epoch, so that replicas started at different times agree on the ticks.
 func NextTick(sched cron.Schedule, t time.Time) time.Time {
 	if cd, ok := sched.(cron.ConstantDelaySchedule); ok {
-		d := cd.Delay
-		if d < time.Second {
-			d = time.Second
-		}
+		d := max(cd.Delay, minDelay)
 		return time.Unix(0, (t.UnixNano()/int64(d)+1)*int64(d))
 	}
 	return sched.Next(t)
 }
+
+// minDelay is the shortest period of a constant-delay job.
+const minDelay = 10 * time.Millisecond
+
+// frequent is the period below which a job's ticks are not counted and its lock lives
+// frequentLock.
+const (
+	frequent     = time.Second
+	frequentLock = 5 * time.Second
+)
 
 func (s *Scheduler) loop(ctx context.Context, j Job) {
 	next := NextTick(j.Schedule, s.Now())
@@ -85,11 +100,45 @@ func (s *Scheduler) loop(ctx context.Context, j Job) {
 		}
 		tick := next
 		next = NextTick(j.Schedule, tick)
+		if next.Sub(tick) < frequent {
+			if !s.runFrequent(ctx, j, tick) {
+				// Redis is away or the job fails: try again in a second, not ten times one.
+				next = NextTick(j.Schedule, tick.Add(frequent))
+			}
+			continue
+		}
 		s.runTick(ctx, j, tick, next)
 	}
 }
 
+// runFrequent runs a tick of a job more frequent than a second: under a lock that lives a few
+// seconds (its name in milliseconds; at 100ms, fifty small keys), without counting ticks. It
+// reports whether all went well.
+func (s *Scheduler) runFrequent(ctx context.Context, j Job, tick time.Time) bool {
+	if !j.EveryReplica {
+		ok, err := s.Store.TryLock(ctx, fmt.Sprintf("job:%s:%dms", j.Name, tick.UnixMilli()), s.Replica, frequentLock)
+		if err != nil {
+			s.Log.Warn("scheduled job skipped: lock unavailable", "job", j.Name, "tick", tick, "err", err)
+			return false
+		}
+		if !ok {
+			return true
+		}
+	}
+	if err := j.Run(ctx, tick, 0); err != nil && ctx.Err() == nil {
+		s.Log.Warn("scheduled job failed", "job", j.Name, "tick", tick, "err", err)
+		return false
+	}
+	return true
+}
+
 func (s *Scheduler) runTick(ctx context.Context, j Job, tick, next time.Time) {
+	if j.EveryReplica {
+		if err := j.Run(ctx, tick, 0); err != nil && ctx.Err() == nil {
+			s.Log.Warn("scheduled job failed", "job", j.Name, "tick", tick, "err", err)
+		}
+		return
+	}
 	// The lock outlives the tick's period, so a slow replica cannot take a tick another ran.
 	ttl := max(2*next.Sub(tick), time.Minute)
 	ttl = min(ttl, 48*time.Hour)

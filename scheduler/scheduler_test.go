@@ -10,6 +10,7 @@ import (
 	"github.com/robfig/cron/v3"
 	"github.com/streamwatch/streamwatch/config"
 	"github.com/streamwatch/streamwatch/internal/testredis"
+	"github.com/streamwatch/streamwatch/internal/wait"
 	"github.com/streamwatch/streamwatch/scheduler"
 	"github.com/streamwatch/streamwatch/state"
 )
@@ -111,5 +112,52 @@ func TestSchedulerCountsMissedTicks(t *testing.T) {
 	}
 	if n, _ := st.TakeMissed(ctx, "digest"); n != 0 {
 		t.Fatalf("missed not reset: %d", n)
+	}
+}
+
+// TestFrequentJobRunsEachTickOnce: a job more frequent than a second (the housekeeping) runs
+// each tick on one of two replicas; a job for every replica runs on both.
+func TestFrequentJobRunsEachTickOnce(t *testing.T) {
+	rdb1, prefix := testredis.Client(t)
+	rdb2, _ := testredis.Client(t)
+	var mu sync.Mutex
+	runs := map[string]map[int64][]string{"maintain": {}, "gauges": {}}
+	job := func(name, replica string, every bool) scheduler.Job {
+		return scheduler.Job{Name: name, Schedule: cron.ConstantDelaySchedule{Delay: 50 * time.Millisecond}, EveryReplica: every,
+			Run: func(_ context.Context, tick time.Time, _ int) error {
+				mu.Lock()
+				runs[name][tick.UnixMilli()] = append(runs[name][tick.UnixMilli()], replica)
+				mu.Unlock()
+				return nil
+			}}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for i, st := range []*state.Store{state.New(rdb1, prefix), state.New(rdb2, prefix)} {
+		s := &scheduler.Scheduler{Store: st, Log: slog.New(slog.DiscardHandler), Replica: []string{"a", "b"}[i]}
+		s.Add(job("maintain", s.Replica, false))
+		s.Add(job("gauges", s.Replica, true))
+		wg.Go(func() { s.Run(ctx) })
+	}
+	wait.For(t, 10*time.Second, "ten ticks of the frequent job", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(runs["maintain"]) >= 10
+	})
+	cancel()
+	wg.Wait()
+	for tick, who := range runs["maintain"] {
+		if len(who) != 1 {
+			t.Fatalf("tick %d ran %d times (%v)", tick, len(who), who)
+		}
+	}
+	both := 0
+	for _, who := range runs["gauges"] {
+		if len(who) == 2 {
+			both++
+		}
+	}
+	if both == 0 {
+		t.Fatalf("the job of every replica never ran on both: %v", runs["gauges"])
 	}
 }

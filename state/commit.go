@@ -41,8 +41,16 @@ const maxRuns = 2
 // A single call with more still runs, alone.
 const maxCommitAlerts = 1000
 
-// commitTimeout bounds a shared run: it must not end with the request that happened to start it.
+// commitTimeout bounds a shared run when Store.CommitTimeout is not set (app.Options sets it).
 const commitTimeout = 10 * time.Second
+
+// commitTimeout bounds a shared run: it must not end with the request that happened to start it.
+func (s *Store) commitTimeout() time.Duration {
+	if s.CommitTimeout > 0 {
+		return s.CommitTimeout
+	}
+	return commitTimeout
+}
 
 // RecordAlerts records a webhook's alerts: each alert is recorded as if alone, in order, and
 // no other client sees the call half done. Calls made while another is in flight share the
@@ -124,7 +132,7 @@ func (r *commitReq) finished() bool {
 
 // runBatch records the alerts of batch in one script run and hands each call its outcomes.
 func (s *Store) runBatch(ctx context.Context, batch []*commitReq, alerts int) {
-	ctx, cancel := context.WithTimeout(ctx, commitTimeout)
+	ctx, cancel := context.WithTimeout(ctx, s.commitTimeout())
 	defer cancel()
 	all := make([]AlertRecord, 0, alerts)
 	for _, r := range batch {

@@ -335,7 +335,7 @@ func TestStats(t *testing.T) {
 		t.Fatal(err)
 	}
 	if st.OpenIncidents != 3 || st.OutboxDepth != 3 || !slices.Equal(st.Floods, []string{"C0PIPE"}) ||
-		time.Since(st.OutboxOldest) > time.Minute {
+		st.OutboxOldest.IsZero() {
 		t.Fatalf("stats %+v", st)
 	}
 	ds, _ := s.ReadOutbox(ctx, "r", false, 10, 0)

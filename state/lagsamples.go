@@ -4,85 +4,47 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-
-	"github.com/streamwatch/streamwatch/integrations/kafka"
 )
 
-// LagSamples keeps the Kafka sampler's rounds in Redis (kafka.SampleStore), each round in a
-// compact binary form (about 12 bytes a partition), so a 10,000-partition window decodes
-// quickly.
-type LagSamples struct {
-	st        *Store
-	pipelines []kafka.Pipeline
+// LagSample is one partition of a stored Kafka sampling round, in state's own terms (the
+// pipeline converts kafka.PartitionSample, whose fields these are, both ways).
+type LagSample struct {
+	Partition int32
+	Owned     bool
+	Committed int64 // may be negative: no commit, or unknown
+	LogEnd    int64
+	UnixMilli int64
 }
 
-var _ kafka.SampleStore = (*LagSamples)(nil)
-
-// NewLagSamples keeps the samples of pipelines in s.
-func NewLagSamples(s *Store, pipelines []kafka.Pipeline) *LagSamples {
-	return &LagSamples{st: s, pipelines: pipelines}
+// LagSeries names the sampled rounds of a group on a topic.
+type LagSeries struct {
+	Cluster, Group, Topic string
 }
 
-// Append stores one sampling round of a group on a topic, keeping the newest kafka.MaxSamples.
-func (l *LagSamples) Append(ctx context.Context, k kafka.SampleKey, round []kafka.PartitionSample) error {
-	return l.st.AppendLagRound(ctx, k.Cluster, k.Group, k.Topic, encodeRound(round), kafka.MaxSamples)
+// AppendLag stores one sampling round of a series, in a compact binary form (about 12 bytes
+// a partition, so that a 10,000-partition window decodes quickly), keeping the newest keep.
+func (s *Store) AppendLag(ctx context.Context, k LagSeries, round []LagSample, keep int64) error {
+	return s.AppendLagRound(ctx, k.Cluster, k.Group, k.Topic, encodeRound(round), keep)
 }
 
-// Window returns the stored samples of a group on a topic, oldest first.
-func (l *LagSamples) Window(ctx context.Context, k kafka.SampleKey) ([]kafka.PartitionSample, error) {
-	rounds, err := l.st.LagRounds(ctx, k.Cluster, k.Group, k.Topic)
+// ReadLag hands each sample of a series' stored rounds to each, oldest round first, with the
+// round's index; it returns the number of rounds.
+func (s *Store) ReadLag(ctx context.Context, k LagSeries, each func(round int, s LagSample)) (int, error) {
+	rounds, err := s.LagRounds(ctx, k.Cluster, k.Group, k.Topic)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
-	var out []kafka.PartitionSample
-	for _, r := range rounds {
-		out, err = decodeRound(out, r)
-		if err != nil {
-			return nil, err
+	for i, r := range rounds {
+		if err := decodeRound(r, func(s LagSample) { each(i, s) }); err != nil {
+			return 0, err
 		}
 	}
-	return out, nil
-}
-
-// RecentLag sums each stored round's lag over the pipeline's topics, oldest first.
-func (l *LagSamples) RecentLag(ctx context.Context, pipeline string) ([]int64, error) {
-	var p *kafka.Pipeline
-	for i := range l.pipelines {
-		if l.pipelines[i].Name == pipeline {
-			p = &l.pipelines[i]
-		}
-	}
-	if p == nil {
-		return nil, nil
-	}
-	totals := make([]int64, kafka.MaxSamples)
-	longest := 0
-	for _, topic := range p.Topics {
-		rounds, err := l.st.LagRounds(ctx, p.Cluster, p.Group, topic)
-		if err != nil {
-			return nil, err
-		}
-		rounds = rounds[max(0, len(rounds)-kafka.MaxSamples):]
-		longest = max(longest, len(rounds))
-		off := kafka.MaxSamples - len(rounds) // align topics on their newest round
-		for i, r := range rounds {
-			samples, err := decodeRound(nil, r)
-			if err != nil {
-				return nil, err
-			}
-			for _, s := range samples {
-				if s.Committed >= 0 && s.LogEnd > s.Committed {
-					totals[off+i] += s.LogEnd - s.Committed
-				}
-			}
-		}
-	}
-	return totals[kafka.MaxSamples-longest:], nil
+	return len(rounds), nil
 }
 
 // encodeRound: time once, then per partition: partition, owned, committed+2, log end, as
 // varints (committed may be NoOffset or UnknownOffset, hence +2).
-func encodeRound(round []kafka.PartitionSample) []byte {
+func encodeRound(round []LagSample) []byte {
 	buf := make([]byte, 0, 8+len(round)*12)
 	var at int64
 	if len(round) > 0 {
@@ -105,14 +67,13 @@ func encodeRound(round []kafka.PartitionSample) []byte {
 
 var errBadRound = errors.New("corrupt lag sample round")
 
-func decodeRound(out []kafka.PartitionSample, b []byte) ([]kafka.PartitionSample, error) {
+func decodeRound(b []byte, each func(LagSample)) error {
 	at, n := binary.Varint(b)
 	if n <= 0 {
-		return out, errBadRound
+		return errBadRound
 	}
 	b = b[n:]
 	for len(b) > 0 {
-		var s kafka.PartitionSample
 		vals := [5]int64{}
 		for i := range vals {
 			var v int64
@@ -125,13 +86,12 @@ func decodeRound(out []kafka.PartitionSample, b []byte) ([]kafka.PartitionSample
 				v, m = binary.Varint(b)
 			}
 			if m <= 0 {
-				return out, errBadRound
+				return errBadRound
 			}
 			vals[i] = v
 			b = b[m:]
 		}
-		s.Partition, s.Owned, s.Committed, s.LogEnd, s.UnixMilli = int32(vals[0]), vals[1] == 1, vals[2]-2, vals[3], at+vals[4]
-		out = append(out, s)
+		each(LagSample{Partition: int32(vals[0]), Owned: vals[1] == 1, Committed: vals[2] - 2, LogEnd: vals[3], UnixMilli: at + vals[4]})
 	}
-	return out, nil
+	return nil
 }

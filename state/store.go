@@ -29,6 +29,9 @@ type Store struct {
 	rdb  redis.UniversalClient
 	base string
 	now  func() time.Time
+	// CommitTimeout bounds one shared run of the record script (a batch of concurrent
+	// webhooks; app.Options.CommitTimeout).
+	CommitTimeout time.Duration
 	// Coalesce is the thread_coalesce window: at most one coalesced thread reply and root
 	// update per incident per window.
 	Coalesce time.Duration

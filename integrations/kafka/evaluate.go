@@ -212,12 +212,7 @@ func summarize(parts []PartitionStatus) (Status, string, map[Status]int) {
 	var ev string
 	switch {
 	case w.Status == StatusOK:
-		var lag int64
-		for _, p := range parts {
-			if p.Lag > 0 {
-				lag += p.Lag
-			}
-		}
+		lag, _ := SumLag(parts)
 		ev = fmt.Sprintf("%s OK, lag %s; most behind %s", human.Count(n, "partition"), human.Digits(lag), w.Evidence)
 	case counts[w.Status] == n:
 		ev = fmt.Sprintf("all %s %s; worst %s", human.Count(n, "partition"), w.Status, w.Evidence)

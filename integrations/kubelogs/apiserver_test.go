@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,10 +14,12 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
 )
 
 // apiServer speaks the two endpoints of the Kubernetes API that Pod uses, as the API
@@ -36,7 +39,9 @@ type apiServer struct {
 	logs map[string]string
 	// forbidden holds "verb resource" pairs the caller's Role lacks, such as "get pods/log".
 	forbidden map[string]bool
-	requests  []string // "GET path?query" in order
+	// role, when set, is the Role the caller is bound to: what it does not allow is refused.
+	role     *rbacv1.Role
+	requests []string // "GET path?query" in order
 }
 
 func newAPIServer(t testing.TB) *apiServer {
@@ -112,8 +117,46 @@ func (s *apiServer) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// bindRole makes the server authorize requests by the Role in file, as the API server's RBAC
+// authorizer does for a service account bound to it (and to nothing else).
+func (s *apiServer) bindRole(file string) *rbacv1.Role {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	for _, doc := range strings.Split(string(b), "\n---\n") {
+		var role rbacv1.Role
+		if err := yaml.UnmarshalStrict([]byte(doc), &role); err != nil {
+			s.t.Fatalf("%s: %v", file, err)
+		}
+		if role.Kind == "Role" {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.role = &role
+			return &role
+		}
+	}
+	s.t.Fatalf("%s has no Role", file)
+	return nil
+}
+
+func (s *apiServer) allowed(verb, resource string) bool {
+	if s.forbidden[verb+" "+resource] {
+		return false
+	}
+	if s.role == nil {
+		return true
+	}
+	for _, r := range s.role.Rules {
+		if slices.Contains(r.APIGroups, "") && slices.Contains(r.Resources, resource) && slices.Contains(r.Verbs, verb) {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *apiServer) refuse(w http.ResponseWriter, verb, resource, ns string) bool {
-	if !s.forbidden[verb+" "+resource] {
+	if s.allowed(verb, resource) {
 		return false
 	}
 	res, sub, _ := strings.Cut(resource, "/")

@@ -3,12 +3,14 @@ package kubelogs
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/streamwatch/streamwatch/integrations/driverlog"
@@ -70,6 +72,7 @@ func sparkCluster(t *testing.T) *apiServer {
 	exec := driverPod("sms-replies-7f3c-exec-1", corev1.PodRunning, testNow.Add(-time.Hour), 0)
 	exec.Labels["spark-role"] = "executor"
 	s.addPod(exec)
+	s.bindRole(filepath.Join("..", "..", RBACFile))
 	return s
 }
 
@@ -190,6 +193,20 @@ func TestPodForbidden(t *testing.T) {
 		if err != nil || len(r.Errors) == 0 || !strings.Contains(r.Errors[0], want) || len(r.Matches) != 0 {
 			t.Errorf("denied %s: errors %q, %v; want %q", denied, r.Errors, err, want)
 		}
+	}
+}
+
+// TestRole: the Role in deploy/kubernetes/rbac.yaml grants what Pod uses (sparkCluster's
+// server refuses anything else) and nothing wider.
+func TestRole(t *testing.T) {
+	t.Parallel()
+	role := newAPIServer(t).bindRole(filepath.Join("..", "..", RBACFile))
+	want := []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list"}},
+		{APIGroups: []string{""}, Resources: []string{"pods/log"}, Verbs: []string{"get"}},
+	}
+	if !reflect.DeepEqual(role.Rules, want) {
+		t.Errorf("%s grants %+v, want exactly %+v", RBACFile, role.Rules, want)
 	}
 }
 

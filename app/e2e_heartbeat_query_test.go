@@ -106,6 +106,6 @@ func TestE2ELivenessNotWatchedSaysSo(t *testing.T) {
 	s := in.slack
 	waitFor(t, s, "status to say liveness is not watched", func(s *slackfake.Server) bool {
 		r := askIn(t, s, "U0ALICE", "C0PIPE", "status")
-		return strings.Contains(r.Text+string(r.Blocks), "sms-replies: liveness is not watched: no driver log is configured (logs.paths)")
+		return strings.Contains(r.Text+string(r.Blocks), "sms-replies: liveness is not watched: no driver log is configured (logs.paths, logs.kubernetes)")
 	})
 }

@@ -11,7 +11,8 @@ import (
 
 // logLines lay a driver-log report out, one line per element: for each signature its
 // severity, title, count, first and last time, what it means, an example line and the file;
-// then the files scanned ("(tail only)" when only the end was read) and the errors.
+// then the files scanned ("(tail only)" when only the end was read; why a pod's log was the
+// one read) and the errors.
 func logLines(r driverlog.Report) []string {
 	var out []string
 	switch {
@@ -40,7 +41,14 @@ func logLines(r driverlog.Report) []string {
 			if f.Truncated {
 				read = fmt.Sprintf("last %s of %s (tail only)", logBytes(f.BytesRead), logBytes(f.Size))
 			}
-			out = append(out, fmt.Sprintf("  %s: %s, modified %s", f.Path, read, logStamp(f.ModTime)))
+			if f.ModTime.IsZero() { // a running container's log: when it was last written is not known
+				out = append(out, fmt.Sprintf("  %s: %s", f.Path, read))
+			} else {
+				out = append(out, fmt.Sprintf("  %s: %s, modified %s", f.Path, read, logStamp(f.ModTime)))
+			}
+			if f.Note != "" {
+				out = append(out, "    "+f.Note)
+			}
 		}
 	}
 	if len(r.Errors) > 0 {

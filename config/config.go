@@ -453,7 +453,20 @@ type Logs struct {
 	Paths []string `yaml:"paths"`
 	// MaxBytes is how much of the end of each log is read.
 	MaxBytes int64 `yaml:"max_bytes" default:"8388608"`
+	// Kubernetes is the driver pod whose log is read through the Kubernetes API.
+	Kubernetes KubernetesLogs `yaml:"kubernetes"`
 }
+
+// KubernetesLogs finds the driver pod: the pods Selector matches in Namespace; "" Selector:
+// none. Container "" is the pod's only container, or Spark's spark-kubernetes-driver.
+type KubernetesLogs struct {
+	Namespace string `yaml:"namespace"`
+	Selector  string `yaml:"selector"`
+	Container string `yaml:"container"`
+}
+
+// Configured reports whether the pipeline has a driver log to read: paths or a pod.
+func (l Logs) Configured() bool { return len(l.Paths) > 0 || l.Kubernetes.Selector != "" }
 
 // Health is the scheduled health digest.
 type Health struct {

@@ -11,6 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 var (
@@ -427,7 +430,35 @@ func (v *validator) pipelines(c *Config) {
 		if pl.Logs.MaxBytes <= 0 {
 			v.errorf(p+".logs.max_bytes", "must be greater than 0")
 		}
+		v.kubernetesLogs(p+".logs.kubernetes", pl.Logs.Kubernetes)
 		v.remediators(p+".remediators", pl.Remediators)
+	}
+}
+
+// kubernetesLogs checks logs.kubernetes: a selector as kubectl parses it, in a namespace, and
+// names the API server would accept.
+func (v *validator) kubernetesLogs(p string, k KubernetesLogs) {
+	if k.Selector == "" {
+		if k.Namespace != "" || k.Container != "" {
+			v.errorf(p+".selector", "required when namespace or container is set (the driver pod's labels, e.g. spark-role=driver,spark-app-name=NAME)")
+		}
+		return
+	}
+	if _, err := labels.Parse(k.Selector); err != nil {
+		v.errorf(p+".selector", "invalid label selector %q: %v", k.Selector, err)
+	}
+	switch {
+	case k.Namespace == "":
+		v.errorf(p+".namespace", "required when selector is set")
+	default:
+		if errs := validation.IsDNS1123Label(k.Namespace); len(errs) > 0 {
+			v.errorf(p+".namespace", "invalid namespace %q: %s", k.Namespace, strings.Join(errs, "; "))
+		}
+	}
+	if k.Container != "" {
+		if errs := validation.IsDNS1123Label(k.Container); len(errs) > 0 {
+			v.errorf(p+".container", "invalid container name %q: %s", k.Container, strings.Join(errs, "; "))
+		}
 	}
 }
 

@@ -335,11 +335,11 @@ const retentionIncident = 0.9
 // readBeats reads each watched pipeline's heartbeats from the end of its driver logs.
 func (d *Detector) readBeats(ctx context.Context, ds []*detected) {
 	for _, x := range ds {
-		if x.p.Detect.HeartbeatAfter <= 0 || len(x.p.Logs.Paths) == 0 {
+		if x.p.Detect.HeartbeatAfter <= 0 || !x.p.Logs.Configured() {
 			continue
 		}
 		opts := StorageOptions(d.Config, d.Getenv)
-		x.beats, x.berr = driverlog.LastBeatsIn(ctx, x.p.Logs.Paths, min(x.p.Logs.MaxBytes, driverlog.HeartbeatBytes), nil, &opts)
+		x.beats, x.berr = driverlog.LastBeatsIn(ctx, x.p.Logs.Paths, min(x.p.Logs.MaxBytes, driverlog.HeartbeatBytes), nil, &opts, logSources(*x.p, d.Getenv)...)
 		_, x.written, _ = driverlog.LastWriteIn(ctx, x.p.Logs.Paths, &opts)
 	}
 }
@@ -352,8 +352,8 @@ func liveness(x *detected, obs *Observation) {
 	switch {
 	case p.Detect.HeartbeatAfter <= 0:
 		return // turned off: nothing to say
-	case len(p.Logs.Paths) == 0:
-		obs.Liveness = "no driver log is configured (logs.paths)"
+	case !p.Logs.Configured():
+		obs.Liveness = "no driver log is configured (logs.paths, logs.kubernetes)"
 		return
 	case x.berr != nil:
 		obs.Liveness = "the driver log could not be read: " + x.berr.Error()

@@ -64,9 +64,9 @@ func (d *Diagnoser) Diagnose(ctx context.Context, name string) (Verdict, error) 
 			c.LastWrite = func(ctx context.Context) *probe.Result { return d.lastProbe(ctx, name) }
 		}
 	}
-	if len(p.Logs.Paths) > 0 {
+	if p.Logs.Configured() {
 		c.Logs = func(ctx context.Context) (*driverlog.Report, error) {
-			r, err := driverlog.Scan(ctx, driverlog.Options{Paths: p.Logs.Paths, MaxBytes: p.Logs.MaxBytes, Storage: StorageOptions(d.Config, d.Getenv)})
+			r, err := driverlog.Scan(ctx, LogOptions(d.Config, *p, d.Getenv))
 			return &r, err
 		}
 	}
@@ -117,9 +117,9 @@ func (d *Diagnoser) Logs(ctx context.Context, name string) (*driverlog.Report, e
 	if !ok {
 		return nil, fmt.Errorf("unknown pipeline %q", name)
 	}
-	if len(p.Logs.Paths) == 0 {
-		return nil, fmt.Errorf("pipeline %s has no logs.paths", name)
+	if !p.Logs.Configured() {
+		return nil, fmt.Errorf("pipeline %s has no logs.paths or logs.kubernetes", name)
 	}
-	r, err := driverlog.Scan(ctx, driverlog.Options{Paths: p.Logs.Paths, MaxBytes: p.Logs.MaxBytes, Storage: StorageOptions(d.Config, d.Getenv)})
+	r, err := driverlog.Scan(ctx, LogOptions(d.Config, *p, d.Getenv))
 	return &r, err
 }

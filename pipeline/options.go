@@ -3,6 +3,8 @@ package pipeline
 import (
 	"github.com/streamwatch/streamwatch/config"
 	"github.com/streamwatch/streamwatch/integrations/access"
+	"github.com/streamwatch/streamwatch/integrations/driverlog"
+	"github.com/streamwatch/streamwatch/integrations/kubelogs"
 	"github.com/streamwatch/streamwatch/integrations/probe"
 	"github.com/streamwatch/streamwatch/integrations/storage"
 )
@@ -24,6 +26,25 @@ func StorageOptions(cfg *config.Config, getenv func(string) string) storage.Opti
 			Endpoint: cfg.Storage.S3.Endpoint, Region: cfg.Storage.S3.Region, PathStyle: cfg.Storage.S3.PathStyle},
 		GCS:   storage.GCSOptions{Endpoint: cfg.Storage.GCS.Endpoint},
 		Azure: storage.AzureOptions{Endpoint: cfg.Storage.Azure.Endpoint}}
+}
+
+// LogOptions scan pipeline p's driver logs: its files and object-store prefixes
+// (logs.paths), and its driver pod's log (logs.kubernetes).
+func LogOptions(cfg *config.Config, p config.Pipeline, getenv func(string) string) driverlog.Options {
+	return driverlog.Options{Paths: p.Logs.Paths, MaxBytes: p.Logs.MaxBytes,
+		Storage: StorageOptions(cfg, getenv), Sources: logSources(p, getenv)}
+}
+
+// logSources are the pipeline's driver logs that are not files: its driver pod's.
+func logSources(p config.Pipeline, getenv func(string) string) []driverlog.Source {
+	k := p.Logs.Kubernetes
+	if k.Selector == "" {
+		return nil
+	}
+	return []driverlog.Source{&kubelogs.Pod{
+		Target: kubelogs.Target{Namespace: k.Namespace, Selector: k.Selector, Container: k.Container},
+		Getenv: getenv,
+	}}
 }
 
 // jobUser is pipelines[].checkpoint.job_user for the access check; nil when unset (the check

@@ -11,6 +11,10 @@
 // the first and last timestamp, the file and one example line with secrets
 // masked by Redact.
 //
+// Logs that are not files, such as a Kubernetes driver pod's, come in through
+// Options.Sources (a Source, which integrations/kubelogs meets) and go through
+// the same scanner.
+//
 // The package imports neither Slack, Redis nor the config package; the
 // caller passes pipelines[].logs.paths and max_bytes in Options.
 package driverlog

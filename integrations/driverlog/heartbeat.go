@@ -55,8 +55,9 @@ func LastBeats(paths []string, maxBytes int64, loc *time.Location) ([]Beat, erro
 }
 
 // LastBeatsIn is LastBeats that also reads object-store prefixes and globs (s3://, gs://;
-// rolled and .gz objects) through storage opened with opts; nil opts skips them.
-func LastBeatsIn(ctx context.Context, paths []string, maxBytes int64, loc *time.Location, opts *storage.Options) ([]Beat, error) {
+// rolled and .gz objects) through storage opened with opts (nil opts skips them), and the logs
+// of sources (a Kubernetes driver pod's).
+func LastBeatsIn(ctx context.Context, paths []string, maxBytes int64, loc *time.Location, opts *storage.Options, sources ...Source) ([]Beat, error) {
 	if maxBytes <= 0 {
 		maxBytes = HeartbeatBytes
 	}
@@ -90,6 +91,9 @@ func LastBeatsIn(ctx context.Context, paths []string, maxBytes int64, loc *time.
 				return nil, err
 			}
 		}
+	}
+	if err := beatsFrom(ctx, sources, maxBytes, loc, newest); err != nil {
+		return nil, err
 	}
 	out := make([]Beat, 0, len(newest))
 	for _, b := range newest {

@@ -64,9 +64,8 @@ func (o objectInfo) ModTime() time.Time { return o.e.ModTime }
 func (o objectInfo) IsDir() bool        { return false }
 func (o objectInfo) Sys() any           { return nil }
 
-// openObject reads the newest maxBytes (and one byte before them, so a partial first line can
-// be told) of an object, gunzipped when its name ends in .gz. The Store has no range reads, so
-// the object is streamed and only its tail kept.
+// openObject reads the newest maxBytes of an object, gunzipped when its name ends in .gz. The
+// Store has no range reads, so the object is streamed and only its tail kept.
 func openObject(ctx context.Context, store storage.Store, name string, info fs.FileInfo, maxBytes int64) (logFile, error) {
 	rc, err := store.Read(ctx, name)
 	if err != nil {
@@ -82,6 +81,12 @@ func openObject(ctx context.Context, store storage.Store, name string, info fs.F
 		defer zr.Close()
 		r = zr
 	}
+	return keepTail(r, info, maxBytes)
+}
+
+// keepTail reads r to its end and keeps its newest maxBytes (and one byte before them, so a
+// partial first line can be told).
+func keepTail(r io.Reader, info fs.FileInfo, maxBytes int64) (*objectFile, error) {
 	keep := maxBytes + 1
 	var buf []byte
 	var total int64

@@ -51,6 +51,9 @@ type Options struct {
 	Location *time.Location
 	// Storage opens object-store entries of Paths (s3://, gs:// prefixes and globs).
 	Storage storage.Options
+	// Sources are logs that are not files, such as a Kubernetes driver pod's
+	// (pipelines[].logs.kubernetes); they are read after the files.
+	Sources []Source
 }
 
 // Report is what Scan found.
@@ -72,6 +75,7 @@ type FileScanned struct {
 	BytesRead int64 // from the end of the file, at most Options.MaxBytes
 	Truncated bool  // only the tail was read: Size > MaxBytes
 	ModTime   time.Time
+	Note      string // why a Source chose this log ("the newest running of 2 pods…"); "" for files
 }
 
 // Match is one signature seen in the logs. Count and the times are over log
@@ -168,7 +172,7 @@ var errNoPaths = errors.New("scan driver logs: no log paths configured")
 
 func (s *scanner) run(ctx context.Context) (Report, error) {
 	s.report.ScannedAt = s.opt.Now()
-	if len(s.opt.Paths) == 0 {
+	if len(s.opt.Paths) == 0 && len(s.opt.Sources) == 0 {
 		return s.finish(), errNoPaths
 	}
 	files := s.resolve(ctx)
@@ -181,6 +185,11 @@ func (s *scanner) run(ctx context.Context) (Report, error) {
 			open = func(string) (logFile, error) { return openObject(ctx, f.store, f.object, f.info, s.opt.MaxBytes) }
 		}
 		if err := s.scanFile(ctx, f.path, open); err != nil {
+			return s.finish(), fmt.Errorf("scan driver logs: %w", err)
+		}
+	}
+	for _, src := range s.opt.Sources {
+		if err := s.scanSource(ctx, src); err != nil {
 			return s.finish(), fmt.Errorf("scan driver logs: %w", err)
 		}
 	}

@@ -1,0 +1,241 @@
+// Package kubelogs reads a Spark driver pod's log through the Kubernetes API
+// (pipelines[].logs.kubernetes), for the driverlog scanner: the pods a label selector
+// matches in a namespace are listed, the driver pod is chosen, and its container's log is
+// streamed, with the previous run's log first when the container restarted.
+//
+// Two API calls, which the Role in deploy/kubernetes/rbac.yaml allows and nothing more:
+// list pods (GET /api/v1/namespaces/{ns}/pods?labelSelector=…) and get pods/log
+// (GET /api/v1/namespaces/{ns}/pods/{name}/log?container=…&previous=…&tailLines=…).
+package kubelogs
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/streamwatch/streamwatch/integrations/driverlog"
+)
+
+// SparkDriverContainer is the name Spark on Kubernetes gives the driver pod's container; it is
+// read when logs.kubernetes.container is empty and the pod has more than one container.
+const SparkDriverContainer = "spark-kubernetes-driver"
+
+// RBACFile is where the Role that grants what Pod needs is kept.
+const RBACFile = "deploy/kubernetes/rbac.yaml"
+
+// minLineBytes is the average line length tailLines is computed with: maxBytes/minLineBytes
+// lines hold at least maxBytes unless the lines are shorter than Spark's timestamp.
+const minLineBytes = 16
+
+// Target is pipelines[].logs.kubernetes.
+type Target struct {
+	Namespace string
+	Selector  string // a label selector: spark-role=driver,spark-app-name=sms-replies
+	Container string // "": the pod's only container, or spark-kubernetes-driver
+}
+
+// Pod is the driver pod's log as a driverlog.Source.
+type Pod struct {
+	Target
+	// Client talks to the API server; nil connects on each read with Connect(Getenv).
+	Client kubernetes.Interface
+	Getenv func(string) string
+}
+
+var _ driverlog.Source = (*Pod)(nil)
+
+// Connect builds a client from the in-cluster configuration (the pod's service account), or
+// else from KUBECONFIG (a list of files, as kubectl reads it; unset: ~/.kube/config).
+func Connect(getenv func(string) string) (kubernetes.Interface, error) {
+	cfg, err := rest.InClusterConfig()
+	if errors.Is(err, rest.ErrNotInCluster) {
+		rules := &clientcmd.ClientConfigLoadingRules{Precedence: filepath.SplitList(getenv(clientcmd.RecommendedConfigPathEnvVar))}
+		if len(rules.Precedence) == 0 {
+			rules.Precedence = []string{clientcmd.RecommendedHomeFile}
+		}
+		cfg, err = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+		if err != nil {
+			return nil, fmt.Errorf("kubernetes: not in a cluster, and KUBECONFIG: %w", err)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes: in-cluster configuration: %w", err)
+	}
+	cfg.UserAgent = "streamwatch"
+	return kubernetes.NewForConfig(cfg)
+}
+
+// Logs lists the pods the selector matches and offers the chosen pod's container log, after
+// its previous run's log when the container restarted. No matching pod is an error that says
+// so; so is a refusal of the API, naming the RBAC verb the Role lacks.
+func (p *Pod) Logs(ctx context.Context) ([]driverlog.Log, error) {
+	c := p.Client
+	if c == nil {
+		var err error
+		if c, err = Connect(p.Getenv); err != nil {
+			return nil, err
+		}
+	}
+	list, err := c.CoreV1().Pods(p.Namespace).List(ctx, metav1.ListOptions{LabelSelector: p.Selector})
+	if err != nil {
+		return nil, explain(err, "list", "pods", p.Namespace)
+	}
+	if len(list.Items) == 0 {
+		return nil, fmt.Errorf("no pod matches selector %q in namespace %s (logs.kubernetes)", p.Selector, p.Namespace)
+	}
+	pod, why := choose(list.Items, p.Selector)
+	container, err := p.container(pod)
+	if err != nil {
+		return nil, err
+	}
+	name := fmt.Sprintf("pod %s/%s container %s", pod.Namespace, pod.Name, container)
+	var logs []driverlog.Log
+	status := containerStatus(pod, container)
+	if status != nil && status.RestartCount > 0 {
+		l := driverlog.Log{
+			Name: name + ", previous run",
+			Note: fmt.Sprintf("the run before the last restart (%s)", restarts(status.RestartCount)),
+			Open: p.open(c, pod.Name, container, true),
+		}
+		if t := status.LastTerminationState.Terminated; t != nil {
+			l.ModTime = t.FinishedAt.Time
+			l.Note += fmt.Sprintf(", which ended %s", ended(t))
+		}
+		logs = append(logs, l)
+	}
+	l := driverlog.Log{Name: name, Note: why, Open: p.open(c, pod.Name, container, false)}
+	if status != nil && status.State.Terminated != nil {
+		l.ModTime = status.State.Terminated.FinishedAt.Time
+	}
+	return append(logs, l), nil
+}
+
+// choose picks the driver pod: the newest running one, else the newest of any phase (a
+// driver that failed has stopped running, and its log is the one to read).
+func choose(pods []corev1.Pod, selector string) (corev1.Pod, string) {
+	started := func(p corev1.Pod) time.Time {
+		if p.Status.StartTime != nil {
+			return p.Status.StartTime.Time
+		}
+		return p.CreationTimestamp.Time
+	}
+	newestFirst := func(a, b corev1.Pod) int {
+		return cmp.Or(started(b).Compare(started(a)), cmp.Compare(a.Name, b.Name))
+	}
+	var running []corev1.Pod
+	for _, p := range pods {
+		if p.Status.Phase == corev1.PodRunning {
+			running = append(running, p)
+		}
+	}
+	of := fmt.Sprintf("%d pods matching %s", len(pods), selector)
+	if len(pods) == 1 {
+		of = "the only pod matching " + selector
+	}
+	if len(running) > 0 {
+		slices.SortFunc(running, newestFirst)
+		if len(pods) == 1 {
+			return running[0], of + ", running"
+		}
+		return running[0], fmt.Sprintf("the newest running of %s", of)
+	}
+	pods = slices.Clone(pods)
+	slices.SortFunc(pods, newestFirst)
+	if len(pods) == 1 {
+		return pods[0], fmt.Sprintf("%s, %s: none is running", of, phase(pods[0]))
+	}
+	return pods[0], fmt.Sprintf("the newest of %s (%s): none is running", of, phase(pods[0]))
+}
+
+func phase(p corev1.Pod) string {
+	if p.Status.Phase == "" {
+		return "phase unknown"
+	}
+	return string(p.Status.Phase)
+}
+
+// container is the container to read: the configured one, else the pod's only one, else
+// Spark's driver container.
+func (p *Pod) container(pod corev1.Pod) (string, error) {
+	var names []string
+	for _, c := range pod.Spec.Containers {
+		names = append(names, c.Name)
+	}
+	switch {
+	case p.Container != "" && slices.Contains(names, p.Container):
+		return p.Container, nil
+	case p.Container != "":
+		return "", fmt.Errorf("pod %s/%s has no container %q (logs.kubernetes.container); it has %s", pod.Namespace, pod.Name, p.Container, strings.Join(names, ", "))
+	case len(names) == 1:
+		return names[0], nil
+	case slices.Contains(names, SparkDriverContainer):
+		return SparkDriverContainer, nil
+	}
+	return "", fmt.Errorf("pod %s/%s has containers %s: set logs.kubernetes.container", pod.Namespace, pod.Name, strings.Join(names, ", "))
+}
+
+func containerStatus(pod corev1.Pod, name string) *corev1.ContainerStatus {
+	for i, s := range pod.Status.ContainerStatuses {
+		if s.Name == name {
+			return &pod.Status.ContainerStatuses[i]
+		}
+	}
+	return nil
+}
+
+func restarts(n int32) string {
+	if n == 1 {
+		return "restarted once"
+	}
+	return fmt.Sprintf("restarted %d times", n)
+}
+
+func ended(t *corev1.ContainerStateTerminated) string {
+	s := fmt.Sprintf("with exit code %d", t.ExitCode)
+	if t.Reason != "" {
+		s += " (" + t.Reason + ")"
+	}
+	return s
+}
+
+// open streams the container's log. limitBytes would keep the log's first bytes, the oldest,
+// so the tail is asked for by lines (tailLines, enough lines for maxBytes unless they are
+// shorter than minLineBytes on average) and the scanner keeps the newest maxBytes of them.
+func (p *Pod) open(c kubernetes.Interface, pod, container string, previous bool) func(context.Context, int64) (io.ReadCloser, error) {
+	return func(ctx context.Context, maxBytes int64) (io.ReadCloser, error) {
+		lines := max(1, maxBytes/minLineBytes)
+		rc, err := c.CoreV1().Pods(p.Namespace).GetLogs(pod, &corev1.PodLogOptions{
+			Container: container, Previous: previous, TailLines: &lines,
+		}).Stream(ctx)
+		if err != nil {
+			return nil, explain(err, "get", "pods/log", p.Namespace)
+		}
+		return rc, nil
+	}
+}
+
+// explain wraps an API error; a refusal names the RBAC verb and resource the Role lacks.
+func explain(err error, verb, resource, namespace string) error {
+	what := fmt.Sprintf("%s %s in namespace %s", verb, resource, namespace)
+	switch {
+	case apierrors.IsForbidden(err):
+		return fmt.Errorf("%s: forbidden: streamwatch's service account needs the RBAC verb %q on %q in namespace %s (the Role in %s): %w",
+			what, verb, resource, namespace, RBACFile, err)
+	case apierrors.IsUnauthorized(err):
+		return fmt.Errorf("%s: unauthorized: the API server refused streamwatch's credentials (the service account token or KUBECONFIG): %w", what, err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}

@@ -142,6 +142,10 @@ var (
 	recordProbeScript   = newScript("record_probe")
 	unlockScript        = newScript("unlock")
 	refreshScript       = newScript("refresh_lock")
+	relocateScript      = newScript("relocate", "lib")
+
+	recordProgressScript  = newScript("record_progress")
+	recordProbeMarkScript = newScript("record_probe_mark")
 )
 
 // run runs a script; with the store's call counter on (tests), the counting variant, whose

@@ -300,14 +300,72 @@ func (p *prober) judgeAccess() {
 		u = *p.opt.JobUser
 	}
 	if p.ckpt.dir == "" {
-		p.res.Access = &access.Report{Location: p.opt.Location, User: u,
-			Err: "access to " + p.opt.Location + " cannot be judged without writing: the write probe and the driver logs tell"}
+		p.res.Access = p.judgeRemote(u)
 		return
 	}
 	rep, ok := guard(p.ctx, func() access.Report { return access.Check(p.ckpt.dir, u) })
 	if ok {
 		p.res.Access = &rep
 	}
+}
+
+// accessControlled is a store that can say who may do what to its directories (abfss://).
+type accessControlled interface {
+	AccessControl(ctx context.Context, names ...string) (ancestors, dirs []storage.PathAccess, err error)
+}
+
+// judgeRemote judges an object store's checkpoint where the store can say (an abfss://
+// location's ACLs, for job_user's principal); elsewhere it says that access was not judged.
+func (p *prober) judgeRemote(u access.User) *access.Report {
+	loc := p.opt.Location
+	notJudged := func(why string) *access.Report {
+		return &access.Report{Location: loc, User: u,
+			Err: "access to " + loc + " cannot be judged without writing" + why + ": the write probe and the driver logs tell"}
+	}
+	ac, ok := p.ckpt.store.(accessControlled)
+	switch {
+	case !ok:
+		return notJudged("")
+	case !strings.HasPrefix(loc, "abfs"):
+		return notJudged(" (a wasbs:// container has no ACLs)")
+	case u.Principal == "":
+		return notJudged(" (ACLs are judged for job_user: {principal: <object id>}, which is not set)")
+	}
+	names := []string{""}
+	for _, d := range access.SparkDirs {
+		if e, err := p.ckpt.store.Stat(p.ctx, d); err == nil && e.IsDir {
+			names = append(names, d)
+		}
+	}
+	ancestors, dirs, err := ac.AccessControl(p.ctx, names...)
+	if err != nil {
+		return &access.Report{Location: loc, User: u, Err: "access control of " + loc + " could not be read: " + err.Error()}
+	}
+	toDir := func(a storage.PathAccess, path string) (access.Dir, error) {
+		return access.ObjectDir(path, a.Owner, a.Group, a.Permissions, a.ACL)
+	}
+	var up []access.Dir
+	for _, a := range ancestors {
+		d, err := toDir(a, a.Path)
+		if err != nil {
+			return &access.Report{Location: loc, User: u, Err: err.Error()}
+		}
+		up = append(up, d)
+	}
+	var judged []access.DirJudgment
+	for i, a := range dirs {
+		name, path := "", loc
+		if names[i] != "" {
+			name, path = names[i]+"/", strings.TrimSuffix(loc, "/")+"/"+names[i]
+		}
+		d, err := toDir(a, path)
+		if err != nil {
+			return &access.Report{Location: loc, User: u, Err: err.Error()}
+		}
+		judged = append(judged, access.DirJudgment{Name: name, Dir: d})
+	}
+	r := access.CheckPrincipal(loc, u, up, judged)
+	return &r
 }
 
 // step runs one step and records it; after a failure it records the step as skipped.

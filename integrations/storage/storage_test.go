@@ -501,3 +501,68 @@ func TestClass(t *testing.T) {
 		}
 	}
 }
+
+// TestAzureContract: abfss:// through the official client (azblob) against Azurite behaves as
+// the other backends (list, stat, read, write, delete, rename refusing an existing target).
+func TestAzureContract(t *testing.T) {
+	t.Parallel()
+	srv := storagetest.NewAzureServer(t, "ckpt")
+	s, err := storage.Open(srv.Location("pipelines/sms"), srv.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	testContract(t, s)
+}
+
+// TestOpenAzure: Azure locations name their container and account; a connection string for
+// another account is refused before any request, naming neither its key nor its signature.
+func TestOpenAzure(t *testing.T) {
+	t.Parallel()
+	conn := "DefaultEndpointsProtocol=https;AccountName=other;AccountKey=c2VjcmV0LWtleQ==;EndpointSuffix=core.windows.net"
+	env := storage.Options{Getenv: func(k string) string {
+		if k == "AZURE_STORAGE_CONNECTION_STRING" {
+			return conn
+		}
+		return ""
+	}}
+	for _, loc := range []string{"abfss://ckpt@other.dfs.core.windows.net/a/b", "abfs://ckpt@other.dfs.core.windows.net",
+		"wasbs://ckpt@other.blob.core.windows.net/x", "WASB://ckpt@other.blob.core.windows.net/x"} {
+		s, err := storage.Open(loc, env)
+		if err != nil || s.Location() != loc {
+			t.Errorf("Open(%q) = %v, %v", loc, s, err)
+		}
+	}
+	for loc, want := range map[string]string{
+		"abfss://other.dfs.core.windows.net/x":          "want container@account.dfs.core.windows.net/prefix",
+		"abfss://ckpt@acme.dfs.core.windows.net/x":      `AZURE_STORAGE_CONNECTION_STRING is for account "other", the location names "acme"`,
+		"wasbs://@other.blob.core.windows.net/x":        "want container@account",
+		"abfss://ckpt@.dfs.core.windows.net/checkpoint": "no account",
+	} {
+		_, err := storage.Open(loc, env)
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "c2VjcmV0") {
+			t.Errorf("Open(%q) error = %v, want it to contain %q", loc, err, want)
+		}
+	}
+}
+
+// TestAzureErrorsHideSAS: an Azure refusal says what Azure said, and never the request URL,
+// which carries a SAS token's signature when the connection string has one.
+func TestAzureErrorsHideSAS(t *testing.T) {
+	t.Parallel()
+	srv := storagetest.NewAzureServer(t, "ckpt")
+	srv.DenyPrefix("cp/offsets/")
+	conn := "BlobEndpoint=" + srv.URL + ";SharedAccessSignature=sv=2024-08-04&ss=b&srt=sco&sp=rl&sig=c2VjcmV0LXNpZw%3D%3D"
+	s, err := storage.Open(srv.BlobLocation("cp"), storage.Options{Getenv: func(k string) string {
+		if k == "AZURE_STORAGE_CONNECTION_STRING" {
+			return conn
+		}
+		return ""
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.List(t.Context(), "offsets")
+	if storage.Class(err) != storage.ClassPermission || err.Error() != "list offsets: access denied (Azure AuthorizationPermissionMismatch, HTTP 403)" {
+		t.Errorf("list = %v (class %v)", err, storage.Class(err))
+	}
+}

@@ -138,7 +138,7 @@ func (a *App) build() error {
 			return err
 		}
 		detector = &pipeline.Detector{CheckpointTimeout: a.opt.CheckpointTimeout, Config: cfg, Getenv: getenv, Rounds: sampler, Kafka: a.kafka, Store: store, Now: now,
-			Log: log, Opened: opened, Recovered: recovered,
+			Log: log, Opened: opened, Recovered: recovered, Words: commands.DetectMessage,
 			TimeToDetect: func(d time.Duration) { m.TimeToDetect.WithLabelValues(state.SourceDetect).Observe(d.Seconds()) }}
 		if cfg.Charts.Enabled {
 			detector.Progress = progress

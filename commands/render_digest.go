@@ -27,11 +27,31 @@ func digestLines(d pipeline.Digest) []string {
 			lines = append(lines, r.Pipeline+": "+r.Description)
 		}
 	}
-	lines = append(lines, d.Notes...)
+	for _, n := range d.Notes {
+		lines = append(lines, statusNoteLine(n))
+	}
 	if d.Missed > 0 {
 		lines = append(lines, fmt.Sprintf("%d scheduled tick(s) were missed since the last digest: no replica was running.", d.Missed))
 	}
 	return lines
+}
+
+// statusNoteLine is one of detection's notes below the digest's table.
+func statusNoteLine(n pipeline.StatusNote) string {
+	switch n.Kind {
+	case pipeline.NoteDetected:
+		s := fmt.Sprintf("%s: detected %s", n.Pipeline, detectedLine(n.Active, n.Observation))
+		if n.Incident != "" {
+			s += " (" + n.Incident + ")"
+		}
+		return s
+	case pipeline.NoteLivenessUnwatched:
+		return fmt.Sprintf("%s: liveness is not watched: %s", n.Pipeline, n.Observation.Liveness)
+	case pipeline.NotePublishRefused:
+		return fmt.Sprintf("%s: publish_group %s not committed since %s: %s", n.Pipeline, n.Publish.Group,
+			human.Time(n.Publish.Since), n.Publish.Refused)
+	}
+	return n.Pipeline + ": " + string(n.Kind)
 }
 
 // DigestReply is the health digest as it is posted on health.digest_schedule.

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamwatch/streamwatch/internal/human"
 	"github.com/streamwatch/streamwatch/pipeline"
 )
 
@@ -43,6 +44,31 @@ func TestSparkline(t *testing.T) {
 	for _, c := range cases {
 		if got := sparkline(c.in); got != c.want {
 			t.Errorf("sparkline(%v) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// TestStatusNoteLine: detection's notes below the digest's table, one line each, as `status`
+// shows them.
+func TestStatusNoteLine(t *testing.T) {
+	since := time.Date(2026, 11, 30, 8, 15, 0, 0, time.UTC)
+	obs := pipeline.Observation{CheckpointKnown: true, Waiting: 1240, WaitingFor: 6 * time.Minute, Batch: 41, CommitAge: 7 * time.Minute}
+	cases := []struct {
+		note pipeline.StatusNote
+		want string
+	}{
+		{pipeline.StatusNote{Kind: pipeline.NoteDetected, Pipeline: "orders", Active: []pipeline.Signal{pipeline.SignalStale}, Observation: obs, Incident: "INC-7"},
+			"orders: detected checkpoint stale: 1,240 records wait beyond the checkpoint (for 6m with no commit); last checkpoint commit 7m ago (batch 41) (INC-7)"},
+		{pipeline.StatusNote{Kind: pipeline.NoteDetected, Pipeline: "orders", Active: []pipeline.Signal{pipeline.SignalStale}, Observation: obs},
+			"orders: detected checkpoint stale: 1,240 records wait beyond the checkpoint (for 6m with no commit); last checkpoint commit 7m ago (batch 41)"},
+		{pipeline.StatusNote{Kind: pipeline.NoteLivenessUnwatched, Pipeline: "replies", Observation: pipeline.Observation{Liveness: "no driver log is configured (logs.paths)"}},
+			"replies: liveness is not watched: no driver log is configured (logs.paths)"},
+		{pipeline.StatusNote{Kind: pipeline.NotePublishRefused, Pipeline: "replies", Publish: pipeline.PublishState{Group: "replies-pub", Refused: "not authorized", Since: since}},
+			"replies: publish_group replies-pub not committed since " + human.Time(since) + ": not authorized"},
+	}
+	for _, c := range cases {
+		if got := statusNoteLine(c.note); got != c.want {
+			t.Errorf("%s:\n got %q\nwant %q", c.note.Kind, got, c.want)
 		}
 	}
 }

@@ -56,7 +56,7 @@ func verdictLines(v pipeline.Verdict) []string {
 			if c.Status == pipeline.CheckFound {
 				continue
 			}
-			out = append(out, fmt.Sprintf("- %s %s: %s", c.Cause, c.Status, c.Evidence))
+			out = append(out, fmt.Sprintf("- %s %s: %s", c.Cause, c.Status, checkEvidence(c)))
 		}
 		out = append(out, "Next step: "+nextStep(v.Next, v.Pipeline))
 	}
@@ -159,4 +159,68 @@ func nextStep(n pipeline.NextStep, p string) string {
 		return "read the driver log around the stop (`logs " + p + "`): it shows lines streamwatch does not recognise as a cause"
 	}
 	return "look at the job itself (Spark UI: a batch stuck in a sink or waiting for executors), then restart the query and `watch " + p + "`"
+}
+
+// checkEvidence is the one line of evidence a diagnosis ruled a cause out with, or why it could
+// not check it.
+func checkEvidence(c pipeline.Check) string {
+	switch c.Reason {
+	case pipeline.ReasonFound:
+		return "see above"
+	case pipeline.ReasonOnlyRisk:
+		return "only a risk: no present symptom needs it (see risks)"
+	case pipeline.ReasonAccessJudged:
+		if c.Note != "" {
+			return c.Detail + " (judged without writing; " + c.Note + ")"
+		}
+		return c.Detail + " (judged without writing)"
+	case pipeline.ReasonWriteProbeOK:
+		return "the write probe of " + human.Stamp(c.At) + " wrote and deleted a file"
+	case pipeline.ReasonAccessNotJudged:
+		return "access not judged: " + c.Detail + "; no write probe has run"
+	case pipeline.ReasonNoAccessCheck:
+		return "no checkpoint access check ran"
+	case pipeline.ReasonCheckpointUnread:
+		return "the checkpoint was not read"
+	case pipeline.ReasonFilesParse:
+		return "the newest checkpoint files parse (" + strings.Join(c.Items, ", ") + ")"
+	case pipeline.ReasonGroupsUnread:
+		return "the consumer groups were not read"
+	case pipeline.ReasonNoOtherGroup:
+		if c.Source != "" {
+			return "no other group consumes the documented topics; the deployed group is the documented one (" + c.Source + ")"
+		}
+		return "no other group consumes the documented topics"
+	case pipeline.ReasonCheckpointTopics:
+		return "the checkpoint (" + c.Detail + ") reads the documented topics: " + strings.Join(c.Items, ", ")
+	case pipeline.ReasonDeployedTopics:
+		return "the deployed config subscribes to the documented topics (" + c.Source + ")"
+	case pipeline.ReasonTopicsUnknown:
+		return "neither the checkpoint nor a deployed config names the topics read"
+	case pipeline.ReasonBootstrapShared:
+		return "the deployed bootstrap servers share a broker with the documented cluster (" + c.Source + ")"
+	case pipeline.ReasonNoDeployedBootstrap:
+		return "no deployed config names the bootstrap servers (pipelines[].deployed_config)"
+	case pipeline.ReasonDeployedLocation:
+		return "the deployed checkpoint location is the documented one (" + c.Source + ")"
+	case pipeline.ReasonNoDeployedLocation:
+		return "no deployed config names the checkpoint location (pipelines[].deployed_config)"
+	case pipeline.ReasonOffsetsHeld:
+		return "every offset the checkpoint resumes from is still on the brokers"
+	case pipeline.ReasonEarliestUnread:
+		return "the brokers' earliest offsets were not read"
+	case pipeline.ReasonPartitionsKnown:
+		return "the checkpoint knows every partition of the topics it reads"
+	case pipeline.ReasonPartitionsUnread:
+		return "the brokers' partitions were not read"
+	case pipeline.ReasonBrokersAnswered:
+		return fmt.Sprintf("the brokers answered for %d partitions", c.N)
+	case pipeline.ReasonBrokersUnasked:
+		return "the brokers were not asked"
+	case pipeline.ReasonLagNotGrowing:
+		return "the documented group's lag is not growing (" + c.Detail + ")"
+	case pipeline.ReasonGroupUnread:
+		return "the consumer group was not read"
+	}
+	return string(c.Reason)
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamwatch/streamwatch/internal/human"
 	"github.com/streamwatch/streamwatch/pipeline"
 )
 
@@ -64,8 +65,8 @@ func TestNoCauseIsAnAnswer(t *testing.T) {
 		Symptoms:    []pipeline.Symptom{{ID: pipeline.SymptomProgressStopped, Title: "progress stopped"}},
 		Unexplained: []string{pipeline.SymptomProgressStopped},
 		Checked: []pipeline.Check{
-			{Cause: pipeline.CauseNotWritable, Status: pipeline.CheckRuledOut, Evidence: "uid 185 may create files in /cp (judged without writing)"},
-			{Cause: pipeline.CauseClusterMismatch, Status: pipeline.CheckNotChecked, Evidence: "no deployed config names the bootstrap servers"},
+			{Cause: pipeline.CauseNotWritable, Status: pipeline.CheckRuledOut, Reason: pipeline.ReasonAccessJudged, Detail: "uid 185 may create files in /cp"},
+			{Cause: pipeline.CauseClusterMismatch, Status: pipeline.CheckNotChecked, Reason: pipeline.ReasonNoDeployedBootstrap},
 		},
 		Next: pipeline.NextCheckJob}
 	r := VerdictReply(v)
@@ -82,5 +83,47 @@ func TestNoCauseIsAnAnswer(t *testing.T) {
 	}
 	if strings.Contains(r.Text, "healthy") || strings.Contains(text, "is healthy") {
 		t.Errorf("a live symptom reads as healthy: %q\n%s", r.Text, text)
+	}
+}
+
+// TestCheckEvidence: each reason a diagnosis gives for a cause it ruled out or could not
+// check, as the reply's "checked" lines word it.
+func TestCheckEvidence(t *testing.T) {
+	at := time.Date(2026, 11, 30, 9, 4, 5, 0, time.UTC)
+	cases := []struct {
+		c    pipeline.Check
+		want string
+	}{
+		{pipeline.Check{Reason: pipeline.ReasonFound}, "see above"},
+		{pipeline.Check{Reason: pipeline.ReasonOnlyRisk}, "only a risk: no present symptom needs it (see risks)"},
+		{pipeline.Check{Reason: pipeline.ReasonAccessJudged, Detail: "uid 185 may create files in /cp"}, "uid 185 may create files in /cp (judged without writing)"},
+		{pipeline.Check{Reason: pipeline.ReasonWriteProbeOK, At: at}, "the write probe of " + human.Stamp(at) + " wrote and deleted a file"},
+		{pipeline.Check{Reason: pipeline.ReasonAccessNotJudged, Detail: "stat /cp: permission denied"}, "access not judged: stat /cp: permission denied; no write probe has run"},
+		{pipeline.Check{Reason: pipeline.ReasonNoAccessCheck}, "no checkpoint access check ran"},
+		{pipeline.Check{Reason: pipeline.ReasonCheckpointUnread}, "the checkpoint was not read"},
+		{pipeline.Check{Reason: pipeline.ReasonFilesParse, Items: []string{"offsets/42", "commits/41"}}, "the newest checkpoint files parse (offsets/42, commits/41)"},
+		{pipeline.Check{Reason: pipeline.ReasonGroupsUnread}, "the consumer groups were not read"},
+		{pipeline.Check{Reason: pipeline.ReasonNoOtherGroup}, "no other group consumes the documented topics"},
+		{pipeline.Check{Reason: pipeline.ReasonNoOtherGroup, Source: "job.conf:12"}, "no other group consumes the documented topics; the deployed group is the documented one (job.conf:12)"},
+		{pipeline.Check{Reason: pipeline.ReasonCheckpointTopics, Detail: "offsets/42", Items: []string{"a", "b"}}, "the checkpoint (offsets/42) reads the documented topics: a, b"},
+		{pipeline.Check{Reason: pipeline.ReasonDeployedTopics, Source: "job.conf:3"}, "the deployed config subscribes to the documented topics (job.conf:3)"},
+		{pipeline.Check{Reason: pipeline.ReasonTopicsUnknown}, "neither the checkpoint nor a deployed config names the topics read"},
+		{pipeline.Check{Reason: pipeline.ReasonBootstrapShared, Source: "job.conf:4"}, "the deployed bootstrap servers share a broker with the documented cluster (job.conf:4)"},
+		{pipeline.Check{Reason: pipeline.ReasonNoDeployedBootstrap}, "no deployed config names the bootstrap servers (pipelines[].deployed_config)"},
+		{pipeline.Check{Reason: pipeline.ReasonDeployedLocation, Source: "job.conf:5"}, "the deployed checkpoint location is the documented one (job.conf:5)"},
+		{pipeline.Check{Reason: pipeline.ReasonNoDeployedLocation}, "no deployed config names the checkpoint location (pipelines[].deployed_config)"},
+		{pipeline.Check{Reason: pipeline.ReasonOffsetsHeld}, "every offset the checkpoint resumes from is still on the brokers"},
+		{pipeline.Check{Reason: pipeline.ReasonEarliestUnread}, "the brokers' earliest offsets were not read"},
+		{pipeline.Check{Reason: pipeline.ReasonPartitionsKnown}, "the checkpoint knows every partition of the topics it reads"},
+		{pipeline.Check{Reason: pipeline.ReasonPartitionsUnread}, "the brokers' partitions were not read"},
+		{pipeline.Check{Reason: pipeline.ReasonBrokersAnswered, N: 6}, "the brokers answered for 6 partitions"},
+		{pipeline.Check{Reason: pipeline.ReasonBrokersUnasked}, "the brokers were not asked"},
+		{pipeline.Check{Reason: pipeline.ReasonLagNotGrowing, Detail: "OK"}, "the documented group's lag is not growing (OK)"},
+		{pipeline.Check{Reason: pipeline.ReasonGroupUnread}, "the consumer group was not read"},
+	}
+	for _, c := range cases {
+		if got := checkEvidence(c.c); got != c.want {
+			t.Errorf("%s:\n got %q\nwant %q", c.c.Reason, got, c.want)
+		}
 	}
 }

@@ -232,8 +232,8 @@ func TestJudgeNoCauseHasContent(t *testing.T) {
 		t.Fatalf("checked %d causes, want every one of %d", len(v.Checked), len(pipeline.Causes))
 	}
 	for _, c := range v.Checked {
-		if c.Status != pipeline.CheckRuledOut || c.Evidence == "" {
-			t.Errorf("%s: %s %q, want ruled out with evidence", c.Cause, c.Status, c.Evidence)
+		if c.Status != pipeline.CheckRuledOut || c.Reason == "" {
+			t.Errorf("%s: %s %q, want ruled out with evidence", c.Cause, c.Status, c.Reason)
 		}
 	}
 	if v.Next != pipeline.NextConfigureLogs {

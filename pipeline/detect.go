@@ -18,7 +18,6 @@ import (
 	"github.com/streamwatch/streamwatch/integrations/kafka"
 	"github.com/streamwatch/streamwatch/integrations/spark"
 	"github.com/streamwatch/streamwatch/integrations/storage"
-	"github.com/streamwatch/streamwatch/internal/human"
 	"github.com/streamwatch/streamwatch/state"
 )
 
@@ -88,6 +87,9 @@ type Detector struct {
 	// TimeToDetect, when set, hears how long after the fault each incident detection opened:
 	// from when records began to wait with no commit, or from the query's last heartbeat line.
 	TimeToDetect func(time.Duration)
+	// Words words what detection posts (commands.DetectMessage: text is made in commands);
+	// without it a message is its kind and pipeline.
+	Words func(Message) string
 
 	mu       sync.Mutex
 	stores   map[string]storage.Store   // checkpoint locations, opened once
@@ -688,7 +690,7 @@ func (d *Detector) judge(ctx context.Context, x *detected, rec state.DetectRecor
 			// A new runId is a restart: the thread of the pipeline's incident hears of it.
 			if inc, err := d.Store.Get(ctx, next.Incident); err == nil && inc.Status != state.StatusResolved {
 				_ = d.Store.NoteDetected(ctx, next.Incident, "detected",
-					fmt.Sprintf("The query restarted: runId %s (was %s), seen at %s in the driver log.", obs.BeatRun, prev.Run, obs.BeatAt.UTC().Format(time.RFC3339)))
+					d.say(Message{Kind: MsgRestarted, Pipeline: p.Name, Observation: obs, Run: obs.BeatRun, PrevRun: prev.Run}))
 			}
 		}
 		next.Run = obs.BeatRun
@@ -699,8 +701,7 @@ func (d *Detector) judge(ctx context.Context, x *detected, rec state.DetectRecor
 		switch {
 		case obs.RetentionShare >= w && !prev.RetentionWarned:
 			next.RetentionWarned = true
-			if err := d.Store.EnqueueNotice(ctx, p.Channel, fmt.Sprintf("⚠️ %s: %s. Spark must catch up, or retention.ms be raised, before then.",
-				p.Name, RetentionLine(obs))); err != nil {
+			if err := d.Store.EnqueueNotice(ctx, p.Channel, d.say(Message{Kind: MsgRetentionWarning, Pipeline: p.Name, Observation: obs})); err != nil {
 				return err
 			}
 		case obs.RetentionShare < w:
@@ -750,29 +751,29 @@ func fingerprint(pipeline string) string { return "detect:" + pipeline }
 // persists, one recovery note when all clear.
 func (d *Detector) act(ctx context.Context, p *config.Pipeline, st *DetectState, change Change, fresh []Signal, obs Observation) error {
 	active := st.Active()
-	line := DetectedLine(active, obs)
+	line := d.say(Message{Kind: MsgDetected, Pipeline: p.Name, Signals: active, Observation: obs})
 	log := d.log().With("pipeline", p.Name)
 	switch change {
 	case Unchanged:
 		return nil
 	case Began:
-		log.Warn("detection: symptom", "symptoms", active, "numbers", Numbers(obs))
+		log.Warn("detection: symptom", "symptoms", active, "waiting", obs.Waiting, "batch", obs.Batch, "commit_age", obs.CommitAge)
 		st.Suppressed = false
 		if !p.Detect.OpenIncident {
 			st.Noticed = true
-			return d.Store.EnqueueNotice(ctx, p.Channel, fmt.Sprintf("streamwatch detected a problem with %s: %s", p.Name, line))
+			return d.Store.EnqueueNotice(ctx, p.Channel, d.say(Message{Kind: MsgNotice, Pipeline: p.Name, Signals: active, Observation: obs}))
 		}
 		return d.begin(ctx, p, st, active, obs, line)
 	case Recovered:
-		note := "Recovered: " + progressLine(obs)
-		log.Info("detection: recovered", "numbers", Numbers(obs))
+		note := d.say(Message{Kind: MsgRecovered, Pipeline: p.Name, Observation: obs})
+		log.Info("detection: recovered", "waiting", obs.Waiting, "batch", obs.Batch, "commit_age", obs.CommitAge)
 		switch {
 		case st.Suppressed:
 			st.Suppressed = false
 			return nil
 		case st.Noticed:
 			st.Noticed = false
-			return d.Store.EnqueueNotice(ctx, p.Channel, fmt.Sprintf("%s recovered: %s", p.Name, progressLine(obs)))
+			return d.Store.EnqueueNotice(ctx, p.Channel, d.say(Message{Kind: MsgRecoveredNotice, Pipeline: p.Name, Observation: obs}))
 		case st.Incident == "":
 			return nil
 		}
@@ -806,15 +807,15 @@ func (d *Detector) act(ctx context.Context, p *config.Pipeline, st *DetectState,
 		}
 	}
 	if len(holding) == 0 {
-		line = fmt.Sprintf("%s, clearing (recovers after %d clear rounds): %s", symptomList(active, obs), clearRounds, Numbers(obs))
+		line = d.say(Message{Kind: MsgClearing, Pipeline: p.Name, Signals: active, Observation: obs})
 	} else {
-		line = DetectedLine(holding, obs)
+		line = d.say(Message{Kind: MsgDetected, Pipeline: p.Name, Signals: holding, Observation: obs})
 	}
 	active = holding
 	if change == Grew {
 		log.Warn("detection: another symptom", "symptoms", fresh)
 		if err := d.Store.NoteDetected(ctx, st.Incident, "detected",
-			fmt.Sprintf("Now also %s: %s", symptomList(fresh, obs), Numbers(obs))); err != nil {
+			d.say(Message{Kind: MsgNowAlso, Pipeline: p.Name, Signals: fresh, Observation: obs})); err != nil {
 			return err
 		}
 	}
@@ -827,7 +828,7 @@ func (d *Detector) begin(ctx context.Context, p *config.Pipeline, st *DetectStat
 		// The last episode's incident may still be open (an alert that joined it still
 		// fires): the symptom returns there.
 		if inc, err := d.Store.Get(ctx, st.Incident); err == nil && inc.Status != state.StatusResolved {
-			if err := d.Store.NoteDetected(ctx, st.Incident, "detected", "Again: "+line); err != nil {
+			if err := d.Store.NoteDetected(ctx, st.Incident, "detected", d.say(Message{Kind: MsgAgain, Pipeline: p.Name, Signals: active, Observation: obs})); err != nil {
 				return err
 			}
 			return d.update(ctx, p, st, active, obs, line)
@@ -838,7 +839,7 @@ func (d *Detector) begin(ctx context.Context, p *config.Pipeline, st *DetectStat
 		sev = 2 // detect.severity's default, for a Pipeline not read from a file
 	}
 	out, err := d.Store.RecordAlert(ctx, state.AlertRecord{
-		Key: fingerprint(p.Name), Fingerprint: fingerprint(p.Name), Title: Headline(p.Name, active, obs), Severity: sev,
+		Key: fingerprint(p.Name), Fingerprint: fingerprint(p.Name), Title: d.say(Message{Kind: MsgTitle, Pipeline: p.Name, Signals: active, Observation: obs}), Severity: sev,
 		Pipeline: p.Name, Channel: p.Channel, Source: state.SourceDetect, Detail: line,
 		// A label silence can name them: alertname=streamwatch_detected, pipeline=….
 		Labels: map[string]string{"alertname": "streamwatch_detected", "pipeline": p.Name},
@@ -889,7 +890,7 @@ func (d *Detector) update(ctx context.Context, p *config.Pipeline, st *DetectSta
 	for range 3 {
 		title := ""
 		if st.Own && len(active) > 0 {
-			title = Headline(p.Name, active, obs)
+			title = d.say(Message{Kind: MsgTitle, Pipeline: p.Name, Signals: active, Observation: obs})
 		}
 		u, err := d.Store.UpdateDetected(ctx, st.Incident, line, title)
 		if err != nil {
@@ -909,13 +910,12 @@ func (d *Detector) update(ctx context.Context, p *config.Pipeline, st *DetectSta
 	return nil
 }
 
-// progressLine says where a recovered pipeline stands.
-func progressLine(obs Observation) string {
-	n := Numbers(obs)
-	if n == "" {
-		return "progress resumed"
+// say words a message: text is made in commands (Words).
+func (d *Detector) say(m Message) string {
+	if d.Words != nil {
+		return d.Words(m)
 	}
-	return "progress resumed: " + n
+	return words(m)
 }
 
 // publish commits the checkpoint's processed offsets to the pipeline's publish group
@@ -960,8 +960,7 @@ func (d *Detector) publish(ctx context.Context, x *detected, pub *PublishState) 
 		}
 		pub.Batch, pub.At = x.prog.Batch, d.now()
 		if len(plan.rewound) > 0 {
-			msg := fmt.Sprintf("The checkpoint of %s went back (batch %d): publish_group %s moved back with it on %s.",
-				p.Name, x.prog.Batch, p.Kafka.PublishGroup, strings.Join(plan.rewound, ", "))
+			msg := d.say(Message{Kind: MsgPublishRewound, Pipeline: p.Name, Observation: x.obs, Group: p.Kafka.PublishGroup, Batch: x.prog.Batch, Rewound: plan.rewound})
 			log.Warn("publish_group: the checkpoint went back; the group follows it", "partitions", plan.rewound)
 			if err := d.Store.EnqueueNotice(ctx, p.Channel, msg); err != nil {
 				log.Warn("publish_group: notice", "err", err)
@@ -1007,15 +1006,15 @@ func (d *Detector) Pipelines() []string {
 	return out
 }
 
-// StatusNotes are the lines `status` and the digest add for detection: active symptoms and
-// publish_group refusals.
-func (d *Detector) StatusNotes(ctx context.Context) ([]string, error) {
+// StatusNotes are what `status` and the digest add below the table for detection: active
+// symptoms, unwatched liveness and publish_group refusals, as data (commands words them).
+func (d *Detector) StatusNotes(ctx context.Context) ([]StatusNote, error) {
 	names := d.Pipelines()
 	recs, err := d.Store.DetectRecords(ctx, names...)
 	if err != nil {
 		return nil, err
 	}
-	var notes []string
+	var notes []StatusNote
 	for _, name := range names {
 		r, ok := recs[name]
 		if !ok {
@@ -1028,18 +1027,13 @@ func (d *Detector) StatusNotes(ctx context.Context) ([]string, error) {
 		_ = json.Unmarshal(r.Observation, &obs)
 		_ = json.Unmarshal(r.Publish, &pub)
 		if active := st.Active(); len(active) > 0 {
-			s := fmt.Sprintf("%s: detected %s", name, DetectedLine(active, obs))
-			if st.Incident != "" {
-				s += " (" + st.Incident + ")"
-			}
-			notes = append(notes, s)
+			notes = append(notes, StatusNote{Kind: NoteDetected, Pipeline: name, Active: active, Observation: obs, Incident: st.Incident})
 		}
 		if obs.Liveness != "" && obs.HeartbeatAfter > 0 {
-			notes = append(notes, fmt.Sprintf("%s: liveness is not watched: %s", name, obs.Liveness))
+			notes = append(notes, StatusNote{Kind: NoteLivenessUnwatched, Pipeline: name, Observation: obs})
 		}
 		if pub.Refused != "" {
-			notes = append(notes, fmt.Sprintf("%s: publish_group %s not committed since %s: %s", name, pub.Group,
-				human.Time(pub.Since), pub.Refused))
+			notes = append(notes, StatusNote{Kind: NotePublishRefused, Pipeline: name, Publish: pub})
 		}
 	}
 	return notes, nil

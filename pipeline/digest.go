@@ -25,7 +25,33 @@ type Digest struct {
 	Rows   []DigestRow
 	Missed int64 // scheduled ticks nobody ran since the last digest
 	// Notes are detection's symptoms and publish_group refusals, one line each.
-	Notes []string
+	Notes []StatusNote
+}
+
+// StatusNoteKind says what a status note reports.
+type StatusNoteKind string
+
+// The status notes.
+const (
+	// NoteDetected: detection's symptoms are active (Active, with the Observation's numbers,
+	// posted in Incident).
+	NoteDetected StatusNoteKind = "detected"
+	// NoteLivenessUnwatched: detect.heartbeat_after is set but the driver log cannot tell
+	// (Observation.Liveness says why).
+	NoteLivenessUnwatched StatusNoteKind = "liveness_unwatched"
+	// NotePublishRefused: streamwatch has not committed to the publish group since
+	// Publish.Since (Publish.Refused says why).
+	NotePublishRefused StatusNoteKind = "publish_refused"
+)
+
+// StatusNote is one line detection adds below the digest's table, as data.
+type StatusNote struct {
+	Kind        StatusNoteKind
+	Pipeline    string
+	Active      []Signal
+	Observation Observation
+	Incident    string
+	Publish     PublishState
 }
 
 // Digest builds the summary of every pipeline.

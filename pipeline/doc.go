@@ -22,6 +22,10 @@
 //
 // It reads pipelines through the integrations (storage, spark, kafka, probe, driverlog,
 // deployconf, remediate) and records through small interfaces that state.Store satisfies. It
-// returns data, never Slack text: commands turns results into replies. It knows neither Slack
-// nor the command grammar.
+// returns data, never Slack text: commands turns results into replies. What detection posts is
+// a Message (message.go: a typed kind and its numbers) that the Detector's Words, the app's
+// commands.DetectMessage, turns into text; `status` gets StatusNotes; a diagnosis's checked
+// causes carry a CheckReason. The verdict's titles, evidence, risks and notes, and the probe,
+// watch and repair notes, are still sentences made here (docs/architecture.md). It knows
+// neither Slack nor the command grammar.
 package pipeline

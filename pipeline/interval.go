@@ -11,11 +11,11 @@ import (
 // checkpoint.stale_after: auto. A fixed threshold fits no pipeline: a query with 2-second
 // batches is in trouble after 30 s, one with a 15-minute trigger is fine after 10 minutes.
 // Burrow judges a consumer by its own rhythm for the same reason. With auto, the threshold is
-// staleK times the pipeline's batch interval, learned from its commits, and never below
-// staleFloor (two rounds of hysteresis come on top).
+// StaleFactor times the pipeline's batch interval, learned from its commits, and never below
+// StaleFloor (two rounds of hysteresis come on top).
 const (
-	staleK     = 5
-	staleFloor = 20 * time.Second
+	StaleFactor = 5
+	StaleFloor  = 20 * time.Second
 	// minIntervals is how many intervals between commits are needed to trust the median.
 	minIntervals = 3
 )
@@ -39,11 +39,11 @@ func BatchInterval(h []state.Commit) time.Duration {
 }
 
 // StaleAfter is how long records may wait with no commit before p's checkpoint is stale: the
-// configured duration, or with auto, max(staleK × the learned interval, staleFloor); until an
+// configured duration, or with auto, max(StaleFactor × the learned interval, StaleFloor); until an
 // interval is learned, the configured default.
 func StaleAfter(p *config.Pipeline, interval time.Duration) time.Duration {
 	if !p.Checkpoint.StaleAuto || interval <= 0 {
 		return p.Checkpoint.StaleAfter
 	}
-	return max(staleK*interval, staleFloor)
+	return max(StaleFactor*interval, StaleFloor)
 }

@@ -56,9 +56,9 @@ type Probes struct {
 	Notes StatusNotes
 }
 
-// StatusNotes are lines the digest and `status` show below the table (Detector).
+// StatusNotes are what the digest and `status` show below the table (Detector).
 type StatusNotes interface {
-	StatusNotes(ctx context.Context) ([]string, error)
+	StatusNotes(ctx context.Context) ([]StatusNote, error)
 }
 
 // NewProbes describes every pipeline of cfg with a checkpoint to the probes.

@@ -39,8 +39,8 @@ func (p *PublishState) refuse(reason string, now time.Time) bool {
 // publishPlan is what one round commits to the publish group.
 type publishPlan struct {
 	offsets map[kafka.TopicPartition]int64
-	// rewound are the partitions the checkpoint itself moved back on: "t/p from X to Y".
-	rewound []string
+	// rewound are the partitions the checkpoint itself moved back on.
+	rewound []Rewind
 	// held are the partitions left alone: the group is ahead of the checkpoint, and not
 	// because streamwatch put it there.
 	held []string
@@ -87,7 +87,7 @@ func planPublish(checkpoint map[kafka.TopicPartition]int64, group *kafka.GroupSt
 			l, mine := last.Committed[tpKey(tp)]
 			if mine && g == l && c < l {
 				p.add(tp, c)
-				p.rewound = append(p.rewound, fmt.Sprintf("%s from %d to %d", tpKey(tp), l, c))
+				p.rewound = append(p.rewound, Rewind{Partition: tpKey(tp), From: l, To: c})
 				continue
 			}
 			p.held = append(p.held, fmt.Sprintf("%s (group at %d, checkpoint at %d)", tpKey(tp), g, c))

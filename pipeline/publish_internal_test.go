@@ -19,7 +19,7 @@ func TestPlanPublish(t *testing.T) {
 		group      *kafka.GroupState
 		last       PublishState
 		offsets    map[kafka.TopicPartition]int64
-		rewound    []string
+		rewound    []Rewind
 		held       []string
 		refusal    string
 	}{
@@ -34,7 +34,7 @@ func TestPlanPublish(t *testing.T) {
 			held: []string{"sms/0 (group at 30, checkpoint at 10)"}},
 		{name: "the checkpoint went back", checkpoint: map[kafka.TopicPartition]int64{tp(0): 10},
 			group: empty(map[kafka.TopicPartition]int64{tp(0): 30}), last: PublishState{Committed: map[string]int64{"sms/0": 30}},
-			offsets: map[kafka.TopicPartition]int64{tp(0): 10}, rewound: []string{"sms/0 from 30 to 10"}},
+			offsets: map[kafka.TopicPartition]int64{tp(0): 10}, rewound: []Rewind{{Partition: "sms/0", From: 30, To: 10}}},
 		{name: "live members", checkpoint: map[kafka.TopicPartition]int64{tp(0): 10},
 			group: &kafka.GroupState{Known: true, Info: kafka.GroupInfo{Name: "sms-spark", State: "Stable",
 				Members: []kafka.Member{{ClientID: "spark-executor-1"}}}, Commits: map[kafka.TopicPartition]int64{}},

@@ -2,7 +2,6 @@ package pipeline_test
 
 import (
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -90,28 +89,5 @@ func TestStepHysteresis(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestDetectedLine(t *testing.T) {
-	obs := pipeline.Observation{CheckpointKnown: true, Batch: 41, CommitAge: 6*time.Minute + 12*time.Second, Waiting: 1240,
-		WaitingFor: 6*time.Minute + 12*time.Second, Oldest: 16 * time.Minute, OldestKnown: true, OldestAt: "client.replies.sms/2", Group: "sms-replies-prod",
-		GroupStatus: "STALLED", GroupEvidence: "all 3 partitions STALLED; worst p2: lag 410 for 5m", MaxLag: 15 * time.Minute}
-	active := []pipeline.Signal{pipeline.SignalStale, pipeline.SignalStalled, pipeline.SignalLag}
-	got := pipeline.DetectedLine(active, obs)
-	want := "checkpoint stale, group STALLED, lag over 15m: 1,240 records wait beyond the checkpoint (for 6m12s with no commit), the oldest 16m old (client.replies.sms/2); " +
-		"last checkpoint commit 6m12s ago (batch 41); group sms-replies-prod STALLED (all 3 partitions STALLED; worst p2: lag 410 for 5m)"
-	if got != want {
-		t.Errorf("line:\n%s\nwant\n%s", got, want)
-	}
-	if h := pipeline.Headline("sms-replies", active, obs); h != "sms-replies: 1,240 records have waited 6m12s with no checkpoint commit" {
-		t.Errorf("headline %q", h)
-	}
-	if h := pipeline.Headline("sms-replies", []pipeline.Signal{pipeline.SignalLag}, obs); h != "sms-replies: Spark 16m behind (1,240 records wait)" {
-		t.Errorf("headline %q", h)
-	}
-	obs.CheckpointKnown, obs.CheckpointErr = false, "list commits/: permission denied"
-	if l := pipeline.Numbers(obs); !strings.HasPrefix(l, "checkpoint unreadable: list commits/: permission denied; group") {
-		t.Errorf("numbers without a checkpoint: %q", l)
 	}
 }

@@ -148,11 +148,18 @@ type Cause struct {
 }
 
 // Check is one cause as the diagnosis looked for it: found, ruled out by its evidence, or
-// not checked (and why).
+// not checked (and why). Reason says which; the other fields are its values, as the reason's
+// doc says (commands words them).
 type Check struct {
-	Cause    string
-	Status   CheckStatus
-	Evidence string
+	Cause  string
+	Status CheckStatus
+	Reason CheckReason
+	Detail string    // a value the reason names: a probe's reason, a file, a status
+	Note   string    // what a judgment does not cover (gs://: the job's own identity)
+	Source string    // where a deployed config says it: "job.conf:12"
+	Items  []string  // files or topics
+	At     time.Time // when a probe ran
+	N      int       // a count of partitions
 }
 
 // CheckStatus is what a diagnosis concluded of a cause.

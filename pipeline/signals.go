@@ -30,10 +30,13 @@ const (
 	// SignalRetention: the oldest record the checkpoint has not reached has used 90% of its
 	// topic's retention.ms: retention is about to delete records the query never read.
 	SignalRetention Signal = "retention_risk"
+	// SignalSlow: the batch the query planned and has not committed has run more than 5 ×
+	// its usual duration, and at least 20s (checkpoint.stale_after: auto; slowbatch.go).
+	SignalSlow Signal = "batch_slow"
 )
 
 // Signals lists every symptom, in order.
-var Signals = []Signal{SignalSilent, SignalStale, SignalStalled, SignalLag, SignalRetention}
+var Signals = []Signal{SignalSilent, SignalSlow, SignalStale, SignalStalled, SignalLag, SignalRetention}
 
 // Rounds a symptom must hold to become active, and be clear to recover.
 const (
@@ -104,6 +107,15 @@ type Observation struct {
 	RetentionLeft  time.Duration `json:"retention_left,omitempty"`
 	RetentionParts []int32       `json:"retention_parts,omitempty"`
 	Compacted      []string      `json:"compacted,omitempty"`
+
+	// The batch in flight (stale_after: auto): Running planned at RunningSince (zero: none in
+	// flight, or not judged) and not committed for RunningFor; the usual batch duration
+	// learned from the commit history (0: not learned) and the threshold it gives.
+	Running       int64         `json:"running,omitempty"`
+	RunningSince  time.Time     `json:"running_since,omitzero"`
+	RunningFor    time.Duration `json:"running_for,omitempty"`
+	UsualDuration time.Duration `json:"usual_duration,omitempty"`
+	SlowAfter     time.Duration `json:"slow_after,omitempty"`
 }
 
 // PartitionProgress is one partition's numbers in an observation.
@@ -142,6 +154,8 @@ type DetectState struct {
 	Run string `json:"run,omitempty"`
 	// RetentionWarned: the channel was warned of this retention episode.
 	RetentionWarned bool `json:"retention_warned,omitempty"`
+	// Running is the clock of the batch in flight (batch_slow).
+	Running BatchClock `json:"running,omitzero"`
 }
 
 // Active lists the active symptoms, in order.
@@ -228,6 +242,8 @@ func (s Signal) describe(obs Observation) string {
 		return "query silent"
 	case SignalRetention:
 		return "unread records near retention"
+	case SignalSlow:
+		return "batch slow"
 	}
 	return string(s)
 }
@@ -250,6 +266,8 @@ func Headline(pipeline string, active []Signal, obs Observation) string {
 	case slices.Contains(active, SignalRetention):
 		return fmt.Sprintf("%s: unread records of %s are %.0f%% through its retention (%s left)", pipeline, obs.RetentionTopic,
 			100*obs.RetentionShare, human.Age(obs.RetentionLeft))
+	case slices.Contains(active, SignalSlow):
+		return fmt.Sprintf("%s: batch %d has run %s, its usual duration is %s", pipeline, obs.Running, human.Age(obs.RunningFor), shortAge(obs.UsualDuration))
 	case slices.Contains(active, SignalStale):
 		return fmt.Sprintf("%s: %s have waited %s with no checkpoint commit", pipeline, records(obs.Waiting), human.Age(obs.WaitingFor))
 	case slices.Contains(active, SignalLag):
@@ -287,6 +305,14 @@ func Numbers(obs Observation) string {
 			}
 		} else {
 			parts = append(parts, "the checkpoint has no commit")
+		}
+		if !obs.RunningSince.IsZero() {
+			s := fmt.Sprintf("batch %d running for %s", obs.Running, human.Age(obs.RunningFor))
+			if obs.UsualDuration > 0 {
+				s += fmt.Sprintf(" (usual %s; slow after %s: %d × the usual batch duration, at least %s)",
+					shortAge(obs.UsualDuration), human.Age(obs.SlowAfter), staleK, human.Age(staleFloor))
+			}
+			parts = append(parts, s)
 		}
 	} else if obs.CheckpointErr != "" {
 		parts = append(parts, "checkpoint unreadable: "+obs.CheckpointErr)

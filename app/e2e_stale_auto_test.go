@@ -118,6 +118,9 @@ func (w *sparkWorld) runBatches(interval time.Duration) *batches {
 			case <-tick.C:
 				w.produce(detectPerBatch)
 				w.commit(b, time.Time{})
+				if w.afterBatch != nil {
+					w.afterBatch(b)
+				}
 				q.mu.Lock()
 				q.last, q.batch = time.Now(), b
 				q.mu.Unlock()

@@ -86,7 +86,7 @@ func TestE2EStaleAfterAuto(t *testing.T) {
 type batches struct {
 	mu    sync.Mutex
 	last  time.Time
-	batch int64 // the last batch committed
+	batch int64  // the last batch committed
 	stop  func() // stops the query and waits for it
 }
 
@@ -138,7 +138,7 @@ func (w *sparkWorld) plan(b int64, committedAt time.Time) {
 	w.t.Helper()
 	spec := sparktest.Spec{Start: committedAt.Add(-time.Duration(b+1) * time.Second), Interval: time.Second,
 		CommitDelay: time.Second, LatestBatch: b + 1, LatestCommit: b,
-		Topics: []sparktest.Topic{{Name: detectTopic, Partitions: detectParts, RecordsPerBatch: detectPerBatch}},
+		Topics:   []sparktest.Topic{{Name: detectTopic, Partitions: detectParts, RecordsPerBatch: detectPerBatch}},
 		ModTimes: map[string]time.Time{fmt.Sprintf("commits/%d", b): committedAt, fmt.Sprintf("offsets/%d", b+1): time.Now()}}
 	if err := sparktest.WriteCheckpoint(w.dir, spec); err != nil {
 		w.t.Fatal(err)

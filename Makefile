@@ -4,7 +4,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -s -w -X main.version=$(VERSION)
 BIN      ?= bin/streamwatch
 
-.PHONY: build test lint vet fmt-check staticcheck race fuzz bench bench-ab image-build clean
+.PHONY: build test azurite lint vet fmt-check staticcheck race fuzz bench bench-ab image-build clean
 
 # build: the release binary (the Dockerfile runs this too): static, version stamped, and with
 # -tags nodemo, so that the demo's stand-ins (miniredis, kfake, the Slack fake) are not linked;
@@ -13,9 +13,22 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -tags nodemo -ldflags '$(LDFLAGS)' -o $(BIN) .
 
 # test: formatting, vet, staticcheck, then every test with the race detector against a real
-# redis-server (REDIS_URL, or a throwaway server scripts/with-redis starts on a free port).
-test: fmt-check vet staticcheck
-	scripts/with-redis $(GO) test -race -count=1 -timeout 20m ./...
+# redis-server (REDIS_URL, or a throwaway server scripts/with-redis starts on a free port) and
+# a real Azurite, which each Azure test starts (internal/testazurite) and must find.
+test: fmt-check vet staticcheck azurite
+	STREAMWATCH_REQUIRE_AZURITE=1 scripts/with-redis $(GO) test -race -count=1 -timeout 20m ./...
+
+# azurite: Microsoft's Azure Storage emulator from the npm registry, into .cache/azurite (only
+# when missing; Node.js and npm come from Debian's packages when they are missing and we are root).
+AZURITE_VERSION := 3.37.0
+AZURITE_DIR     := .cache/azurite
+azurite: $(AZURITE_DIR)/node_modules/.bin/azurite-blob
+$(AZURITE_DIR)/node_modules/.bin/azurite-blob:
+	@command -v npm >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+	  apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; } || \
+	  { echo "azurite: npm is missing: install Node.js and npm (Debian/Ubuntu: sudo apt-get install nodejs npm)"; exit 1; }
+	mkdir -p $(AZURITE_DIR)
+	npm install --prefix $(AZURITE_DIR) --no-audit --no-fund --loglevel=error azurite@$(AZURITE_VERSION)
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

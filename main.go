@@ -1,4 +1,7 @@
-// Command streamwatch is a Slack socket-mode bot for streaming-pipeline incidents.
+// Command streamwatch is a Slack socket-mode bot for streaming-pipeline incidents: `streamwatch`
+// (serve) runs the bot (run.go reads the flags, the configuration and the environment, app runs
+// it), `streamwatch probe` probes a checkpoint location from the command line (probe.go), and
+// `streamwatch demo` plays the seed incident against stand-ins (demo.go).
 package main
 
 import (

@@ -9,7 +9,7 @@ import (
 
 // TestE2EIncidentsSurviveSlackMishaps: through the built app, an incident whose root someone
 // deleted is posted again once in its channel, and its thread continues there; an incident of
-// an archived pipeline channel moves to slack.default_channel with a note.
+// an archived pipeline channel moves to slack.default_channel with a note, and is listed there.
 func TestE2EIncidentsSurviveSlackMishaps(t *testing.T) {
 	s := newSlack(t, slackfake.Options{})
 	in := start(t, setup{slack: s})
@@ -46,5 +46,13 @@ func TestE2EIncidentsSurviveSlackMishaps(t *testing.T) {
 	})
 	if n := len(s.Messages("C0PIPE")); n != 0 {
 		t.Fatalf("the archived channel holds %d messages", n)
+	}
+	// Moved, INC-2 is listed in the default channel, and no longer in its old one.
+	r := askIn(t, s, "U0BOB", "C0DEFAULT", "incident list")
+	if !strings.Contains(r.Text, "2 open incidents in this channel") || !strings.Contains(string(r.Blocks), "INC-2") {
+		t.Fatalf("incident list in C0DEFAULT: %q %s", r.Text, r.Blocks)
+	}
+	if r := askIn(t, s, "U0BOB", "C0PIPE", "incident list"); strings.Contains(string(r.Blocks), "INC-2") || strings.Contains(r.Text, "1 open incident") {
+		t.Fatalf("incident list in C0PIPE: %q %s", r.Text, r.Blocks)
 	}
 }

@@ -35,9 +35,6 @@ func clock(t time.Time) string {
 	return t.In(human.Zone()).Format("15:04:05 MST")
 }
 
-// stamp is a moment as people read it: human.Stamp.
-func stamp(t time.Time) string { return human.Stamp(t) }
-
 func severityIcon(sev int) string {
 	switch sev {
 	case 1:
@@ -59,7 +56,7 @@ func rootText(inc *state.Incident) string {
 		return floodRootText(inc)
 	}
 	return fmt.Sprintf("%s %s: %s (%s, %s%s, %d occurrence%s)", severityIcon(inc.Severity), inc.ID, clip(mrkdwn(oneLine(commands.Title(inc))), 500),
-		alerts.Severity(inc.Severity), clip(mrkdwn(oneLine(commands.StatusLine(inc))), 200), lifecycleFlags(inc), inc.Count, plural(inc.Count))
+		alerts.Severity(inc.Severity), clip(mrkdwn(oneLine(commands.StatusLine(inc))), 200), lifecycleFlags(inc), inc.Count, human.Plural(inc.Count))
 }
 
 // rootBlocks renders an incident's root message; description is its pipeline's
@@ -83,8 +80,8 @@ func rootBlocks(inc *state.Incident, description string) []slack.Block {
 		field("Status", mrkdwn(oneLine(commands.StatusLine(inc)))),
 		field("Pipeline", mrkdwn(oneLine(pipeline))),
 		field("Occurrences", fmt.Sprint(inc.Count)),
-		field("First seen", stamp(inc.FirstSeen)),
-		field("Last seen", stamp(inc.LastSeen)),
+		field("First seen", human.Stamp(inc.FirstSeen)),
+		field("Last seen", human.Stamp(inc.LastSeen)),
 	}
 	if o := owner(inc); o != "" {
 		fields = append(fields, field("Owner", o))
@@ -115,7 +112,7 @@ func rootBlocks(inc *state.Incident, description string) []slack.Block {
 		// Facts of the incident, not a clock: a probe that recovered and failed again within
 		// it has not been failing since its first failure (the thread says since when it fails
 		// again).
-		notes = append(notes, fmt.Sprintf("First failure %s: %d failed probe%s in this incident, the last at %s", stamp(inc.FirstSeen), inc.Count, plural(inc.Count), clock(inc.LastSeen)))
+		notes = append(notes, fmt.Sprintf("First failure %s: %d failed probe%s in this incident, the last at %s", human.Stamp(inc.FirstSeen), inc.Count, human.Plural(inc.Count), clock(inc.LastSeen)))
 	}
 	notes = append(notes, lifecycleNotes(inc)...)
 	notes = append(notes, "Key: "+clip(mrkdwn(oneLine(inc.Key)), 300))
@@ -192,7 +189,7 @@ func threadBody(d state.Delivery) string {
 				return "Recovered: " + mrkdwn(d.Detail) + "."
 			}
 			if !d.Since.IsZero() {
-				return "All alerts of this incident are resolved. It auto-resolves at " + stamp(d.Since) + " unless one fires again."
+				return "All alerts of this incident are resolved. It auto-resolves at " + human.Stamp(d.Since) + " unless one fires again."
 			}
 			return "All alerts of this incident are resolved. It stays open until someone resolves it."
 		case "acknowledged":
@@ -210,7 +207,7 @@ func threadBody(d state.Delivery) string {
 		case state.EventUnmerged:
 			return "Unmerged from " + mrkdwn(oneLine(d.Other)) + by + ": this incident is open again with its keys, alerts and count."
 		case state.EventUnmergedFrom:
-			return fmt.Sprintf("%s was unmerged%s: its keys, alerts and %d occurrence%s went back to it.", mrkdwn(oneLine(d.Other)), by, d.Count, plural(d.Count))
+			return fmt.Sprintf("%s was unmerged%s: its keys, alerts and %d occurrence%s went back to it.", mrkdwn(oneLine(d.Other)), by, d.Count, human.Plural(d.Count))
 		case state.EventAckExpired:
 			return fmt.Sprintf("⏰ Acknowledged, but nobody has touched it for %s: it is unacknowledged again, and escalates.", d.After)
 		case "merged_into":
@@ -232,7 +229,7 @@ func threadBody(d state.Delivery) string {
 		case "correlated":
 			return "Joined this incident: " + clip(mrkdwn(oneLine(commands.EventDetail(d.Event))), 1000) + "."
 		case "merged_from":
-			return fmt.Sprintf("%s was merged into this incident%s (%d occurrence%s).", mrkdwn(oneLine(d.Other)), by, d.Count, plural(d.Count))
+			return fmt.Sprintf("%s was merged into this incident%s (%d occurrence%s).", mrkdwn(oneLine(d.Other)), by, d.Count, human.Plural(d.Count))
 		case "flood_over":
 			return floodOverText(d)
 		}
@@ -411,11 +408,4 @@ func chunks(lines []string, n int) [][]string {
 		out = append(out, cur)
 	}
 	return out
-}
-
-func plural[T int | int64](n T) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/streamwatch/streamwatch/commands"
 	"github.com/streamwatch/streamwatch/integrations/alerts"
+	"github.com/streamwatch/streamwatch/internal/human"
 	"github.com/streamwatch/streamwatch/state"
 )
 
@@ -25,8 +26,8 @@ func floodSummary(inc *state.Incident) string {
 	if f.SourcesCapped {
 		sources = "more than " + sources
 	}
-	return fmt.Sprintf("%s%d distinct alert%s from %s source%s since %s", about, f.Distinct, plural(f.Distinct),
-		sources, plural(f.SourceCount), stamp(inc.FirstSeen))
+	return fmt.Sprintf("%s%d distinct alert%s from %s source%s since %s", about, f.Distinct, human.Plural(f.Distinct),
+		sources, human.Plural(f.SourceCount), human.Stamp(inc.FirstSeen))
 }
 
 // floodRootText is the notification text of a flood incident's root message.
@@ -37,7 +38,7 @@ func floodRootText(inc *state.Incident) string {
 	}
 	return fmt.Sprintf("%s %s: Alert flood in <#%s>%s: %s (%s, %s, %d occurrence%s)", severityIcon(inc.Severity), inc.ID,
 		inc.Channel, over, floodSummary(inc), alerts.Severity(inc.Severity), clip(mrkdwn(oneLine(commands.StatusLine(inc))), 200),
-		inc.Count, plural(inc.Count))
+		inc.Count, human.Plural(inc.Count))
 }
 
 // floodRootBlocks renders a flood incident's root message.
@@ -50,7 +51,7 @@ func floodRootBlocks(inc *state.Incident) []slack.Block {
 	status := fmt.Sprintf("New alerts in this channel join this incident instead of opening their own: more than %d "+
 		"new ones arrived within a minute. The flood ends once no more than %d a minute arrive for %s.", f.Limit, f.Limit, f.QuietFor)
 	if !f.Ended.IsZero() {
-		status = "The flood ended at " + stamp(f.Ended) + ": new alerts in this channel open their own incidents again."
+		status = "The flood ended at " + human.Stamp(f.Ended) + ": new alerts in this channel open their own incidents again."
 	}
 	blocks := []slack.Block{
 		slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, clip(plain(severityIcon(inc.Severity)+" "+inc.ID+": Alert flood"), 150), false, false)),
@@ -60,8 +61,8 @@ func floodRootBlocks(inc *state.Incident) []slack.Block {
 			field("Status", mrkdwn(oneLine(commands.StatusLine(inc)))),
 			field("Occurrences", fmt.Sprint(inc.Count)),
 			field("Distinct alerts", fmt.Sprint(f.Distinct)),
-			field("First seen", stamp(inc.FirstSeen)),
-			field("Last seen", stamp(inc.LastSeen)),
+			field("First seen", human.Stamp(inc.FirstSeen)),
+			field("Last seen", human.Stamp(inc.LastSeen)),
 		}, nil),
 	}
 	if len(f.Labels) > 0 || len(f.Sources) > 0 || len(f.BySeverity) > 0 {
@@ -125,7 +126,7 @@ func floodThreadText(d state.Delivery) string {
 	if d.Count == 0 {
 		return ""
 	}
-	s := fmt.Sprintf("%d more alert%s since %s, %d with a new key", d.Count, plural(d.Count), clock(d.Since), d.Distinct)
+	s := fmt.Sprintf("%d more alert%s since %s, %d with a new key", d.Count, human.Plural(d.Count), clock(d.Since), d.Distinct)
 	if len(d.Keys) > 0 {
 		var keys []string
 		for _, k := range d.Keys {

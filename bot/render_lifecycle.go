@@ -8,6 +8,7 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/streamwatch/streamwatch/commands"
 	"github.com/streamwatch/streamwatch/integrations/alerts"
+	"github.com/streamwatch/streamwatch/internal/human"
 	"github.com/streamwatch/streamwatch/state"
 )
 
@@ -56,14 +57,14 @@ func lifecycleNotes(inc *state.Incident) []string {
 		notes = append(notes, fmt.Sprintf("%d alerts, %d firing", inc.Listed, inc.Firing))
 	}
 	if s := inc.Silence; s != nil && inc.Status != state.StatusResolved {
-		n := fmt.Sprintf("🔕 Silenced until %s by %s (%s)", stamp(s.Until), clip(mrkdwn(oneLine(s.By)), 100), clip(mrkdwn(oneLine(s.ID)), 40))
+		n := fmt.Sprintf("🔕 Silenced until %s by %s (%s)", human.Stamp(s.Until), clip(mrkdwn(oneLine(s.By)), 100), clip(mrkdwn(oneLine(s.ID)), 40))
 		if s.Reason != "" {
 			n += ": " + clip(mrkdwn(oneLine(s.Reason)), 300)
 		}
 		notes = append(notes, n)
 	}
 	if !inc.EscalatedAt.IsZero() {
-		notes = append(notes, "📣 Escalated at "+stamp(inc.EscalatedAt)+": nobody had acknowledged it")
+		notes = append(notes, "📣 Escalated at "+human.Stamp(inc.EscalatedAt)+": nobody had acknowledged it")
 	}
 	if inc.SeverityBy != "" {
 		notes = append(notes, "Severity set by "+clip(mrkdwn(oneLine(inc.SeverityBy)), 100))
@@ -100,7 +101,7 @@ func lifecycleText(d state.Delivery) (string, bool) {
 	by := clip(mrkdwn(oneLine(d.Actor)), 100)
 	switch d.Name {
 	case "silenced":
-		s := fmt.Sprintf("🔕 Silenced until %s by %s (%s)", stamp(d.Until), by, clip(mrkdwn(oneLine(d.Silence)), 40))
+		s := fmt.Sprintf("🔕 Silenced until %s by %s (%s)", human.Stamp(d.Until), by, clip(mrkdwn(oneLine(d.Silence)), 40))
 		if r := d.Reason; r != "" {
 			s += ": " + clip(mrkdwn(oneLine(r)), 500)
 		}
@@ -115,7 +116,7 @@ func lifecycleText(d state.Delivery) (string, bool) {
 		if d.Name == "silence_ended" {
 			head = "🔔 " + by + " ended the silence " + sid + " (" + set + ")"
 		}
-		return fmt.Sprintf("%s: %d occurrence%s arrived meanwhile. Updates are posted again.", head, d.Count, plural(d.Count)), true
+		return fmt.Sprintf("%s: %d occurrence%s arrived meanwhile. Updates are posted again.", head, d.Count, human.Plural(d.Count)), true
 	case "escalated":
 		var who []string
 		for _, id := range d.Mention {

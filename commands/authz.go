@@ -110,16 +110,17 @@ func orAll(p string) string {
 }
 
 // maySee refuses an incident of a channel req's user is not a member of. The incident of the
-// channel the command was typed in is always visible there.
+// channel the command was typed in is always visible there. An incident whose root moved to
+// slack.default_channel belongs to both channels.
 func (h *Handler) maySee(ctx context.Context, req Request, inc *state.Incident) error {
-	if h.Directory == nil || inc.Channel == "" || inc.Channel == req.ChannelID {
+	if h.Directory == nil || inc.Channel == "" || inc.Channel == req.ChannelID || inc.ListedIn() == req.ChannelID {
 		return nil
 	}
 	chans, err := h.Directory.Channels(ctx, req.UserID)
 	if err != nil {
 		return fmt.Errorf("check your channels: %w", err)
 	}
-	if chans[inc.Channel] {
+	if chans[inc.Channel] || chans[inc.ListedIn()] {
 		return nil
 	}
 	return &ErrNotAllowed{Reason: inc.ID + " belongs to a channel you are not a member of"}

@@ -97,6 +97,8 @@ func authzHandler(authz commands.Authorizer) (*commands.Handler, *memIncidents, 
 		"INC-1": {ID: "INC-1", Title: "sms", Pipeline: "sms", Channel: "C0SMS", Status: state.StatusOpen},
 		"INC-2": {ID: "INC-2", Title: "orders", Pipeline: "orders", Channel: "C0ORD", Status: state.StatusOpen},
 		"INC-3": {ID: "INC-3", Title: "disk", Channel: "C0OPS", Status: state.StatusOpen},
+		// Moved to C0ORD (slack.default_channel) when C0GONE was archived.
+		"INC-4": {ID: "INC-4", Title: "gone", Channel: "C0GONE", RootChannel: "C0ORD", Status: state.StatusOpen},
 	}}
 	h := commands.New("/streamwatch", incs)
 	h.Authz = authz
@@ -129,6 +131,9 @@ func TestAccessRules(t *testing.T) {
 		{"another channel's incident: members only", perPipeline, "U0SMS", "C0SMS", "incident ack INC-2", "INC-2 belongs to a channel you are not a member of", ""},
 		{"a member of that channel may", perPipeline, "U0ORD", "C0SMS", "incident ack INC-2", "INC-2 acknowledged.", "ack INC-2 by U0ORD"},
 		{"typed in the incident's channel", perPipeline, "U0SMS", "C0ORD", "incident ack INC-2", "INC-2 acknowledged.", "ack INC-2 by U0SMS"},
+		{"a moved incident: members of the channel its root moved to", perPipeline, "U0ORD", "C0SMS", "incident ack INC-4", "INC-4 acknowledged.", "ack INC-4 by U0ORD"},
+		{"a moved incident, typed where its root is", perPipeline, "U0SMS", "C0ORD", "incident ack INC-4", "INC-4 acknowledged.", "ack INC-4 by U0SMS"},
+		{"a moved incident: not others", perPipeline, "U0SMS", "C0SMS", "incident ack INC-4", "INC-4 belongs to a channel you are not a member of", ""},
 		{"list: this channel", perPipeline, "U0SMS", "C0SMS", "incident list", "1 open incident in this channel", ""},
 		{"list all: the user's channels", perPipeline, "U0ORD", "C0SMS", "incident list all", "Open incidents in the channels you are a member of, newest first", ""},
 	} {

@@ -5,8 +5,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/streamwatch/streamwatch/commands"
+	"github.com/streamwatch/streamwatch/internal/human"
 	"github.com/streamwatch/streamwatch/internal/testredis"
 	"github.com/streamwatch/streamwatch/state"
 )
@@ -152,5 +154,30 @@ func TestTableLines(t *testing.T) {
 	want := []string{"head", "", "PART    LAG  MEMBER", "   0  1,234  consumer-1", "  12      7", "total: 1,241"}
 	if got := s.Text(); !slices.Equal(got, want) {
 		t.Fatalf("text =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestIncidentShowInTimeZone: incident show writes its times in slack.time_zone, as every
+// other reply does, not in UTC.
+func TestIncidentShowInTimeZone(t *testing.T) {
+	h, st := newHandler(t)
+	ctx := context.Background()
+	st.SetClock(func() time.Time { return time.Date(2026, 11, 30, 10, 41, 5, 0, time.UTC) })
+	if _, err := st.RecordAlert(ctx, state.AlertRecord{Key: "a", Fingerprint: "a", Title: "t a", Severity: 2, Channel: "C1"}); err != nil {
+		t.Fatal(err)
+	}
+	paris, err := time.LoadLocation("Europe/Paris")
+	if err != nil {
+		t.Fatal(err)
+	}
+	human.SetZone(paris)
+	t.Cleanup(func() { human.SetZone(nil) })
+	r := h.Handle(ctx, commands.Request{ChannelID: "C1", Text: "incident show INC-1"})
+	all := r.Text
+	for _, s := range r.Sections {
+		all += "\n" + strings.Join(s.Lines, "\n")
+	}
+	if !strings.Contains(all, "First seen: 2026-11-30 11:41:05 CET") || strings.Contains(all, "10:41:05Z") {
+		t.Fatalf("incident show in Europe/Paris:\n%s", all)
 	}
 }

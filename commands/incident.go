@@ -8,9 +8,9 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/streamwatch/streamwatch/integrations/alerts"
+	"github.com/streamwatch/streamwatch/internal/human"
 	"github.com/streamwatch/streamwatch/state"
 )
 
@@ -171,11 +171,11 @@ func (h *Handler) incidentList(ctx context.Context, req Request, args []string) 
 		row := fmt.Sprintf("%-8s %-14s %-22s %-14s %-14s %6d  %s", inc.ID, alerts.Severity(inc.Severity),
 			listStatus(inc), dash(ownerName(inc)), dash(inc.Pipeline), inc.Count, Title(inc))
 		if all {
-			row = fmt.Sprintf("%-8s %-12s", inc.ID, inc.Channel) + row[8:]
+			row = fmt.Sprintf("%-8s %-12s", inc.ID, inc.ListedIn()) + row[8:]
 		}
 		lines = append(lines, row)
 	}
-	text := fmt.Sprintf("%d open incident%s %s%s, newest first", page.Open, plural(int(page.Open)), where, filtered)
+	text := fmt.Sprintf("%d open incident%s %s%s, newest first", page.Open, human.Plural(int(page.Open)), where, filtered)
 	if all || filtered != "" {
 		text = fmt.Sprintf("Open incidents %s%s, newest first", where, filtered)
 	}
@@ -223,7 +223,7 @@ func (h *Handler) incidentShow(ctx context.Context, req Request, args []string) 
 		"Status: " + StatusLine(inc),
 		"Pipeline: " + dash(inc.Pipeline),
 		fmt.Sprintf("Occurrences: %d", inc.Count),
-		"First seen: " + stamp(inc.FirstSeen) + "   Last seen: " + stamp(inc.LastSeen),
+		"First seen: " + human.Stamp(inc.FirstSeen) + "   Last seen: " + human.Stamp(inc.LastSeen),
 	}
 	if inc.Previous != "" {
 		facts = append(facts, "Reopened: previous "+inc.Previous)
@@ -246,7 +246,7 @@ func (h *Handler) incidentShow(ctx context.Context, req Request, args []string) 
 	var al []string
 	for _, fp := range fps {
 		a := inc.Alerts[fp]
-		al = append(al, fmt.Sprintf("%-18s %-8s last %s", fp, a.Status, stamp(a.LastSeen)))
+		al = append(al, fmt.Sprintf("%-18s %-8s last %s", fp, a.Status, human.Stamp(a.LastSeen)))
 		if c, ok := contexts[fp]; ok {
 			al = append(al, alertContextLines(c)...)
 		}
@@ -265,7 +265,7 @@ func (h *Handler) incidentShow(ctx context.Context, req Request, args []string) 
 	}
 	var tls []string
 	for _, e := range tl {
-		line := stamp(e.At) + "  " + e.Name
+		line := human.Stamp(e.At) + "  " + e.Name
 		if e.Actor != "" {
 			line += " by " + e.Actor
 		}
@@ -453,25 +453,11 @@ func StatusLine(inc *state.Incident) string {
 	return inc.Status
 }
 
-func stamp(t time.Time) string {
-	if t.IsZero() {
-		return "-"
-	}
-	return t.UTC().Format("2006-01-02 15:04:05Z")
-}
-
 func dash(s string) string {
 	if s == "" {
 		return "-"
 	}
 	return s
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }
 
 // floodFacts adds what a flood incident knows to facts, and lists its alerts by key: the keys
@@ -480,7 +466,7 @@ func floodFacts(inc *state.Incident, facts []string) ([]string, Section) {
 	f := inc.Flood
 	flood := fmt.Sprintf("Flood: more than %d new incidents a minute in this channel; ends after %s at or below that rate", f.Limit, f.QuietFor)
 	if !f.Ended.IsZero() {
-		flood = "Flood: over since " + stamp(f.Ended) + "; new alerts open their own incidents again"
+		flood = "Flood: over since " + human.Stamp(f.Ended) + "; new alerts open their own incidents again"
 	}
 	facts = append(facts, flood, fmt.Sprintf("Distinct alerts (keys): %d", f.Distinct))
 	est := ""

@@ -209,7 +209,7 @@ func PostmortemDraft(inc *state.Incident, tl []state.Event, dropped int64, conte
 	if inc.FaultAt.IsZero() {
 		line("- **Time to detect:** not known (the alert does not say when its fault began)")
 	} else {
-		line("- **Time to detect:** %s (the fault visible at %s, the incident at %s)", dur(inc.FirstSeen.Sub(inc.FaultAt)), stamp(inc.FaultAt), stamp(inc.FirstSeen))
+		line("- **Time to detect:** %s (the fault visible at %s, the incident at %s)", dur(inc.FirstSeen.Sub(inc.FaultAt)), human.Stamp(inc.FaultAt), human.Stamp(inc.FirstSeen))
 	}
 	if inc.AckAt.IsZero() {
 		line("- **Time to acknowledge:** not acknowledged")

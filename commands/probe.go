@@ -75,12 +75,12 @@ func (h *Handler) RegisterHealth(hs Health) {
 					bad = append(bad, r.Pipeline+" "+r.Status)
 				}
 			}
-			text := fmt.Sprintf("%d pipeline%s, all OK", len(d.Rows), plural(len(d.Rows)))
+			text := fmt.Sprintf("%d pipeline%s, all OK", len(d.Rows), human.Plural(len(d.Rows)))
 			if len(bad) > 0 {
 				text = "Needs a look: " + strings.Join(bad, ", ")
 			}
 			if len(d.Notes) > 0 {
-				text += fmt.Sprintf(" (%d note%s below)", len(d.Notes), plural(len(d.Notes)))
+				text += fmt.Sprintf(" (%d note%s below)", len(d.Notes), human.Plural(len(d.Notes)))
 			}
 			r := Reply{Text: text, Sections: []Section{{Lines: digestLines(d), Pre: true}}}
 			if s := h.silencesSection(ctx); s != nil {

@@ -3,7 +3,6 @@ package commands
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/streamwatch/streamwatch/internal/human"
 	"github.com/streamwatch/streamwatch/pipeline"
@@ -15,7 +14,7 @@ func digestLines(d pipeline.Digest) []string {
 	for _, r := range d.Rows {
 		age := "-"
 		if r.CommitAge >= 0 {
-			age = ago(r.CommitAge) + " ago"
+			age = human.Age(r.CommitAge) + " ago"
 		}
 		lag := "-"
 		if len(r.Lag) > 0 {
@@ -63,14 +62,3 @@ func sparkline(values []int64) string {
 }
 
 // ago writes how old something is, coarsely: 45s, 7m, 3h10m, 2d4h.
-func ago(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
-	}
-	return fmt.Sprintf("%dd%dh", int(d.Hours())/24, int(d.Hours())%24)
-}

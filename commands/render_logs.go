@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/streamwatch/streamwatch/integrations/driverlog"
+	"github.com/streamwatch/streamwatch/internal/human"
 )
 
 // logLines lay a driver-log report out, one line per element: for each signature its
@@ -65,7 +66,7 @@ func logAgo(r driverlog.Report, t time.Time) string {
 	if r.ScannedAt.IsZero() || t.After(r.ScannedAt) {
 		return ""
 	}
-	return " (" + logAge(r.ScannedAt.Sub(t)) + " ago)"
+	return " (" + human.Age(r.ScannedAt.Sub(t)) + " ago)"
 }
 
 func times(n int) string {
@@ -81,27 +82,6 @@ func logStamp(t time.Time) string {
 		return "unknown"
 	}
 	return t.Format("2006-01-02 15:04:05 MST")
-}
-
-// logAge writes how long ago a log line was: 40s, 12m, 5h12m, 3d4h.
-func logAge(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d/time.Second))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d/time.Minute))
-	case d < 48*time.Hour:
-		h := int(d / time.Hour)
-		if m := int(d%time.Hour) / int(time.Minute); m > 0 {
-			return fmt.Sprintf("%dh%dm", h, m)
-		}
-		return fmt.Sprintf("%dh", h)
-	}
-	days := int(d / (24 * time.Hour))
-	if h := int(d%(24*time.Hour)) / int(time.Hour); h > 0 {
-		return fmt.Sprintf("%dd%dh", days, h)
-	}
-	return fmt.Sprintf("%dd", days)
 }
 
 // logBytes writes a log file's size: 1023 B, 1.5 KiB, 8.0 MiB.

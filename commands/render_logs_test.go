@@ -67,15 +67,7 @@ func TestLogLinesEdgeCases(t *testing.T) {
 	}
 }
 
-func TestLogAgeAndSize(t *testing.T) {
-	for d, want := range map[time.Duration]string{
-		40 * time.Second: "40s", 12 * time.Minute: "12m", 5*time.Hour + 12*time.Minute: "5h12m",
-		3 * time.Hour: "3h", 72 * time.Hour: "3d", 76 * time.Hour: "3d4h",
-	} {
-		if got := logAge(d); got != want {
-			t.Errorf("logAge(%v) = %q, want %q", d, got, want)
-		}
-	}
+func TestLogSize(t *testing.T) {
 	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1536: "1.5 KiB", 8 << 20: "8.0 MiB", 3 << 30: "3.0 GiB"} {
 		if got := logBytes(n); got != want {
 			t.Errorf("logBytes(%d) = %q, want %q", n, got, want)

@@ -49,7 +49,15 @@ func accessLines(r *access.Report) []string {
 		return nil
 	}
 	if r.Err != "" {
-		return []string{"access of " + r.User.String() + ": not judged: " + r.Err}
+		return []string{"access of " + r.Who() + ": not judged: " + r.Err}
+	}
+	if r.Identity != "" { // an object store's judgment (gs://): "access of streamwatch's identity: …"
+		mark := "✓"
+		if !r.Writable {
+			mark = "✗"
+		}
+		return []string{mark + " access of " + r.Identity + " (judged without writing): " + strings.TrimPrefix(r.Reason, r.Identity+" "),
+			"  " + r.Note}
 	}
 	if r.Writable {
 		return []string{"✓ access (judged without writing): " + r.Reason}

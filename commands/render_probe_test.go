@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/streamwatch/streamwatch/commands"
+	"github.com/streamwatch/streamwatch/integrations/access"
 	"github.com/streamwatch/streamwatch/integrations/probe"
 	"github.com/streamwatch/streamwatch/integrations/spark/sparktest"
+	"github.com/streamwatch/streamwatch/integrations/storage/storagetest"
 )
 
 // TestProbeLines: a probe laid out step by step, with the ownership of the folder, the access
@@ -51,5 +53,49 @@ func TestProbeLines(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("failed probe lacks %q:\n%s", want, text)
 		}
+	}
+}
+
+// TestProbeLinesGCS: on gs:// the access line says whose access the bucket's
+// testIamPermissions judged (streamwatch's identity, not the job's), or why it was not judged.
+func TestProbeLinesGCS(t *testing.T) {
+	spec := sparktest.Spec{FirstBatch: 0, LatestBatch: 2, LatestCommit: 2,
+		Topics: []sparktest.Topic{{Name: "client.replies.sms", Partitions: 1, RecordsPerBatch: 10}}}
+	ckpt := filepath.Join(t.TempDir(), "ckpt")
+	if err := sparktest.WriteCheckpoint(ckpt, spec); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name  string
+		iam   func(*storagetest.GCSServer)
+		lines []string
+	}{
+		{"granted", func(s *storagetest.GCSServer) { s.Grant(access.GCSWrite...) }, []string{
+			"✓ access of streamwatch's identity (judged without writing): may create and delete objects in gs://spark (testIamPermissions)",
+			"  testIamPermissions answers for the identity streamwatch calls GCS with, not for the job's; job_user was not judged",
+		}},
+		{"lacks create", func(s *storagetest.GCSServer) { s.Grant("storage.objects.delete") }, []string{
+			"✗ access of streamwatch's identity (judged without writing): lacks storage.objects.create in gs://spark (testIamPermissions), so it may not create objects there",
+			"  testIamPermissions answers for the identity streamwatch calls GCS with, not for the job's; job_user was not judged",
+			"FAILED PERMISSION_DENIED: streamwatch's identity lacks storage.objects.create in gs://spark",
+		}},
+		{"no IAM", func(*storagetest.GCSServer) {}, []string{
+			"access of streamwatch's identity: not judged: gs://spark's testIamPermissions did not answer (Not Found (GCS HTTP 404)): the write probe and the driver logs tell",
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			srv := storagetest.NewGCSServer(t, "spark")
+			srv.Upload(t, ckpt, "cp")
+			c.iam(srv)
+			r := probe.Run(t.Context(), probe.Options{Pipeline: "sms-replies", Location: srv.Location("cp"), Storage: srv.Options(),
+				JobUser: &access.User{UID: 185, GIDs: []int{185}, Whose: "job_user"}})
+			text := strings.Join(commands.ProbeLines(r), "\n")
+			for _, want := range c.lines {
+				if !strings.Contains(text, want) {
+					t.Errorf("lacks %q:\n%s", want, text)
+				}
+			}
+		})
 	}
 }

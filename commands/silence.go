@@ -72,9 +72,9 @@ func (h *Handler) RegisterSilences(s Silences) {
 				return Reply{}, err
 			}
 			h.record(ctx, req, state.AuditEntry{Action: "silence incident", Target: id, Outcome: "done",
-				Detail: fmt.Sprintf("%s for %s until %s: %s", sid, d, stamp(until), reason), Incident: id, Pipeline: inc.Pipeline})
+				Detail: fmt.Sprintf("%s for %s until %s: %s", sid, d, human.Stamp(until), reason), Incident: id, Pipeline: inc.Pipeline})
 			return Reply{Text: fmt.Sprintf("%s is silenced until %s (%s): its alerts are still counted, nothing is posted for them until then. `%s silence expire %s` ends it earlier.",
-				id, stamp(until), sid, h.Name, sid)}, nil
+				id, human.Stamp(until), sid, h.Name, sid)}, nil
 		}})
 	h.Register(&Command{Path: "silence", Args: "LABEL=VALUE[,LABEL=~REGEX,LABEL!=VALUE,LABEL!~REGEX…] [from TIME] for DURATION [reason…] [--preview]",
 		Summary: "keep matching alerts from opening or joining incidents, now or from TIME (HH:MM or 2026-12-24T22:00 in slack.time_zone); --preview lists what it would hold", Min: 3, Max: -1,
@@ -117,8 +117,8 @@ func (h *Handler) RegisterSilences(s Silences) {
 				return Reply{}, silenceErr(err)
 			}
 			h.record(ctx, req, state.AuditEntry{Action: "extend silence", Target: sid, Outcome: "done", Incident: sil.Incident,
-				Detail: fmt.Sprintf("by %s, until %s", d, stamp(until))})
-			return Reply{Public: sil.Kind == state.SilenceLabels, Text: fmt.Sprintf("%s now lasts until %s (extended by %s by %s).", sid, stamp(until), d, req.Actor())}, nil
+				Detail: fmt.Sprintf("by %s, until %s", d, human.Stamp(until))})
+			return Reply{Public: sil.Kind == state.SilenceLabels, Text: fmt.Sprintf("%s now lasts until %s (extended by %s by %s).", sid, human.Stamp(until), d, req.Actor())}, nil
 		}})
 	h.Register(&Command{Path: "silence expire", Args: "ID", Summary: "end a silence now", Min: 1, Max: 1,
 		Example: "silence expire SIL-3", Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
@@ -160,7 +160,7 @@ func (h *Handler) RegisterSilences(s Silences) {
 			if len(list) == 0 {
 				return Reply{Text: "No silence is in force."}, nil
 			}
-			r := Reply{Text: fmt.Sprintf("%d silence%s in force", len(list), plural(len(list)))}
+			r := Reply{Text: fmt.Sprintf("%d silence%s in force", len(list), human.Plural(len(list)))}
 			for _, sil := range list {
 				r.Sections = append(r.Sections, silenceSection(sil, 20))
 			}
@@ -232,13 +232,13 @@ func (h *Handler) silenceLabels(ctx context.Context, req Request, args []string)
 		from = "from " + h.local(starts) + " "
 	}
 	h.record(ctx, req, state.AuditEntry{Action: "silence alerts", Target: sid + " " + text, Outcome: "done",
-		Detail: fmt.Sprintf("%sfor %s until %s: %s", from, d, stamp(until), reason), Pipeline: first(silencePipelines(matchers))})
+		Detail: fmt.Sprintf("%sfor %s until %s: %s", from, d, human.Stamp(until), reason), Pipeline: first(silencePipelines(matchers))})
 	if from != "" {
 		return Reply{Public: true, Text: fmt.Sprintf("%s: from %s until %s, alerts matching %s open and join no incident (set by %s%s); before it starts they are posted as usual. `%s silence expire %s` cancels it.",
 			sid, h.local(starts), h.local(until), text, req.Actor(), reasonSuffix(reason), h.Name, sid)}, nil
 	}
 	return Reply{Public: true, Text: fmt.Sprintf("%s: alerts matching %s open and join no incident until %s (set by %s%s). `%s silences` lists what it silenced; `%s silence expire %s` ends it.",
-		sid, text, stamp(until), req.Actor(), reasonSuffix(reason), h.Name, h.Name, sid)}, nil
+		sid, text, human.Stamp(until), req.Actor(), reasonSuffix(reason), h.Name, h.Name, sid)}, nil
 }
 
 // silencePreview lists the open incidents, and their alerts, that a silence of matchers would
@@ -279,7 +279,7 @@ func (h *Handler) silencePreview(ctx context.Context, req Request, matchers []st
 		more = " (20 shown)"
 	}
 	return Reply{Text: fmt.Sprintf("Preview: a silence of %s would hold alerts of %d open incident%s%s, and every matching alert that arrives while it lasts. Nothing was made.",
-		text, shown, plural(shown), more), Sections: []Section{{Lines: lines, Pre: true}}}, nil
+		text, shown, human.Plural(shown), more), Sections: []Section{{Lines: lines, Pre: true}}}, nil
 }
 
 // NextWorkingMorning is 09:00 of the next working day (Monday to Friday) in loc after now:
@@ -339,18 +339,18 @@ func silenceSection(sil *state.Silence, n int) Section {
 	if sil.Kind == state.SilenceIncident {
 		what = "incident " + sil.Incident
 	}
-	lines := []string{fmt.Sprintf("until %s, set by %s at %s%s", stamp(sil.Until), sil.By, stamp(sil.Created), reasonSuffix(sil.Reason))}
+	lines := []string{fmt.Sprintf("until %s, set by %s at %s%s", human.Stamp(sil.Until), sil.By, human.Stamp(sil.Created), reasonSuffix(sil.Reason))}
 	if !sil.Starts.IsZero() {
-		lines[0] = fmt.Sprintf("from %s until %s, set by %s at %s%s", stamp(sil.Starts), stamp(sil.Until), sil.By, stamp(sil.Created), reasonSuffix(sil.Reason))
+		lines[0] = fmt.Sprintf("from %s until %s, set by %s at %s%s", human.Stamp(sil.Starts), human.Stamp(sil.Until), sil.By, human.Stamp(sil.Created), reasonSuffix(sil.Reason))
 	}
 	if sil.Kind == state.SilenceLabels {
-		lines = append(lines, fmt.Sprintf("silenced %d alert%s%s", sil.Hits, plural(int(sil.Hits)), lastHit(sil)))
+		lines = append(lines, fmt.Sprintf("silenced %d alert%s%s", sil.Hits, human.Plural(int(sil.Hits)), lastHit(sil)))
 		for i, a := range sil.Alerts {
 			if i == n {
 				lines = append(lines, fmt.Sprintf("… %d more", len(sil.Alerts)-n))
 				break
 			}
-			lines = append(lines, fmt.Sprintf("  %-20s ×%-5d %s  key %s", stamp(a.Last), a.Count, a.Title, a.Key))
+			lines = append(lines, fmt.Sprintf("  %-20s ×%-5d %s  key %s", human.Stamp(a.Last), a.Count, a.Title, a.Key))
 		}
 	}
 	return Section{Title: sil.ID + ": " + what, Lines: lines, Pre: true}
@@ -360,7 +360,7 @@ func lastHit(sil *state.Silence) string {
 	if sil.LastHit.IsZero() {
 		return ""
 	}
-	return ", the last at " + stamp(sil.LastHit)
+	return ", the last at " + human.Stamp(sil.LastHit)
 }
 
 func reasonSuffix(reason string) string {
@@ -450,7 +450,7 @@ func (h *Handler) silencesSection(ctx context.Context) *Section {
 		if sil.Kind == state.SilenceIncident {
 			what = sil.Incident
 		}
-		line := fmt.Sprintf("%-7s %-40s until %s by %s", sil.ID, what, stamp(sil.Until), sil.By)
+		line := fmt.Sprintf("%-7s %-40s until %s by %s", sil.ID, what, human.Stamp(sil.Until), sil.By)
 		if sil.Kind == state.SilenceLabels {
 			line += fmt.Sprintf(", %d silenced", sil.Hits)
 		}

@@ -278,8 +278,18 @@ type SASL struct {
 
 // Storage configures access to checkpoint storage.
 type Storage struct {
-	S3  S3  `yaml:"s3"`
-	GCS GCS `yaml:"gcs"`
+	S3    S3    `yaml:"s3"`
+	GCS   GCS   `yaml:"gcs"`
+	Azure Azure `yaml:"azure"`
+}
+
+// Azure configures abfss://, abfs://, wasbs:// and wasb:// locations; credentials are
+// AZURE_STORAGE_CONNECTION_STRING, else azidentity's default chain (AZURE_CLIENT_ID and the
+// other AZURE_* variables, workload identity, managed identity, the Azure CLI).
+type Azure struct {
+	// Endpoint is the Blob service URL; empty means the connection string's BlobEndpoint, then
+	// https://<account>.blob.core.windows.net (the abfss:// dfs host mapped to blob).
+	Endpoint string `yaml:"endpoint"`
 }
 
 // GCS configures gs:// locations; credentials are Google's usual ones
@@ -378,10 +388,12 @@ type Checkpoint struct {
 	JobUser JobUser `yaml:"job_user"`
 }
 
-// JobUser is the Spark job's user: a uid and its groups (the first is the primary group).
+// JobUser is the Spark job's user: a uid and its groups (the first is the primary group) for
+// local checkpoints, or, for abfss://, its Microsoft Entra object ID (Principal).
 type JobUser struct {
-	UID  int64   `yaml:"uid"`
-	GIDs []int64 `yaml:"gids"`
+	UID       int64   `yaml:"uid"`
+	GIDs      []int64 `yaml:"gids"`
+	Principal string  `yaml:"principal"`
 	// Set is true when the key is present; Parse fills it.
 	Set bool `yaml:"-"`
 }

@@ -23,6 +23,10 @@ var (
 	envName      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	s3Bucket     = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
 	gcsBucket    = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$`)
+	// Azure container (3-63: lower-case letters, digits, single hyphens) and account names.
+	azureContainer = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9]|-[a-z0-9]){2,62}$`)
+	azureAccount   = regexp.MustCompile(`^[a-z0-9]{3,24}$`)
+	objectID       = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 )
 
 // saslMechanisms are the SASL mechanisms sarama supports without Kerberos or OAuth.
@@ -363,6 +367,12 @@ func (v *validator) storage(s Storage) {
 			v.errorf("storage.gcs.endpoint", "invalid endpoint %q (want an http:// or https:// URL)", s.GCS.Endpoint)
 		}
 	}
+	if s.Azure.Endpoint != "" {
+		u, err := url.Parse(s.Azure.Endpoint)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			v.errorf("storage.azure.endpoint", "invalid endpoint %q (want an http:// or https:// URL, such as https://account.blob.core.windows.net)", s.Azure.Endpoint)
+		}
+	}
 }
 
 // maxChartsWindow bounds charts.window: every pipeline keeps a point a minute of it in Redis.
@@ -506,7 +516,16 @@ func (v *validator) checkpoint(p string, cp Checkpoint) {
 			v.errorf(p+".backup_location", "invalid location %q: %v", cp.BackupLocation, err)
 		}
 	}
-	if ju := cp.JobUser; ju.Set {
+	if ju := cp.JobUser; ju.Set && v.present(p+".job_user.principal") {
+		switch {
+		case !isAzureHNS(cp.Location):
+			v.errorf(p+".job_user.principal", "only for an abfss:// or abfs:// location (an object ID is judged against ADLS Gen2 ACLs)")
+		case v.present(p+".job_user.uid") || len(ju.GIDs) > 0:
+			v.errorf(p+".job_user", "either uid and gids (a local checkpoint) or principal (abfss://), not both")
+		case !objectID.MatchString(ju.Principal):
+			v.errorf(p+".job_user.principal", "must be a Microsoft Entra object ID such as 7d4b2f0e-3c1a-4e8b-9f6d-2a5c8e1b0d3f, got %q", ju.Principal)
+		}
+	} else if ju.Set {
 		if !v.present(p + ".job_user.uid") {
 			v.errorf(p+".job_user.uid", "required (the uid the Spark job runs as, e.g. 185)")
 		} else if ju.UID < 0 || ju.UID > 1<<32-2 {
@@ -614,10 +633,26 @@ func checkLocation(loc string) error {
 		if !gcsBucket.MatchString(u.Host) {
 			return fmt.Errorf("invalid GCS bucket name %q", u.Host)
 		}
+	case "abfss", "abfs", "wasbs", "wasb":
+		service := map[bool]string{true: "dfs", false: "blob"}[u.Scheme == "abfss" || u.Scheme == "abfs"]
+		account, _, _ := strings.Cut(u.Host, ".")
+		switch {
+		case u.User == nil || u.Host == "":
+			return fmt.Errorf("a %s:// location needs a container and an account, such as %s://container@account.%s.core.windows.net/prefix", u.Scheme, u.Scheme, service)
+		case !azureContainer.MatchString(u.User.Username()):
+			return fmt.Errorf("invalid Azure container name %q", u.User.Username())
+		case !azureAccount.MatchString(account):
+			return fmt.Errorf("invalid Azure storage account name %q", account)
+		}
 	default:
-		return fmt.Errorf("unsupported scheme %q (want a plain path, file://, s3:// or gs://)", u.Scheme)
+		return fmt.Errorf("unsupported scheme %q (want a plain path, file://, s3://, gs://, abfss:// or wasbs://)", u.Scheme)
 	}
 	return nil
+}
+
+// isAzureHNS reports whether loc is an ADLS Gen2 (hierarchical namespace) location.
+func isAzureHNS(loc string) bool {
+	return strings.HasPrefix(loc, "abfss://") || strings.HasPrefix(loc, "abfs://")
 }
 
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

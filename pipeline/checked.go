@@ -41,6 +41,9 @@ func (j *judge) ruleOut(id string) (CheckStatus, string) {
 	switch id {
 	case CauseNotWritable:
 		if a := in.Probe; a != nil && a.Access.Judged() {
+			if a.Access.Note != "" {
+				return CheckRuledOut, a.Access.Reason + " (judged without writing; " + a.Access.Note + ")"
+			}
 			return CheckRuledOut, a.Access.Reason + " (judged without writing)"
 		}
 		if w := in.LastWrite; w != nil && w.Status == probe.StatusOK {

@@ -14,6 +14,9 @@
 //   - watch.go: the recovery watch after a fix (Watcher).
 //   - repair.go: the repair policy: backups, dry runs stored as plans, confirmations refused
 //     unless every rule holds (Repairs).
+//   - detect.go, signals.go, publish.go: detection on every sampling round (Round; the signals
+//     of docs/detection.md) and standalone commits for publish_group.
+//   - progress.go: the progress samples kept each round and the charts' data (Charts, Stalls).
 //
 // It reads pipelines through the integrations (storage, spark, kafka, probe, driverlog,
 // deployconf, remediate) and records through small interfaces that state.Store satisfies. It

@@ -352,6 +352,9 @@ func (j *judge) access() {
 		verdict = "may NOT create files there"
 	}
 	j.v.Access = fmt.Sprintf("%s %s (judged without writing)", a.User, verdict)
+	if a.Identity != "" { // an object store's judgment of streamwatch's own identity (gs://)
+		j.v.Access = a.Reason + " (judged without writing; " + a.Note + ")"
+	}
 	if !a.Writable {
 		j.signal(CauseNotWritable, srcAccess, true, a.Reason)
 	}
@@ -475,7 +478,10 @@ func (j *judge) probes() {
 				ev = append(ev, pr.Owner.Line())
 			}
 			j.signal(CauseNotWritable, srcProbe, true, ev...)
-			if writable {
+			switch {
+			case writable && a.Access.Identity != "":
+				j.v.Notes = append(j.v.Notes, "testIamPermissions said streamwatch's identity may write, but a real write was refused: GCS decides beyond the bucket's IAM policy (IAM conditions, VPC Service Controls, retention)")
+			case writable:
 				j.v.Notes = append(j.v.Notes, "the access check judged the location writable, but a real write was refused: the storage decides beyond mode bits and ACLs (NFS, SELinux, FUSE)")
 			}
 		case probe.ClassCorrupt:
@@ -488,7 +494,8 @@ func (j *judge) logs() {
 	if j.in.Logs == nil {
 		return
 	}
-	writable := j.in.Probe != nil && j.in.Probe.Access.Judged() && j.in.Probe.Access.Writable
+	// What an object store says of streamwatch's own identity says nothing of the job's.
+	writable := j.in.Probe != nil && j.in.Probe.Access.Judged() && j.in.Probe.Access.Writable && j.in.Probe.Access.Identity == ""
 	for _, m := range j.in.Logs.Matches {
 		ev := logEvidence(m)
 		if m.Last.IsZero() && !j.v.Progress.IsZero() {

@@ -57,6 +57,17 @@ func probeWith(writable bool) *probe.Result {
 	return r
 }
 
+// gcsProbe is a probe of gs:// whose access testIamPermissions judged for streamwatch's own
+// identity (access.GCS).
+func gcsProbe(granted ...string) *probe.Result {
+	a := access.GCS("gs://spark/cp", "gs://spark", granted, true)
+	r := &probe.Result{Status: probe.StatusOK, Started: at, Access: &a}
+	if !a.Writable {
+		r.Status, r.Class, r.Reason = probe.StatusFailed, probe.ClassPermissionDenied, a.Reason
+	}
+	return r
+}
+
 func permissionLine(last time.Time) *driverlog.Report {
 	return &driverlog.Report{Matches: []driverlog.Match{{Signature: sig("PERMISSION_DENIED"), Count: 3, First: last.Add(-time.Minute), Last: last,
 		Example: "java.io.FileNotFoundException: /cp/offsets/.4.3b1d.tmp (Permission denied)"}}}
@@ -109,6 +120,12 @@ func TestJudge(t *testing.T) {
 		{"the access check contradicts newer permission errors: no cause, the stop is unexplained",
 			pipeline.Inputs{Lag: healthyLag(), Checkpoint: stopped(), Probe: probeWith(true), Logs: permissionLine(at.Add(-10 * time.Minute))},
 			want{symptoms: []string{"PROGRESS_STOPPED", "LOG_ERRORS"}, notes: []string{"contradicted by the access check"}}},
+		{"gs://: streamwatch's identity lacks storage.objects.create while records wait: confirmed",
+			pipeline.Inputs{Lag: healthyLag(), Checkpoint: stopped(), Probe: gcsProbe("storage.objects.delete")},
+			want{causes: []string{"CHECKPOINT_NOT_WRITABLE confirmed"}, symptoms: []string{"PROGRESS_STOPPED", "PROBE_FAILING"}}},
+		{"gs://: streamwatch's identity may write, which does not contradict the job's permission errors",
+			pipeline.Inputs{Lag: healthyLag(), Checkpoint: stopped(), Probe: gcsProbe(access.GCSWrite...), Logs: permissionLine(at.Add(-10 * time.Minute))},
+			want{causes: []string{"CHECKPOINT_NOT_WRITABLE likely"}, symptoms: []string{"PROGRESS_STOPPED", "LOG_ERRORS"}}},
 		{"permission errors in the log alone: possible",
 			pipeline.Inputs{Lag: healthyLag(), Checkpoint: committing(), Logs: permissionLine(at.Add(time.Second))},
 			want{causes: []string{"CHECKPOINT_NOT_WRITABLE possible"}, symptoms: []string{"LOG_ERRORS"}}},
@@ -181,7 +198,14 @@ func TestJudge(t *testing.T) {
 					}
 				}
 			}
-			if c.in.Probe != nil && !strings.HasPrefix(v.Access, "uid 185 groups [185] (job_user)") {
+			whose := "uid 185 groups [185] (job_user)"
+			if c.in.Probe != nil && c.in.Probe.Access.Identity != "" {
+				whose = "streamwatch's identity "
+				if !strings.Contains(v.Access, "job_user was not judged") {
+					t.Errorf("the verdict does not say job_user was not judged: %q", v.Access)
+				}
+			}
+			if c.in.Probe != nil && !strings.HasPrefix(v.Access, whose) {
 				t.Errorf("the verdict does not say whose access it judged: %q", v.Access)
 			}
 		})

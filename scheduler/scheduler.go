@@ -1,6 +1,7 @@
-// Package scheduler runs streamwatch's scheduled jobs (probes, the health digest, the Kafka
-// sampler, recovery watches) so that each tick runs once in the whole deployment, whichever
-// replicas are up.
+// Package scheduler runs streamwatch's scheduled jobs (app/jobs.go: the probes, the health
+// digest, the recovery watches, escalations, heartbeats, the Kafka sampling round) so that each
+// tick runs once in the whole deployment, whichever replicas are up (a Redis lock a tick), and
+// says how many ticks nobody ran.
 package scheduler
 
 import (

@@ -3,6 +3,7 @@ package state_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -50,7 +51,7 @@ func TestCallBudget(t *testing.T) {
 			}
 			return as
 		}},
-		{"new key (opens its incident)", 17, 14, func(t *testing.T, s *state.Store, c *clock, n int) []state.AlertRecord {
+		{"new key (opens its incident)", 19, 16, func(t *testing.T, s *state.Store, c *clock, n int) []state.AlertRecord {
 			var as []state.AlertRecord
 			for i := range n {
 				as = append(as, alert(fmt.Sprint("key-", i), "fp"))
@@ -95,6 +96,16 @@ func TestCallBudget(t *testing.T) {
 			a := labelled("k", "fp", "muted", map[string]string{"alertname": "muted"})
 			return repeat(a, n)
 		}},
+	}
+	// The budgets are documented: docs/architecture.md shows this table, row for row.
+	doc, err := os.ReadFile("../docs/architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range budgets {
+		if row := fmt.Sprintf("| %s | %d | %d |", b.path, b.one, b.further); !strings.Contains(string(doc), row) {
+			t.Errorf("docs/architecture.md lacks the call budget's row %q", row)
+		}
 	}
 	const n = 11
 	var table []string

@@ -2,6 +2,7 @@ package state
 
 import (
 	"context"
+	"strings"
 	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
@@ -39,6 +40,19 @@ func Scripts() []Script {
 	var out []Script
 	for _, s := range allScripts {
 		out = append(out, Script{Name: s.name, Source: s.source, Counting: assemble(s.name, s.fragments, true), Fragments: s.fragments})
+	}
+	return out
+}
+
+// LuaFiles names the files of state/lua, without ".lua".
+func LuaFiles() []string {
+	entries, err := luaFiles.ReadDir("lua")
+	if err != nil {
+		panic(err)
+	}
+	var out []string
+	for _, e := range entries {
+		out = append(out, strings.TrimSuffix(e.Name(), ".lua"))
 	}
 	return out
 }

@@ -132,6 +132,15 @@ type Incident struct {
 	Links map[string]string
 }
 
+// ListedIn is the channel whose incident list holds the incident: where its root is, its
+// channel until the root is posted (a root moved to slack.default_channel moves it).
+func (inc *Incident) ListedIn() string {
+	if inc.RootChannel != "" {
+		return inc.RootChannel
+	}
+	return inc.Channel
+}
+
 // IncidentSilence is the silence of an incident.
 type IncidentSilence struct {
 	ID     string
@@ -329,7 +338,7 @@ func (s *Store) ListOpen(ctx context.Context, channel string) ([]*Incident, erro
 			continue
 		}
 		inc := parseIncident(c.Val(), nil)
-		if channel == "" || inc.Channel == channel {
+		if channel == "" || inc.ListedIn() == channel {
 			out = append(out, inc)
 		}
 	}

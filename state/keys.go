@@ -30,8 +30,12 @@ package state
 //	P:heartbeats              hash    an expected alert's name (its matchers) → when it last arrived (ms)
 //	P:heartbeats:since        hash    name → when streamwatch began to expect it (ms)
 //	P:heartbeats:incident     hash    name → the open incident its absence opened
-//	P:chan:<channel>          zset    the channel's open incidents by first-seen time (ms × 1000 + number % 1000): incident list's index
-//	P:chan-indexed            string  "1" once the incidents an older streamwatch opened are in their channels' index
+//	P:chan:<channel>          zset    the open incidents whose root is in the channel (their channel until it is
+//	                                  posted), by first-seen time (ms × 1000 + number % 1000): incident list's index
+//	P:status:<status>         zset    the open incidents of a status (open, acknowledged), scored as P:chan:…
+//	P:sev:<n>                 zset    the open incidents of a severity (1 … 5, 0 unknown), scored as P:chan:…
+//	P:chan-indexed            string  "2" once the incidents an older streamwatch opened are in the three
+//	                                  indexes above ("1": in P:chan:… only)
 //	P:ts:<channel>:<ts>       string  Slack message (root) → incident id
 //	P:flood:<channel>         hash    the channel's flood: id (its incident), ended, hot_until, ends_at, since
 //	P:flood:<channel>:win     list    arrival times (ms) of the channel's newest new keys, the limit + 1

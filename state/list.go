@@ -9,12 +9,12 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Lists. Every open incident is in its channel's index (P:chan:<channel>, by first seen), kept
-// by the scripts that open and close incidents, so that incident list and the commands typed
-// without an ID read one channel's incidents, a page at a time, never every open incident.
-// Status and severity change on the hot path (an alert raises a severity, a click acknowledges):
-// they are filtered from the channel's rows instead of being indexed, which would cost every
-// such change two writes.
+// Lists. Every open incident is in its channel's index (P:chan:<channel>: where its root is),
+// its status's (P:status:<status>) and its severity's (P:sev:<n>), all by first seen, kept by
+// the scripts that open, close, acknowledge, relocate and change the severity of incidents.
+// A list reads the narrowest index it names, a page at a time, and checks the others'
+// membership server-side (ZMSCORE): it reads the incidents it shows, never every open
+// incident, and a filter costs what its page does unless few of the narrowest index pass.
 
 // ListFilter narrows a list of open incidents; its zero value lets every one through.
 type ListFilter struct {
@@ -27,8 +27,9 @@ type ListFilter struct {
 	Channels map[string]bool
 }
 
-func (f ListFilter) zero() bool {
-	return f.User == "" && f.Severity == 0 && f.Status == "" && f.Pipeline == "" && f.Channels == nil
+// indexed is true when the indexes alone decide which incidents f lets through.
+func (f ListFilter) indexed() bool {
+	return f.User == "" && f.Pipeline == "" && f.Channels == nil
 }
 
 func (f ListFilter) holds(inc *Incident) bool {
@@ -36,7 +37,7 @@ func (f ListFilter) holds(inc *Incident) bool {
 		(f.Severity == 0 || inc.Severity == f.Severity) &&
 		(f.Status == "" || inc.Status == f.Status) &&
 		(f.Pipeline == "" || inc.Pipeline == f.Pipeline) &&
-		(f.Channels == nil || f.Channels[inc.Channel])
+		(f.Channels == nil || f.Channels[inc.ListedIn()])
 }
 
 // Page is a page of open incidents, newest first.
@@ -50,7 +51,7 @@ type Page struct {
 	Open int64
 }
 
-// listChunk is how many ids a filtered list reads at a time.
+// listChunk is how many ids a list reads at a time when the indexes do not decide alone.
 const listChunk = 50
 
 // ListPage returns up to n of channel's open incidents that f lets through, newest first,
@@ -59,41 +60,109 @@ func (s *Store) ListPage(ctx context.Context, channel string, f ListFilter, afte
 	if err := s.IndexChannels(ctx); err != nil {
 		return nil, err
 	}
-	key := s.key("open")
+	// The indexes the list names: the channel's (every open incident's for ""), then the
+	// status's and the severity's.
+	idx := []string{s.key("open")}
 	if channel != "" {
-		key = s.key("chan", channel)
+		idx[0] = s.key("chan", channel)
 	}
-	start, err := s.pageStart(ctx, key, after)
-	if err != nil {
-		return nil, err
+	if f.Status != "" {
+		idx = append(idx, s.key("status", f.Status))
 	}
-	page := &Page{}
-	chunk := int64(n)
-	if !f.zero() {
-		chunk = max(int64(n)+1, listChunk)
+	if f.Severity != 0 {
+		idx = append(idx, s.key("sev", strconv.Itoa(f.Severity)))
 	}
-	for first := true; ; first = false {
-		pipe := s.rdb.Pipeline()
-		idsCmd := pipe.ZRevRange(ctx, key, start, start+chunk-1)
-		var card *redis.IntCmd
-		if first {
-			card = pipe.ZCard(ctx, key)
+	chunk := func(checked bool) int64 {
+		if checked || !f.indexed() {
+			return max(int64(n)+1, listChunk)
 		}
-		if _, err := pipe.Exec(ctx); err != nil {
-			return nil, wrap("list incidents", err)
+		return int64(n) + 1
+	}
+	// One index: its first chunk comes with its size, in one round trip. More: their sizes
+	// come first, to walk the narrowest.
+	var start int64
+	var first *redis.StringSliceCmd
+	if len(idx) == 1 {
+		var err error
+		if start, err = s.pageStart(ctx, idx[0], after); err != nil {
+			return nil, err
 		}
-		if first {
-			page.Open = card.Val()
+	}
+	pipe := s.rdb.Pipeline()
+	cards := make([]*redis.IntCmd, len(idx))
+	for i, k := range idx {
+		cards[i] = pipe.ZCard(ctx, k)
+	}
+	if len(idx) == 1 {
+		first = pipe.ZRevRange(ctx, idx[0], start, start+chunk(false)-1)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, wrap("list incidents", err)
+	}
+	page := &Page{Open: cards[0].Val()}
+	// Walk the narrowest; check the others, but for every open incident's (each index holds
+	// only open ones).
+	walk := 0
+	for i := range idx {
+		if cards[i].Val() < cards[walk].Val() {
+			walk = i
 		}
-		ids := idsCmd.Val()
-		incs, err := s.heads(ctx, ids)
+	}
+	var checks []string
+	for i, k := range idx {
+		if i != walk && (i > 0 || channel != "") {
+			checks = append(checks, k)
+		}
+	}
+	if first == nil {
+		var err error
+		if start, err = s.pageStart(ctx, idx[walk], after); err != nil {
+			return nil, err
+		}
+	}
+	size := chunk(len(checks) > 0)
+	var queue []string // ids that passed the indexes, not read yet
+	done := false      // the walk reached the index's end
+	for {
+		if len(queue) == 0 {
+			if done {
+				break
+			}
+			var ids []string
+			if first != nil {
+				ids, first = first.Val(), nil
+			} else {
+				var err error
+				if ids, err = s.rdb.ZRevRange(ctx, idx[walk], start, start+size-1).Result(); err != nil {
+					return nil, wrap("list incidents", err)
+				}
+			}
+			start += int64(len(ids))
+			done = int64(len(ids)) < size
+			var err error
+			if queue, err = s.members(ctx, ids, checks); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if len(page.Incidents) == n && f.indexed() {
+			// One more passed the indexes: there is more (unindexed filters read it first).
+			page.More = true
+			break
+		}
+		take := queue
+		if f.indexed() {
+			take = queue[:min(len(queue), n-len(page.Incidents))]
+		}
+		queue = queue[len(take):]
+		incs, err := s.heads(ctx, take)
 		if err != nil {
 			return nil, err
 		}
 		for i, inc := range incs {
 			if inc == nil || inc.Status == StatusResolved {
 				// Closed while an older version ran, or between its close and this read.
-				s.rdb.ZRem(ctx, key, ids[i])
+				s.unlist(ctx, take[i], idx)
 				continue
 			}
 			if !f.holds(inc) {
@@ -105,13 +174,7 @@ func (s *Store) ListPage(ctx context.Context, channel string, f ListFilter, afte
 			}
 			page.Incidents = append(page.Incidents, inc)
 		}
-		start += int64(len(ids))
-		if page.More || int64(len(ids)) < chunk {
-			break
-		}
-		if f.zero() && len(page.Incidents) == n {
-			// Unfiltered, the index's size says whether older ones remain.
-			page.More = start < page.Open
+		if page.More {
 			break
 		}
 	}
@@ -119,6 +182,41 @@ func (s *Store) ListPage(ctx context.Context, channel string, f ListFilter, afte
 		page.Next = page.Incidents[len(page.Incidents)-1].ID
 	}
 	return page, nil
+}
+
+// members returns those of ids that every index of checks holds, in order, in one round trip.
+func (s *Store) members(ctx context.Context, ids, checks []string) ([]string, error) {
+	if len(checks) == 0 || len(ids) == 0 {
+		return ids, nil
+	}
+	pipe := s.rdb.Pipeline()
+	scores := make([]*redis.FloatSliceCmd, len(checks))
+	for i, k := range checks {
+		scores[i] = pipe.ZMScore(ctx, k, ids...)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, wrap("list incidents", err)
+	}
+	var out []string
+next:
+	for j, id := range ids {
+		for _, c := range scores {
+			if c.Val()[j] == 0 { // not a member: no index score is 0
+				continue next
+			}
+		}
+		out = append(out, id)
+	}
+	return out, nil
+}
+
+// unlist takes a closed incident out of the indexes idx, in case an older version left it there.
+func (s *Store) unlist(ctx context.Context, id string, idx []string) {
+	pipe := s.rdb.Pipeline()
+	for _, k := range idx {
+		pipe.ZRem(ctx, k, id)
+	}
+	_, _ = pipe.Exec(ctx) // best effort: the next list tries again
 }
 
 // pageStart is the rank, newest first, at which a page after incident after begins.
@@ -192,27 +290,31 @@ func (s *Store) OpenIn(ctx context.Context, channel string, n int) ([]string, in
 	return ids, page.Open, nil
 }
 
-// IndexChannels puts the open incidents an older streamwatch opened (before channels had an
-// index) into their channels' index, once per deployment (a marker says it was done); the app
-// runs it at start, and a list before it would.
+// indexVersion is what P:chan-indexed holds once the open incidents an older streamwatch
+// opened are in every list index ("1": in their channel's only, as the version before wrote).
+const indexVersion = "2"
+
+// IndexChannels puts the open incidents an older streamwatch opened (before the lists had
+// their indexes) into their channel's, status's and severity's index, once per deployment (a
+// marker says it was done); the app runs it at start, and a list before it would.
 func (s *Store) IndexChannels(ctx context.Context) error {
 	if s.indexed.Load() {
 		return nil
 	}
 	marker := s.key("chan-indexed")
-	done, err := s.rdb.Exists(ctx, marker).Result()
-	if err != nil {
+	done, err := s.rdb.Get(ctx, marker).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
 		return wrap("index channels", err)
 	}
-	if done == 0 {
+	if done != indexVersion {
 		open, err := s.rdb.ZRangeWithScores(ctx, s.key("open"), 0, -1).Result()
 		if err != nil {
 			return wrap("index channels", err)
 		}
 		pipe := s.rdb.Pipeline()
-		chans := make([]*redis.SliceCmd, len(open))
+		fields := make([]*redis.SliceCmd, len(open))
 		for i, z := range open {
-			chans[i] = pipe.HMGet(ctx, s.key("inc", str(z.Member)), "channel", "status")
+			fields[i] = pipe.HMGet(ctx, s.key("inc", str(z.Member)), "channel", "status", "severity", "root_channel")
 		}
 		if len(open) > 0 {
 			if _, err := pipe.Exec(ctx); err != nil {
@@ -221,12 +323,23 @@ func (s *Store) IndexChannels(ctx context.Context) error {
 		}
 		pipe = s.rdb.Pipeline()
 		for i, z := range open {
-			v := chans[i].Val()
-			if len(v) == 2 && v[0] != nil && str(v[1]) != StatusResolved {
-				pipe.ZAdd(ctx, s.key("chan", str(v[0])), redis.Z{Score: indexScore(int64(z.Score), str(z.Member)), Member: z.Member})
+			v := fields[i].Val()
+			if len(v) != 4 || v[0] == nil || (str(v[1]) != StatusOpen && str(v[1]) != StatusAcknowledged) {
+				continue
 			}
+			ch, sev := str(v[0]), str(v[2])
+			if r := str(v[3]); r != "" {
+				ch = r
+			}
+			if sev == "" {
+				sev = "0"
+			}
+			m := redis.Z{Score: indexScore(int64(z.Score), str(z.Member)), Member: z.Member}
+			pipe.ZAdd(ctx, s.key("chan", ch), m)
+			pipe.ZAdd(ctx, s.key("status", str(v[1])), m)
+			pipe.ZAdd(ctx, s.key("sev", sev), m)
 		}
-		pipe.Set(ctx, marker, "1", 0)
+		pipe.Set(ctx, marker, indexVersion, 0)
 		if _, err := pipe.Exec(ctx); err != nil {
 			return wrap("index channels", err)
 		}

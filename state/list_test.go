@@ -273,3 +273,243 @@ func newStoreAt(rdb *redis.Client, prefix string) (*state.Store, *clock) {
 	s.SetClock(c.Now)
 	return s, c
 }
+
+// BenchmarkIncidentListFiltered is a filtered incident list among 10,000 open incidents (9,980
+// in C-BIG, a fifth of each severity; 20 of them acknowledged, all SEV1): a page of 20, its
+// time, the Redis commands it sends and the incidents it reads.
+func BenchmarkIncidentListFiltered(b *testing.B) {
+	ctx := context.Background()
+	opt, _ := redis.ParseURL(testredis.URL(b))
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	hook := &readHook{read: map[string]bool{}}
+	rdb.AddHook(hook)
+	s, c := newStoreAt(rdb, testredis.Prefix())
+	crowd(b, s, c, 10_000, 20)
+	for k := range 20 {
+		if err := s.Acknowledge(ctx, fmt.Sprint("INC-", k*500+1), "U0ME"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, bc := range []struct {
+		name    string
+		channel string
+		f       state.ListFilter
+	}{
+		{"sev1", "C-BIG", state.ListFilter{Severity: 1}},
+		{"acked", "C-BIG", state.ListFilter{Status: state.StatusAcknowledged}},
+		{"acked-sev2-all", "", state.ListFilter{Status: state.StatusAcknowledged, Severity: 2}},
+		{"open-sev3", "C-BIG", state.ListFilter{Status: state.StatusOpen, Severity: 3}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			hook.reset()
+			for b.Loop() {
+				if _, err := s.ListPage(ctx, bc.channel, bc.f, "", 20); err != nil {
+					b.Fatal(err)
+				}
+			}
+			calls, read := hook.reset()
+			b.ReportMetric(float64(calls)/float64(b.N), "redis-cmds/op")
+			b.ReportMetric(float64(len(read)), "incidents-read")
+		})
+	}
+}
+
+// indexesHold checks that the list indexes hold exactly the open incidents: each in the index
+// of the channel its root is in (its channel until posted), of its status and of its severity;
+// and that every filtered list, of each channel and of all, is what a scan finds, newest first.
+func indexesHold(t *testing.T, s *state.Store, rdb *redis.Client, prefix string) {
+	t.Helper()
+	ctx := context.Background()
+	open, err := s.ListOpen(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{}
+	for _, inc := range open {
+		for _, k := range []string{"chan:" + inc.ListedIn(), "status:" + inc.Status, fmt.Sprint("sev:", inc.Severity)} {
+			want[k] = append(want[k], inc.ID)
+		}
+	}
+	got := map[string][]string{}
+	for _, pat := range []string{"chan:*", "status:*", "sev:*"} {
+		keys, err := rdb.Keys(ctx, "{"+prefix+"}:"+pat).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range keys {
+			ids, err := rdb.ZRange(ctx, k, 0, -1).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ids) > 0 {
+				got[strings.TrimPrefix(k, "{"+prefix+"}:")] = ids
+			}
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("the indexes hold\n%v\nwant\n%v", got, want)
+	}
+	chans := map[string]bool{"": true}
+	for _, inc := range open {
+		chans[inc.ListedIn()] = true
+	}
+	for ch := range chans {
+		for _, st := range []string{"", state.StatusOpen, state.StatusAcknowledged} {
+			for sev := range 6 {
+				f := state.ListFilter{Status: st, Severity: sev}
+				var scan []string
+				for i := len(open) - 1; i >= 0; i-- {
+					inc := open[i]
+					if (ch == "" || inc.ListedIn() == ch) && (st == "" || inc.Status == st) && (sev == 0 || inc.Severity == sev) {
+						scan = append(scan, inc.ID)
+					}
+				}
+				p, err := s.ListPage(ctx, ch, f, "", 100)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var listed []string
+				for _, inc := range p.Incidents {
+					listed = append(listed, inc.ID)
+				}
+				if strings.Join(listed, " ") != strings.Join(scan, " ") || p.More {
+					t.Fatalf("list of %q, %+v: %v (more %v), want %v", ch, f, listed, p.More, scan)
+				}
+			}
+		}
+	}
+}
+
+// TestListIndexesFollowTheIncidents: what changes an incident's status, severity or channel
+// (an alert, ack, unack, severity, merge, unmerge, resolve, reopen, an acknowledgement that
+// expires, a flood, a relocated root) keeps the list indexes exact.
+func TestListIndexesFollowTheIncidents(t *testing.T) {
+	ctx := context.Background()
+	s, c, rdb, prefix := newStore(t)
+	step := func(name string, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		indexesHold(t, s, rdb, prefix)
+	}
+	sev := func(key string, n int, ch string) state.AlertRecord {
+		a := alert(key, key)
+		a.Severity, a.Channel = n, ch
+		return a
+	}
+	record(t, s, sev("a", 3, "C1"), sev("b", 4, "C1"), sev("c", 2, "C2"), sev("d", 5, "C2"))
+	step("open", nil)
+	c.Add(time.Second)
+	record(t, s, sev("a", 1, "C1"), sev("a", 5, "C1")) // a SEV1 alert raises INC-1; a SEV5 does not lower it
+	step("an alert raises the severity", nil)
+	step("ack", s.Acknowledge(ctx, "INC-2", "U1"))
+	step("severity by hand", s.SetSeverity(ctx, "INC-2", 2, "U1"))
+	step("unack", s.Unacknowledge(ctx, "INC-2", "U1"))
+	step("merge", s.Merge(ctx, "INC-4", "INC-3", "U1"))
+	step("unmerge", s.Unmerge(ctx, "INC-4", "U1"))
+	step("resolve", s.Resolve(ctx, "INC-3", "U1", ""))
+	step("reopen", s.Reopen(ctx, "INC-3", "U1"))
+	step("relocate", s.Relocate(ctx, "INC-3", "C-DEFAULT", "1700000000.000200"))
+	step("ack a relocated one", s.Acknowledge(ctx, "INC-3", "U1"))
+	step("resolve a relocated one", s.Resolve(ctx, "INC-3", "U1", ""))
+	step("reopen a relocated one", s.Reopen(ctx, "INC-3", "U1"))
+	step("ack", s.Acknowledge(ctx, "INC-1", "U1"))
+	c.Add(2 * time.Hour)
+	_, err := s.Escalate(ctx, state.Escalation{Severities: []int{1}, AckTimeout: time.Hour,
+		Levels: []state.EscalationLevel{{After: time.Minute, Mention: []string{"S0ONCALL"}}}})
+	step("an acknowledgement expires", err)
+	if inc, _ := s.Get(ctx, "INC-1"); inc.Status != state.StatusOpen {
+		t.Fatalf("INC-1 is %s after its acknowledgement expired", inc.Status)
+	}
+	s.FloodLimit = 2
+	c.Add(time.Second)
+	record(t, s, sev("f1", 4, "C3"), sev("f2", 4, "C3"), sev("f3", 2, "C3"), sev("f4", 3, "C3"))
+	step("a flood", nil)
+}
+
+// TestRelocatedIncidentIsListedWhereItsRootIs: an incident whose root moved to
+// slack.default_channel (its channel archived) is listed there, and no longer in its old
+// channel, whether the move came with a later update (Relocate) or with the root itself
+// (Complete); a root posted again in its own channel leaves the lists as they were.
+func TestRelocatedIncidentIsListedWhereItsRootIs(t *testing.T) {
+	ctx := context.Background()
+	s, _, _, _ := newStore(t)
+	in := func(ch string, f state.ListFilter) string {
+		t.Helper()
+		p, err := s.ListPage(ctx, ch, f, "", 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, inc := range p.Incidents {
+			ids = append(ids, inc.ID)
+		}
+		return strings.Join(ids, " ")
+	}
+	a, b := alert("a", "a"), alert("b", "b")
+	a.Channel, b.Channel = "C-OLD", "C-GONE"
+	record(t, s, a)
+	// INC-1's root is posted in C-OLD; INC-2's channel is archived before its root goes out.
+	ds, err := s.ReadOutbox(ctx, "r", false, 10, -1)
+	if err != nil || len(ds) != 1 {
+		t.Fatalf("outbox %v, %v", ds, err)
+	}
+	if err := s.Complete(ctx, ds[0], "1700000000.000100", "C-OLD"); err != nil {
+		t.Fatal(err)
+	}
+	record(t, s, b)
+	ds, err = s.ReadOutbox(ctx, "r", false, 10, -1)
+	if err != nil || len(ds) != 1 {
+		t.Fatalf("outbox %v, %v", ds, err)
+	}
+	if err := s.Complete(ctx, ds[0], "1700000000.000300", "C-DEFAULT"); err != nil {
+		t.Fatal(err)
+	}
+	if in("C-GONE", state.ListFilter{}) != "" || in("C-DEFAULT", state.ListFilter{}) != "INC-2" {
+		t.Fatalf("a root posted in the default channel: C-GONE lists %q, C-DEFAULT %q", in("C-GONE", state.ListFilter{}), in("C-DEFAULT", state.ListFilter{}))
+	}
+	// Deleted in Slack, posted again in C-OLD: still listed there.
+	if err := s.Relocate(ctx, "INC-1", "C-OLD", "1700000000.000400"); err != nil {
+		t.Fatal(err)
+	}
+	if in("C-OLD", state.ListFilter{}) != "INC-1" {
+		t.Fatalf("re-posted in its channel: C-OLD lists %q", in("C-OLD", state.ListFilter{}))
+	}
+	// C-OLD archived: moved to C-DEFAULT, listed there, filters included, newest first.
+	if err := s.Relocate(ctx, "INC-1", "C-DEFAULT", "1700000000.000500"); err != nil {
+		t.Fatal(err)
+	}
+	if got := in("C-OLD", state.ListFilter{}); got != "" {
+		t.Fatalf("C-OLD still lists %q", got)
+	}
+	if got := in("C-DEFAULT", state.ListFilter{}); got != "INC-2 INC-1" {
+		t.Fatalf("C-DEFAULT lists %q, want INC-2 INC-1", got)
+	}
+	if err := s.Acknowledge(ctx, "INC-1", "U1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := in("C-DEFAULT", state.ListFilter{Status: state.StatusAcknowledged, Severity: 3}); got != "INC-1" {
+		t.Fatalf("C-DEFAULT's acknowledged SEV3 %q", got)
+	}
+	if got := in("", state.ListFilter{Channels: map[string]bool{"C-DEFAULT": true}}); got != "INC-2 INC-1" {
+		t.Fatalf("every channel, for a member of C-DEFAULT: %q", got)
+	}
+	if ids, n, err := s.OpenIn(ctx, "C-DEFAULT", 5); err != nil || n != 2 || strings.Join(ids, " ") != "INC-2 INC-1" {
+		t.Fatalf("a command without an ID in C-DEFAULT finds %v (%d open), %v", ids, n, err)
+	}
+	// Its buttons find it on the new root; the old root's lookup is gone.
+	if id, err := s.ByThread(ctx, "C-DEFAULT", "1700000000.000500"); err != nil || id != "INC-1" {
+		t.Fatalf("the new root finds %q, %v", id, err)
+	}
+	if id, _ := s.ByThread(ctx, "C-OLD", "1700000000.000400"); id != "" {
+		t.Fatalf("the old root still finds %q", id)
+	}
+	if err := s.Resolve(ctx, "INC-1", "U1", ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := in("C-DEFAULT", state.ListFilter{}) + "|" + in("C-OLD", state.ListFilter{}); got != "INC-2|" {
+		t.Fatalf("after INC-1 resolved: %q", got)
+	}
+}

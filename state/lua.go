@@ -121,6 +121,7 @@ var (
 	mergeScript       = newScript("merge", "lib", "incident", "cache", "dedup")
 	noteScript        = newScript("note", "lib")
 	completeScript    = newScript("complete", "lib")
+	relocateScript    = newScript("relocate", "lib")
 	setSeverityScript = newScript("severity", "lib")
 	assignScript      = newScript("assign", "lib")
 	escalateScript    = newScript("escalate", "lib")
@@ -142,6 +143,9 @@ var (
 	recordProbeScript   = newScript("record_probe")
 	unlockScript        = newScript("unlock")
 	refreshScript       = newScript("refresh_lock")
+
+	recordProgressScript  = newScript("record_progress")
+	recordProbeMarkScript = newScript("record_probe_mark")
 )
 
 // run runs a script; with the store's call counter on (tests), the counting variant, whose

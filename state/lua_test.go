@@ -26,6 +26,29 @@ func TestScriptsLoad(t *testing.T) {
 	}
 }
 
+// TestEveryLuaFileIsInTheManifest: every file of state/lua is a script's body or a fragment of
+// one, so that TestScriptsLoad and the call-budget test see all the Lua the store runs.
+func TestEveryLuaFileIsInTheManifest(t *testing.T) {
+	used := map[string]bool{}
+	for _, s := range state.Scripts() {
+		used[s.Name] = true
+		for _, f := range s.Fragments {
+			used[f] = true
+		}
+	}
+	files := state.LuaFiles()
+	for _, f := range files {
+		if !used[f] {
+			t.Errorf("state/lua/%s.lua is in no script of the manifest (lua.go)", f)
+		}
+	}
+	for _, want := range []string{"record", "relocate", "record_progress", "record_probe_mark"} {
+		if !slices.Contains(files, want) {
+			t.Errorf("no state/lua/%s.lua among %v", want, files)
+		}
+	}
+}
+
 // needs reads a fragment's "Needs a, b, and the script's …" from its header comment.
 var needs = regexp.MustCompile(`(?s)Needs ([a-z_, ]+?)(?:[,.;]| and the script| and, )`)
 

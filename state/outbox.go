@@ -131,11 +131,7 @@ type DeliveryState struct {
 // Delivery returns the incident's delivery progress (read with the incident, so that a
 // delivery costs one read).
 func (inc *Incident) Delivery() DeliveryState {
-	ch := inc.RootChannel
-	if ch == "" {
-		ch = inc.Channel
-	}
-	return DeliveryState{Delivered: inc.Delivered, RootTS: inc.RootTS, Channel: ch}
+	return DeliveryState{Delivered: inc.Delivered, RootTS: inc.RootTS, Channel: inc.ListedIn()}
 }
 
 // Complete records d as delivered (with the root message's ts and channel for a root) and

@@ -22,7 +22,8 @@ import (
 //
 // A sample is one line of text, "t,w,g,o,b,c" (Unix seconds; records waiting, group lag,
 // oldest age in seconds, batch, and the commit's age in seconds at t; an empty field is
-// unknown), about 30 bytes: the scripts fold it in Redis's Lua, which has no binary decoding.
+// unknown), about 30 bytes: the scripts (lua/record_progress.lua, lua/record_probe_mark.lua) fold
+// it in Redis's Lua, which has no binary decoding.
 type Progress struct {
 	st     *Store
 	window time.Duration
@@ -67,70 +68,6 @@ func (p *Progress) key(pipeline string, parts ...string) string {
 	return p.st.key(append([]string{"progress", pipeline}, parts...)...)
 }
 
-// recordProgressScript appends one round's samples and folds what leaves the full-resolution
-// hour into minute points. KEYS[1] base; ARGV: full resolution (s), window (s), TTL (ms), then
-// pipeline and sample pairs.
-var recordProgressScript = redis.NewScript(`
-local P, horizon, window, ttl = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
-local function parse(s)
-  local t, w, g, o, b, c = string.match(s, "^(%d+),(%-?%d*),(%-?%d*),(%-?%d*),(%-?%d*),(%-?%d*)$")
-  if not t then return nil end -- not a sample (Record refuses those): dropped
-  t = tonumber(t)
-  local ct = nil
-  if c ~= "" then ct = t - tonumber(c) end
-  return t, tonumber(w), tonumber(g), tonumber(o), tonumber(b), ct
-end
-local function num(v)
-  if v == nil then return "" end
-  return string.format("%d", v)
-end
-local function mx(a, b)
-  if a == nil then return b end
-  if b == nil or a > b then return a end
-  return b
-end
-local function enc(t, w, g, o, b, ct)
-  local c = ""
-  if ct ~= nil then c = num(t - ct) end
-  return num(t) .. "," .. num(w) .. "," .. num(g) .. "," .. num(o) .. "," .. num(b) .. "," .. c
-end
-for i = 4, #ARGV, 2 do
-  local raw = P .. ":progress:" .. ARGV[i]
-  local mins = raw .. ":minutes"
-  local s = ARGV[i + 1]
-  local t = parse(s)
-  local last = redis.call("LINDEX", raw, -1)
-  -- a round that finished after a later one is dropped: the list stays in time order
-  if t and (not last or parse(last) < t) then
-    redis.call("RPUSH", raw, s)
-    while true do
-      local head = redis.call("LINDEX", raw, 0)
-      if not head then break end
-      local ht, hw, hg, ho, hb, hc = parse(head)
-      if ht > t - horizon then break end
-      redis.call("LPOP", raw)
-      local m = ht - ht % 60
-      local tail = redis.call("LINDEX", mins, -1)
-      local mt, mw, mg, mo, mb, mc
-      if tail then mt, mw, mg, mo, mb, mc = parse(tail) end
-      if mt == m then
-        redis.call("LSET", mins, -1, enc(m, mx(mw, hw), mx(mg, hg), mx(mo, ho), mx(mb, hb), mx(mc, hc)))
-      elseif not mt or mt < m then
-        redis.call("RPUSH", mins, enc(m, hw, hg, ho, hb, hc))
-      end
-    end
-    while true do
-      local head = redis.call("LINDEX", mins, 0)
-      if not head or parse(head) > t - window then break end
-      redis.call("LPOP", mins)
-    end
-  end
-  redis.call("PEXPIRE", raw, ttl)
-  redis.call("PEXPIRE", mins, ttl)
-end
-return 1
-`)
-
 // Record stores one sampling round's samples, by pipeline, in one script run.
 func (p *Progress) Record(ctx context.Context, samples map[string]ProgressSample) error {
 	if len(samples) == 0 {
@@ -149,7 +86,7 @@ func (p *Progress) Record(ctx context.Context, samples map[string]ProgressSample
 		}
 		args = append(args, name, encodeProgress(samples[name]))
 	}
-	if err := recordProgressScript.Run(ctx, p.st.rdb, []string{p.st.base}, args...).Err(); err != nil {
+	if _, err := p.st.one(p.st.run(ctx, recordProgressScript, []string{p.st.base}, args...).Result()); err != nil {
 		return wrap("record progress samples", err)
 	}
 	return nil
@@ -177,29 +114,14 @@ func (p *Progress) Samples(ctx context.Context, pipeline string, since time.Time
 	return out, nil
 }
 
-// recordProbeScript appends a probe result and drops those older than the window. KEYS[1] the
-// list; ARGV: "t,ok", oldest time kept (s), limit, TTL (ms).
-var recordProbeMarkScript = redis.NewScript(`
-redis.call("RPUSH", KEYS[1], ARGV[1])
-local oldest = tonumber(ARGV[2])
-while true do
-  local head = redis.call("LINDEX", KEYS[1], 0)
-  if not head or tonumber(string.match(head, "^(%d+),")) >= oldest then break end
-  redis.call("LPOP", KEYS[1])
-end
-redis.call("LTRIM", KEYS[1], -tonumber(ARGV[3]), -1)
-redis.call("PEXPIRE", KEYS[1], ARGV[4])
-return 1
-`)
-
 // RecordProbe keeps a probe result of pipeline for its charts.
 func (p *Progress) RecordProbe(ctx context.Context, pipeline string, m ProbeMark) error {
 	ok := "0"
 	if m.OK {
 		ok = "1"
 	}
-	err := recordProbeMarkScript.Run(ctx, p.st.rdb, []string{p.key(pipeline, "probes")},
-		strconv.FormatInt(m.At.Unix(), 10)+","+ok, m.At.Add(-p.window).Unix(), maxProbeMarks, p.window.Milliseconds()).Err()
+	_, err := p.st.one(p.st.run(ctx, recordProbeMarkScript, []string{p.key(pipeline, "probes")},
+		strconv.FormatInt(m.At.Unix(), 10)+","+ok, m.At.Add(-p.window).Unix(), maxProbeMarks, p.window.Milliseconds()).Result())
 	return wrap("record a probe result of "+pipeline, err)
 }
 

@@ -1,5 +1,9 @@
-// Package state owns every Redis key of streamwatch: incidents and their dedup index, the Slack
-// outbox, envelope dedup, locks and the audit stream. See keys.go for the layout.
+// Package state owns every Redis key of streamwatch (keys.go has the layout): incidents, their
+// dedup index, alerts, timelines and channel indexes; floods and silences; the Slack outbox and
+// its typed events (event.go); envelope dedup, locks and the audit stream; probe results, lag
+// samples and the charts' progress samples; repair plans and recovery watches; retention. What
+// must change several keys at once is a Lua script of state/lua, assembled by lua.go, whose
+// named results are decoded in results.go.
 package state
 
 import (

@@ -8,6 +8,9 @@
 // directory's group, then the other bits. Reaching a directory takes search permission on every
 // directory above it.
 //
+// For gs:// it judges from what the bucket's testIamPermissions says of streamwatch's own
+// identity (gcs.go); GCS cannot say it of another principal.
+//
 // What it cannot see: NFS servers and FUSE daemons that decide on their own, SELinux and
 // AppArmor, idmapped mounts, capabilities other than root's, and quotas or a full disk. A real
 // write (the probe's write test) remains the proof.
@@ -29,14 +32,20 @@ import (
 type User struct {
 	UID  int   `json:"uid"`
 	GIDs []int `json:"gids"` // primary group first, then supplementary groups
+	// Principal is a Microsoft Entra object ID, judged against ADLS Gen2 ACLs (adls.go)
+	// instead of UID and GIDs.
+	Principal string `json:"principal,omitempty"`
 	// Whose is how replies name the user: "job_user" when the configuration says whom the
 	// job runs as, "streamwatch's own" otherwise.
 	Whose string `json:"whose"`
 }
 
-// String is "uid 185 groups [185] (job_user)".
+// String is "uid 185 groups [185] (job_user)", or "principal <object id> (job_user)".
 func (u User) String() string {
 	s := fmt.Sprintf("uid %d groups %v", u.UID, u.GIDs)
+	if u.Principal != "" {
+		s = "principal " + u.Principal
+	}
 	if u.Whose != "" {
 		s += " (" + u.Whose + ")"
 	}
@@ -159,21 +168,27 @@ func permString(p int) string {
 // Dir is what the kernel looks at when someone creates a file in a directory, read without
 // writing.
 type Dir struct {
-	Path          string      `json:"path"`
-	UID           int         `json:"uid"`
-	GID           int         `json:"gid"`
-	Owner         string      `json:"owner"` // user name, or the uid
-	Group         string      `json:"group"` // group name, or the gid
-	Mode          fs.FileMode `json:"mode"`
-	ACL           ACL         `json:"acl,omitempty"` // nil: none (the mode bits say everything)
-	ReadOnlyMount bool        `json:"read_only_mount,omitempty"`
-	Immutable     bool        `json:"immutable,omitempty"`
+	Path  string      `json:"path"`
+	UID   int         `json:"uid"`
+	GID   int         `json:"gid"`
+	Owner string      `json:"owner"` // user name, or the uid
+	Group string      `json:"group"` // group name, or the gid
+	Mode  fs.FileMode `json:"mode"`
+	ACL   ACL         `json:"acl,omitempty"` // nil: none (the mode bits say everything)
+	// ObjectACL is an ADLS Gen2 path's ACL as the service gives it, entries naming object IDs
+	// ("user::rwx,user:<object id>:rwx,group::r-x,mask::rwx,other::---"); Owner and Group are
+	// then object IDs (or $superuser) and UID and GID mean nothing.
+	ObjectACL     string `json:"object_acl,omitempty"`
+	ReadOnlyMount bool   `json:"read_only_mount,omitempty"`
+	Immutable     bool   `json:"immutable,omitempty"`
 }
 
 // Describe is "owner root:root, mode dr-xr-xr-x (0555), no ACL".
 func (d Dir) Describe() string {
 	s := fmt.Sprintf("owner %s:%s, mode %v (%04o)", d.Owner, d.Group, d.Mode, d.Mode.Perm())
-	if d.ACL != nil {
+	if d.ObjectACL != "" {
+		s += ", ACL " + d.ObjectACL
+	} else if d.ACL != nil {
 		s += ", ACL " + d.ACL.String()
 	} else {
 		s += ", no ACL"
@@ -307,6 +322,21 @@ type Report struct {
 	// Err is set when access could not be judged (the location cannot be stat'ed, or the
 	// platform has no uids); Writable is then false and means "unknown".
 	Err string `json:"error,omitempty"`
+	// Identity names whom an object store judged when that is not a local uid ("streamwatch's
+	// identity" for GCS); User is then not what was judged. Empty for local checks.
+	Identity string `json:"identity,omitempty"`
+	// Missing are the store permissions the identity lacks (GCS).
+	Missing []string `json:"missing,omitempty"`
+	// Note says what the judgment does not cover (GCS: the job's own identity).
+	Note string `json:"note,omitempty"`
+}
+
+// Who names whom the report judged: the store's identity, else the local user.
+func (r *Report) Who() string {
+	if r.Identity != "" {
+		return r.Identity
+	}
+	return r.User.String()
 }
 
 // Judged reports whether the report is a judgment rather than "could not judge".
@@ -328,8 +358,15 @@ var SparkDirs = []string{"offsets", "commits", "state"}
 // location's directories.
 func judge(r *Report, ancestors []Dir, dirs []DirJudgment) {
 	r.Dirs = dirs
+	allowed := func(d Dir, want int) (bool, string) { return Allowed(d, r.User, want) }
+	if r.User.Principal != "" {
+		allowed = func(d Dir, want int) (bool, string) {
+			ok, _, why := AllowedPrincipal(d, r.User.Principal, want)
+			return ok, why
+		}
+	}
 	for _, a := range ancestors {
-		if ok, why := Allowed(a, r.User, PermExec); !ok {
+		if ok, why := allowed(a, PermExec); !ok {
 			a := a
 			r.Blocked = &a
 			r.Reason = fmt.Sprintf("%s may not reach %s: it may not search %s (%s): %s", r.User, r.Location, a.Path, a.Describe(), why)
@@ -345,7 +382,7 @@ func judge(r *Report, ancestors []Dir, dirs []DirJudgment) {
 	byReason := map[string]int{}
 	for i := range r.Dirs {
 		d := &r.Dirs[i]
-		ok, why := Allowed(d.Dir, r.User, PermWrite|PermExec)
+		ok, why := allowed(d.Dir, PermWrite|PermExec)
 		d.Writable, d.Why = ok, why
 		if ok {
 			continue

@@ -15,7 +15,7 @@ import (
 )
 
 // isRemote reports whether a logs.paths entry is an object-store prefix or glob
-// (s3://bucket/driver/*, gs://bucket/logs/driver/stderr*) rather than a local path.
+// (s3://bucket/driver/*, gs://bucket/logs/driver/stderr*, abfss://…/driver/) rather than a local path.
 func isRemote(pattern string) bool { return strings.Contains(pattern, "://") }
 
 // remoteCandidates lists the objects a remote pattern matches: the last path element is a

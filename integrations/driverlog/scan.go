@@ -301,25 +301,14 @@ func (s *scanner) scanFile(ctx context.Context, name string, open func(string) (
 		dropFirst = prev[0] != '\n'
 	}
 	// Read up to the size seen now: a file still being written is not chased.
-	counted := &countingReader{r: io.NewSectionReader(f, start, size-start)}
+	counted := &storage.CountingReader{R: io.NewSectionReader(f, start, size-start)}
 	ctxErr, readErr := s.scanLines(ctx, name, counted, dropFirst)
-	fileScanned.BytesRead = counted.n
+	fileScanned.BytesRead = counted.N
 	s.report.Files = append(s.report.Files, fileScanned)
 	if readErr != nil {
 		s.fileError("read", name, readErr)
 	}
 	return ctxErr
-}
-
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // scanLines reads r line by line, cutting lines at MaxLineBytes, and feeds

@@ -18,6 +18,11 @@
 //   - Monitor.PipelineLag, Monitor.GroupLag and Monitor.TopicGroups build
 //     the structured reports, including the wrong-group check (commands
 //     lays them out for people).
+//   - round.go: the batched sampling round of every pipeline; publish.go:
+//     standalone commits; ranges.go: each partition's earliest and latest
+//     offset.
+//   - versions.go: the one table of the request versions sent to a cluster
+//     of each Kafka version.
 //
 // The package imports neither Slack, Redis nor the config package.
 package kafka

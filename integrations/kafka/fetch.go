@@ -276,7 +276,7 @@ func sortTPs(out []TopicPartition) {
 type commits map[string]map[int32]int64
 
 func (c *Cluster) offsetFetchVersionAllTopics() bool {
-	return c.cfg.Version.IsAtLeast(sarama.V0_10_2_0)
+	return requestVersion(apiOffsetFetch, c.cfg.Version) >= 2
 }
 
 // newOffsetFetch builds the OffsetFetch of one group. With a broker that
@@ -337,19 +337,7 @@ func (c *Cluster) fetchCommits(coordinator *sarama.Broker, group string, topicPa
 }
 
 func (c *Cluster) describeGroupsRequest(groups []string) *sarama.DescribeGroupsRequest {
-	req := &sarama.DescribeGroupsRequest{Groups: groups}
-	v := c.cfg.Version
-	switch {
-	case v.IsAtLeast(sarama.V2_4_0_0):
-		req.Version = 5
-	case v.IsAtLeast(sarama.V2_3_0_0):
-		req.Version = 3
-	case v.IsAtLeast(sarama.V2_0_0_0):
-		req.Version = 2
-	case v.IsAtLeast(sarama.V0_11_0_0):
-		req.Version = 1
-	}
-	return req
+	return &sarama.DescribeGroupsRequest{Groups: groups, Version: requestVersion(apiDescribeGroups, c.cfg.Version)}
 }
 
 // describeGroups asks one coordinator about groups.
@@ -433,42 +421,12 @@ func (c *Cluster) coordinator(ctx context.Context, cl sarama.Client, group strin
 }
 
 func (c *Cluster) listGroupsRequest() *sarama.ListGroupsRequest {
-	req := &sarama.ListGroupsRequest{}
-	v := c.cfg.Version
-	switch {
-	case v.IsAtLeast(sarama.V2_6_0_0):
-		req.Version = 4 // v5's type filter would hide classic groups on KIP-848 brokers
-	case v.IsAtLeast(sarama.V2_4_0_0):
-		req.Version = 3
-	case v.IsAtLeast(sarama.V2_0_0_0):
-		req.Version = 2
-	case v.IsAtLeast(sarama.V0_11_0_0):
-		req.Version = 1
-	}
-	return req
+	return &sarama.ListGroupsRequest{Version: requestVersion(apiListGroups, c.cfg.Version)}
 }
 
 func (c *Cluster) fetchRequest() *sarama.FetchRequest {
-	req := &sarama.FetchRequest{MinBytes: 1, MaxWaitTime: 0, Isolation: sarama.ReadUncommitted}
-	v := c.cfg.Version
-	switch {
-	case v.IsAtLeast(sarama.V2_7_0_0):
-		req.Version = 12
-	case v.IsAtLeast(sarama.V2_3_0_0):
-		req.Version = 11
-	case v.IsAtLeast(sarama.V2_1_0_0):
-		req.Version = 10
-	case v.IsAtLeast(sarama.V2_0_0_0):
-		req.Version = 8
-	case v.IsAtLeast(sarama.V1_1_0_0):
-		req.Version = 7
-	case v.IsAtLeast(sarama.V1_0_0_0):
-		req.Version = 6
-	case v.IsAtLeast(sarama.V0_11_0_0):
-		req.Version = 5
-	case v.IsAtLeast(sarama.V0_10_1_0):
-		req.Version = 3
-	}
+	req := &sarama.FetchRequest{MinBytes: 1, MaxWaitTime: 0, Isolation: sarama.ReadUncommitted,
+		Version: requestVersion(apiFetch, c.cfg.Version)}
 	if req.Version >= 7 {
 		req.SessionID = 0
 		req.SessionEpoch = -1

@@ -29,7 +29,7 @@ type groupStates struct {
 // one OffsetFetch per group. wanted names the topics whose commits are kept.
 func (c *Cluster) fetchGroupStates(ctx context.Context, byCoord map[*sarama.Broker][]string, wanted map[string]bool) groupStates {
 	gs := groupStates{infos: map[string]GroupInfo{}, commits: map[string]commits{}}
-	batched := c.cfg.Version.IsAtLeast(sarama.V3_0_0_0)
+	batched := requestVersion(apiOffsetFetch, c.cfg.Version) >= 8
 	type answer struct {
 		groups  []string
 		infos   map[string]GroupInfo

@@ -13,7 +13,11 @@ import (
 )
 
 // TestRunGCS: the probe on gs:// (the official client against fake-gcs-server) reads, writes,
-// reads back and deletes as on s3://, and names an unwritable or missing location.
+// reads back and deletes as on s3://, and names an unwritable or missing location. Access is
+// judged without writing from the bucket's testIamPermissions (answered as GCS documents it in
+// front of the emulator, which has no IAM): a missing storage.objects.create fails the probe
+// with that evidence even when the write test is off; an IAM call that fails (the emulator's
+// own 404, a 403) leaves access not judged, with the reason.
 func TestRunGCS(t *testing.T) {
 	const bucket, prefix = "ckpt-bucket", "pipelines/sms-replies"
 	tests := []struct {
@@ -23,12 +27,45 @@ func TestRunGCS(t *testing.T) {
 		class  probe.Class
 		steps  []string
 		reason string // a prefix of Result.Reason; {loc} is the checkpoint location
+		// access is what Result.Access says: "judged: " + its Reason, or "not judged: " + its Err.
+		access string
 	}{
 		{
-			name:   "healthy",
+			name:   "healthy, the emulator has no IAM",
 			want:   probe.StatusOK,
 			steps:  allSteps,
 			reason: "the checkpoint at {loc} is readable and writable; the newest commit is 1m old",
+			access: "not judged: gs://" + bucket + "'s testIamPermissions did not answer (Not Found (GCS HTTP 404)): the write probe and the driver logs tell",
+		},
+		{
+			name: "healthy, IAM grants create and delete",
+			setup: func(srv *storagetest.GCSServer, _ *probe.Options) {
+				srv.Grant("storage.objects.create", "storage.objects.delete")
+			},
+			want:   probe.StatusOK,
+			steps:  allSteps,
+			reason: "the checkpoint at {loc} is readable and writable; the newest commit is 1m old",
+			access: "judged: streamwatch's identity may create and delete objects in gs://" + bucket + " (testIamPermissions)",
+		},
+		{
+			name: "IAM lacks create, no write test",
+			setup: func(srv *storagetest.GCSServer, opt *probe.Options) {
+				srv.Grant("storage.objects.get", "storage.objects.delete")
+				opt.Write = false
+			},
+			want:   probe.StatusFailed,
+			class:  probe.ClassPermissionDenied,
+			steps:  []string{"stat ✓", "list ✓", "read metadata ✓", "read offsets ✓", "read commits ✓"},
+			reason: "streamwatch's identity lacks storage.objects.create in gs://" + bucket + " (testIamPermissions), so it may not create objects there",
+			access: "judged: streamwatch's identity lacks storage.objects.create in gs://" + bucket,
+		},
+		{
+			name:   "IAM refused",
+			setup:  func(srv *storagetest.GCSServer, _ *probe.Options) { srv.RefuseIAM(403) },
+			want:   probe.StatusOK,
+			steps:  allSteps,
+			reason: "the checkpoint at {loc} is readable and writable",
+			access: "not judged: gs://" + bucket + "'s testIamPermissions did not answer (access denied (GCS HTTP 403: Request is prohibited by organization's policy.)): the write probe and the driver logs tell",
 		},
 		{
 			name: "write test refused",
@@ -83,9 +120,17 @@ func TestRunGCS(t *testing.T) {
 			if want := strings.ReplaceAll(tc.reason, "{loc}", opt.Location); !strings.HasPrefix(r.Reason, want) {
 				t.Errorf("reason %q, want it to start %q", r.Reason, want)
 			}
-			if a := r.Access; tc.want == probe.StatusOK && (a == nil || a.Judged() ||
-				!strings.Contains(a.Err, "access to "+opt.Location+" cannot be judged without writing")) {
-				t.Errorf("access %+v for a GCS location", a)
+			if tc.access != "" {
+				a, got := r.Access, "nil"
+				switch {
+				case a.Judged():
+					got = "judged: " + a.Reason
+				case a != nil:
+					got = "not judged: " + a.Err
+				}
+				if !strings.HasPrefix(got, tc.access) || (a != nil && a.Who() != "streamwatch's identity") {
+					t.Errorf("access %q of %s, want %q of streamwatch's identity", got, a.Who(), tc.access)
+				}
 			}
 			if tc.want == probe.StatusOK && !r.NewestCommit.Equal(lastCommit) {
 				t.Errorf("newest commit %v, want %v", r.NewestCommit, lastCommit)

@@ -12,6 +12,8 @@
 //  5. for local paths, whether the job's user may create files in the location and its offsets/,
 //     commits/ and state/ folders, judged without writing (integrations/access); a "no" fails
 //     the probe even when streamwatch's own write test passed, since the job is who must write.
+//     For gs://, whether streamwatch's own identity may create and delete objects in the bucket,
+//     from the bucket's testIamPermissions.
 //
 // The first failing step ends the probe; the result is FAILED with a Class saying what kind of
 // failure it was. Slow steps and a stale checkpoint make it DEGRADED. The checkpoint itself is
@@ -129,7 +131,8 @@ type Result struct {
 	NewestCommit time.Time     `json:"newest_commit,omitzero"`
 	CommitAge    time.Duration `json:"commit_age,omitempty"`
 	// Access is whether the job's user may create files in the checkpoint's folders, judged
-	// without writing; for s3:// it says it cannot be judged. Nil when the location was not
+	// without writing; for gs:// whether streamwatch's identity may create and delete objects
+	// (testIamPermissions); for s3:// it says it cannot be judged. Nil when the location was not
 	// reached.
 	Access  *access.Report `json:"access,omitempty"`
 	Started time.Time      `json:"started"`
@@ -299,15 +302,97 @@ func (p *prober) judgeAccess() {
 	if p.opt.JobUser != nil {
 		u = *p.opt.JobUser
 	}
+	if pt, ok := p.ckpt.store.(permissionTester); ok && p.ckpt.dir == "" {
+		p.res.Access = p.testPermissions(pt)
+		return
+	}
 	if p.ckpt.dir == "" {
-		p.res.Access = &access.Report{Location: p.opt.Location, User: u,
-			Err: "access to " + p.opt.Location + " cannot be judged without writing: the write probe and the driver logs tell"}
+		p.res.Access = p.judgeRemote(u)
 		return
 	}
 	rep, ok := guard(p.ctx, func() access.Report { return access.Check(p.ckpt.dir, u) })
 	if ok {
 		p.res.Access = &rep
 	}
+}
+
+// accessControlled is a store that can say who may do what to its directories (abfss://).
+type accessControlled interface {
+	AccessControl(ctx context.Context, names ...string) (ancestors, dirs []storage.PathAccess, err error)
+}
+
+// judgeRemote judges an object store's checkpoint where the store can say (an abfss://
+// location's ACLs, for job_user's principal); elsewhere it says that access was not judged.
+func (p *prober) judgeRemote(u access.User) *access.Report {
+	loc := p.opt.Location
+	notJudged := func(why string) *access.Report {
+		return &access.Report{Location: loc, User: u,
+			Err: "access to " + loc + " cannot be judged without writing" + why + ": the write probe and the driver logs tell"}
+	}
+	ac, ok := p.ckpt.store.(accessControlled)
+	switch {
+	case !ok:
+		return notJudged("")
+	case !strings.HasPrefix(loc, "abfs"):
+		return notJudged(" (a wasbs:// container has no ACLs)")
+	case u.Principal == "":
+		return notJudged(" (ACLs are judged for job_user: {principal: <object id>}, which is not set)")
+	}
+	names := []string{""}
+	for _, d := range access.SparkDirs {
+		if e, err := p.ckpt.store.Stat(p.ctx, d); err == nil && e.IsDir {
+			names = append(names, d)
+		}
+	}
+	ancestors, dirs, err := ac.AccessControl(p.ctx, names...)
+	if err != nil {
+		return &access.Report{Location: loc, User: u, Err: "access control of " + loc + " could not be read: " + err.Error()}
+	}
+	toDir := func(a storage.PathAccess, path string) (access.Dir, error) {
+		return access.ObjectDir(path, a.Owner, a.Group, a.Permissions, a.ACL)
+	}
+	var up []access.Dir
+	for _, a := range ancestors {
+		d, err := toDir(a, a.Path)
+		if err != nil {
+			return &access.Report{Location: loc, User: u, Err: err.Error()}
+		}
+		up = append(up, d)
+	}
+	var judged []access.DirJudgment
+	for i, a := range dirs {
+		name, path := "", loc
+		if names[i] != "" {
+			name, path = names[i]+"/", strings.TrimSuffix(loc, "/")+"/"+names[i]
+		}
+		d, err := toDir(a, path)
+		if err != nil {
+			return &access.Report{Location: loc, User: u, Err: err.Error()}
+		}
+		judged = append(judged, access.DirJudgment{Name: name, Dir: d})
+	}
+	r := access.CheckPrincipal(loc, u, up, judged)
+	return &r
+}
+
+// permissionTester is a store that says, without writing, which permissions its caller holds
+// on it (gs://: the bucket's testIamPermissions).
+type permissionTester interface {
+	Bucket() string
+	TestPermissions(ctx context.Context, perms []string) ([]string, error)
+}
+
+// testPermissions judges an object store's access from what it says of streamwatch's own
+// identity; when it cannot say (403, 404, an emulator without IAM), access is not judged.
+func (p *prober) testPermissions(pt permissionTester) *access.Report {
+	granted, err := pt.TestPermissions(p.ctx, access.GCSWrite)
+	if err != nil {
+		return &access.Report{Location: p.opt.Location, Identity: access.GCSIdentity,
+			Err: fmt.Sprintf("%s's testIamPermissions did not answer (%s): the write probe and the driver logs tell",
+				pt.Bucket(), strings.TrimPrefix(err.Error(), "test permissions "+pt.Bucket()+": "))}
+	}
+	r := access.GCS(p.opt.Location, pt.Bucket(), granted, p.opt.JobUser != nil)
+	return &r
 }
 
 // step runs one step and records it; after a failure it records the step as skipped.

@@ -31,7 +31,7 @@ func copyHashed(ctx context.Context, dst storage.Store, dstName string, src stor
 	}
 	defer rc.Close()
 	h := sha256.New()
-	cr := &countingReader{r: io.TeeReader(rc, h)}
+	cr := &storage.CountingReader{R: io.TeeReader(rc, h)}
 	if err := dst.Write(ctx, dstName, cr); err != nil {
 		return 0, "", err
 	}
@@ -42,7 +42,7 @@ func copyHashed(ctx context.Context, dst storage.Store, dstName string, src stor
 		return 0, "", &storage.Error{Op: "write", Path: dstName, Class: storage.ClassOther,
 			Err: fmt.Errorf("the store stopped reading %d bytes before the end", n)}
 	}
-	return cr.n, hex.EncodeToString(h.Sum(nil)), nil
+	return cr.N, hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // hashFile reads one file and returns its size and SHA-256.
@@ -63,17 +63,6 @@ func hashFile(ctx context.Context, s storage.Store, name string) (int64, string,
 func hashBytes(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
-}
-
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // forEach calls f for 0..n-1 on up to workers goroutines and returns the first error; the

@@ -79,7 +79,7 @@ func Diff(want, got []FileState) []string {
 		case !ok:
 			out = append(out, w.Path+": no longer looked at")
 		case w.Absent && !g.Absent:
-			out = append(out, fmt.Sprintf("%s: did not exist, now exists (%s, modified %s)", w.Path, human.Bytes(g.Size), stampOf(g.ModTime)))
+			out = append(out, fmt.Sprintf("%s: did not exist, now exists (%s, modified %s)", w.Path, human.Bytes(g.Size), human.StampMilli(g.ModTime)))
 		case !w.Absent && g.Absent:
 			out = append(out, w.Path+": gone")
 		case w.Absent:
@@ -89,7 +89,7 @@ func Diff(want, got []FileState) []string {
 				what = append(what, fmt.Sprintf("size %d → %d bytes", w.Size, g.Size))
 			}
 			if !w.ModTime.Equal(g.ModTime) {
-				what = append(what, fmt.Sprintf("modified %s → %s", stampOf(w.ModTime), stampOf(g.ModTime)))
+				what = append(what, fmt.Sprintf("modified %s → %s", human.StampMilli(w.ModTime), human.StampMilli(g.ModTime)))
 			}
 			if w.ETag != g.ETag {
 				what = append(what, fmt.Sprintf("ETag %s → %s", w.ETag, g.ETag))
@@ -111,13 +111,6 @@ func Diff(want, got []FileState) []string {
 		out = append(out, p+": not in the plan that was shown, now part of it")
 	}
 	return out
-}
-
-func stampOf(t time.Time) string {
-	if t.IsZero() {
-		return "-"
-	}
-	return t.UTC().Format("2006-01-02 15:04:05.000Z")
 }
 
 // Activity is a sign that a query is running: a checkpoint file written recently.

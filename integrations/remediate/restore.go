@@ -172,7 +172,7 @@ func PlanRestore(ctx context.Context, store, backupRoot storage.Store, dir strin
 		}
 		if !dst.Absent {
 			plan.Problems = append(plan.Problems, fmt.Sprintf("%s exists in the checkpoint again (%s, modified %s): a restore never overwrites it",
-				p, human.Bytes(dst.Size), stampOf(dst.ModTime)))
+				p, human.Bytes(dst.Size), human.StampMilli(dst.ModTime)))
 			continue
 		}
 		plan.Files = append(plan.Files, RestoreFile{Path: p, Source: src, Target: dst, VerifiedBy: by})

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
+	"net/http"
 	"os"
 	"syscall"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/minio/minio-go/v7"
 	"google.golang.org/api/googleapi"
 )
@@ -64,6 +66,21 @@ func Class(err error) ErrorClass {
 }
 
 func classify(err error) ErrorClass {
+	var ae *azcore.ResponseError
+	if errors.As(err, &ae) {
+		switch ae.StatusCode {
+		case 401, 403:
+			return ClassPermission
+		case 404:
+			return ClassNotFound
+		case 408, 504:
+			return ClassTimeout
+		}
+		if ae.ErrorCode == "OperationTimedOut" {
+			return ClassTimeout
+		}
+		return ClassOther
+	}
 	var ge *googleapi.Error
 	if errors.As(err, &ge) {
 		switch ge.Code {
@@ -151,12 +168,28 @@ func causeText(err error) string {
 		}
 		return fmt.Sprintf("%s (S3 %s, HTTP %d)", msg, resp.Code, resp.StatusCode)
 	}
+	var ae *azcore.ResponseError
+	if errors.As(err, &ae) {
+		// Never ae.Error(): it carries the request URL, which may hold a SAS token.
+		code := ae.ErrorCode
+		if code == "" {
+			code = http.StatusText(ae.StatusCode)
+		}
+		if classify(ae) == ClassPermission {
+			return fmt.Sprintf("access denied (Azure %s, HTTP %d)", code, ae.StatusCode)
+		}
+		return fmt.Sprintf("%s (Azure HTTP %d)", code, ae.StatusCode)
+	}
 	var ge *googleapi.Error
 	if errors.As(err, &ge) {
-		if classify(ge) == ClassPermission {
-			return fmt.Sprintf("access denied (GCS HTTP %d: %s)", ge.Code, ge.Message)
+		msg := ge.Message
+		if msg == "" { // a body that is not GCS's JSON error (a proxy, an emulator's plain 404)
+			msg = http.StatusText(ge.Code)
 		}
-		return fmt.Sprintf("%s (GCS HTTP %d)", ge.Message, ge.Code)
+		if classify(ge) == ClassPermission {
+			return fmt.Sprintf("access denied (GCS HTTP %d: %s)", ge.Code, msg)
+		}
+		return fmt.Sprintf("%s (GCS HTTP %d)", msg, ge.Code)
 	}
 	return err.Error()
 }

@@ -276,3 +276,17 @@ func (s *gcsStore) Rename(ctx context.Context, from, to string) error {
 	}
 	return wrap("rename", what, s.svc.Objects.Delete(s.bucket, s.prefix+cf).Context(ctx).Do())
 }
+
+// Bucket is gs://bucket, the resource whose IAM policy TestPermissions asks about.
+func (s *gcsStore) Bucket() string { return "gs://" + s.bucket }
+
+// TestPermissions asks GCS which of perms the caller holds on the bucket
+// (buckets.testIamPermissions), without writing anything. The answer is about the identity
+// streamwatch calls with, not about any other principal (the job's service account).
+func (s *gcsStore) TestPermissions(ctx context.Context, perms []string) ([]string, error) {
+	res, err := s.svc.Buckets.TestIamPermissions(s.bucket, perms).Context(ctx).Do()
+	if err != nil {
+		return nil, wrap("test permissions", s.Bucket(), err)
+	}
+	return res.Permissions, nil
+}

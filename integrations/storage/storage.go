@@ -1,7 +1,10 @@
 // Package storage reads and writes files under a checkpoint location: a local or mounted path
 // (plain path or file://, including NFS, PVC and FUSE mounts), an S3-compatible bucket
-// (s3://bucket/prefix; s3a:// and s3n:// are accepted as Spark spells them) or a Google Cloud
-// Storage bucket (gs://bucket/prefix).
+// (s3://bucket/prefix; s3a:// and s3n:// are accepted as Spark spells them), a Google Cloud
+// Storage bucket (gs://bucket/prefix) or an Azure Storage container, ADLS Gen2
+// (abfss://container@account.dfs.core.windows.net/prefix) or Blob
+// (wasbs://container@account.blob.core.windows.net/prefix), both through the Blob API; on
+// abfss:// the directories' owners, permissions and ACLs are read too (AccessControl).
 //
 // A Store names files relative to its root with slash-separated names ("offsets/42"); "" is the
 // root itself. Errors keep their class (see Class) and say what was being done:
@@ -78,9 +81,12 @@ type Entry struct {
 // Options configures Open. The zero value opens local paths and AWS S3 with credentials from
 // the environment.
 type Options struct {
-	S3  S3Options
-	GCS GCSOptions
-	// Getenv reads the AWS_* variables and STORAGE_EMULATOR_HOST; nil means os.Getenv.
+	S3    S3Options
+	GCS   GCSOptions
+	Azure AzureOptions
+	// Getenv reads the AWS_* variables, STORAGE_EMULATOR_HOST and
+	// AZURE_STORAGE_CONNECTION_STRING; nil means os.Getenv. (azidentity's chain reads its own
+	// AZURE_* variables from the process environment.)
 	Getenv func(string) string
 }
 
@@ -104,7 +110,8 @@ type S3Options struct {
 }
 
 // Open returns the Store for a location: "s3://bucket/prefix" (also s3a://, s3n://),
-// "gs://bucket/prefix",
+// "gs://bucket/prefix", "abfss://container@account.dfs.core.windows.net/prefix" (also abfs://,
+// wasbs://container@account.blob.core.windows.net/prefix, wasb://),
 // "file:///path", "file:/path" (Hadoop's spelling) or a plain path. It does not touch the
 // location, so a missing checkpoint shows up on the first List or Read.
 func Open(location string, opts Options) (Store, error) {
@@ -151,8 +158,10 @@ func Open(location string, opts Options) (Store, error) {
 			return nil, fmt.Errorf("open storage %s: no bucket", location)
 		}
 		return newGCS(location, bucket, prefix, opts)
+	case "abfss", "abfs", "wasbs", "wasb":
+		return newAzure(location, strings.ToLower(scheme), rest, opts)
 	default:
-		return nil, fmt.Errorf("open storage %s: unsupported scheme %q (want a path, file://, s3:// or gs://)", location, scheme)
+		return nil, fmt.Errorf("open storage %s: unsupported scheme %q (want a path, file://, s3://, gs://, abfss:// or wasbs://)", location, scheme)
 	}
 }
 

@@ -179,40 +179,35 @@ func checkErr(t *testing.T, err error, class storage.ErrorClass, prefix string) 
 	}
 }
 
-func TestLocalContract(t *testing.T) {
-	t.Parallel()
-	s, err := storage.Open(t.TempDir(), storage.Options{})
-	if err != nil {
-		t.Fatal(err)
+// TestContract: every backend behaves as the others (list, stat, read, write, delete, rename
+// refusing an existing target): local paths, s3:// against gofakes3, gs:// through the
+// official client against fake-gcs-server, and the in-memory store of the tests.
+func TestContract(t *testing.T) {
+	backends := []struct {
+		name string
+		open func(t *testing.T) (storage.Store, error)
+	}{
+		{"local", func(t *testing.T) (storage.Store, error) { return storage.Open(t.TempDir(), storage.Options{}) }},
+		{"s3", func(t *testing.T) (storage.Store, error) {
+			srv := storagetest.NewS3Server(t, "ckpt-bucket")
+			return storage.Open(srv.Location("pipelines/sms"), srv.Options())
+		}},
+		{"gcs", func(t *testing.T) (storage.Store, error) {
+			srv := storagetest.NewGCSServer(t, "ckpt-bucket")
+			return storage.Open(srv.Location("pipelines/sms"), srv.Options())
+		}},
+		{"mem", func(*testing.T) (storage.Store, error) { return storagetest.NewMemStore("mem://ckpt"), nil }},
 	}
-	testContract(t, s)
-}
-
-func TestS3Contract(t *testing.T) {
-	t.Parallel()
-	srv := storagetest.NewS3Server(t, "ckpt-bucket")
-	s, err := storage.Open(srv.Location("pipelines/sms"), srv.Options())
-	if err != nil {
-		t.Fatal(err)
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			s, err := b.open(t)
+			if err != nil {
+				t.Fatal(err)
+			}
+			testContract(t, s)
+		})
 	}
-	testContract(t, s)
-}
-
-// TestGCSContract: gs:// through the official client against fake-gcs-server behaves as the
-// other backends (list, stat, read, write, delete, rename refusing an existing target).
-func TestGCSContract(t *testing.T) {
-	t.Parallel()
-	srv := storagetest.NewGCSServer(t, "ckpt-bucket")
-	s, err := storage.Open(srv.Location("pipelines/sms"), srv.Options())
-	if err != nil {
-		t.Fatal(err)
-	}
-	testContract(t, s)
-}
-
-func TestMemStoreContract(t *testing.T) {
-	t.Parallel()
-	testContract(t, storagetest.NewMemStore("mem://ckpt"))
 }
 
 func TestCopyBetweenBackends(t *testing.T) {
@@ -499,5 +494,70 @@ func TestClass(t *testing.T) {
 		if c.String() != want {
 			t.Errorf("%d.String() = %q, want %q", c, c.String(), want)
 		}
+	}
+}
+
+// TestAzureContract: abfss:// through the official client (azblob) against Azurite behaves as
+// the other backends (list, stat, read, write, delete, rename refusing an existing target).
+func TestAzureContract(t *testing.T) {
+	t.Parallel()
+	srv := storagetest.NewAzureServer(t, "ckpt")
+	s, err := storage.Open(srv.Location("pipelines/sms"), srv.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	testContract(t, s)
+}
+
+// TestOpenAzure: Azure locations name their container and account; a connection string for
+// another account is refused before any request, naming neither its key nor its signature.
+func TestOpenAzure(t *testing.T) {
+	t.Parallel()
+	conn := "DefaultEndpointsProtocol=https;AccountName=other;AccountKey=c2VjcmV0LWtleQ==;EndpointSuffix=core.windows.net"
+	env := storage.Options{Getenv: func(k string) string {
+		if k == "AZURE_STORAGE_CONNECTION_STRING" {
+			return conn
+		}
+		return ""
+	}}
+	for _, loc := range []string{"abfss://ckpt@other.dfs.core.windows.net/a/b", "abfs://ckpt@other.dfs.core.windows.net",
+		"wasbs://ckpt@other.blob.core.windows.net/x", "WASB://ckpt@other.blob.core.windows.net/x"} {
+		s, err := storage.Open(loc, env)
+		if err != nil || s.Location() != loc {
+			t.Errorf("Open(%q) = %v, %v", loc, s, err)
+		}
+	}
+	for loc, want := range map[string]string{
+		"abfss://other.dfs.core.windows.net/x":          "want container@account.dfs.core.windows.net/prefix",
+		"abfss://ckpt@acme.dfs.core.windows.net/x":      `AZURE_STORAGE_CONNECTION_STRING is for account "other", the location names "acme"`,
+		"wasbs://@other.blob.core.windows.net/x":        "want container@account",
+		"abfss://ckpt@.dfs.core.windows.net/checkpoint": "no account",
+	} {
+		_, err := storage.Open(loc, env)
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "c2VjcmV0") {
+			t.Errorf("Open(%q) error = %v, want it to contain %q", loc, err, want)
+		}
+	}
+}
+
+// TestAzureErrorsHideSAS: an Azure refusal says what Azure said, and never the request URL,
+// which carries a SAS token's signature when the connection string has one.
+func TestAzureErrorsHideSAS(t *testing.T) {
+	t.Parallel()
+	srv := storagetest.NewAzureServer(t, "ckpt")
+	srv.DenyPrefix("cp/offsets/")
+	conn := "BlobEndpoint=" + srv.URL + ";SharedAccessSignature=sv=2024-08-04&ss=b&srt=sco&sp=rl&sig=c2VjcmV0LXNpZw%3D%3D"
+	s, err := storage.Open(srv.BlobLocation("cp"), storage.Options{Getenv: func(k string) string {
+		if k == "AZURE_STORAGE_CONNECTION_STRING" {
+			return conn
+		}
+		return ""
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.List(t.Context(), "offsets")
+	if storage.Class(err) != storage.ClassPermission || err.Error() != "list offsets: access denied (Azure AuthorizationPermissionMismatch, HTTP 403)" {
+		t.Errorf("list = %v (class %v)", err, storage.Class(err))
 	}
 }

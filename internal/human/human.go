@@ -59,6 +59,14 @@ func Noun(n int, noun string) string {
 	return noun + "s"
 }
 
+// Plural is "s" unless n is 1, for a noun written in a format: "%d alert%s".
+func Plural[T ~int | ~int64](n T) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
 // Time writes a moment to the second, in the zone people read (SetZone): "2026-11-30
 // 10:41:05 UTC", "2026-11-30 11:41:05 CET".
 func Time(t time.Time) string {
@@ -82,6 +90,18 @@ func Stamp(t time.Time) string {
 		return t.UTC().Format("2006-01-02 15:04:05Z")
 	}
 	return t.In(Zone()).Format("2006-01-02 15:04:05 MST")
+}
+
+// StampMilli is Stamp to the millisecond, for times that differ by less than a second (a
+// file's modification before and after a change): "2026-11-30 10:41:05.123Z"; "-" for none.
+func StampMilli(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	if Zone() == time.UTC {
+		return t.UTC().Format("2006-01-02 15:04:05.000Z")
+	}
+	return t.In(Zone()).Format("2006-01-02 15:04:05.000 MST")
 }
 
 // Clock writes a time of day to the second, in the zone people read: "10:41:05Z" in UTC,

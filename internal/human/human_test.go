@@ -1,6 +1,7 @@
 package human_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -65,10 +66,10 @@ func TestTook(t *testing.T) {
 // TestZone: times people read follow SetZone (slack.time_zone); UTC keeps its short forms.
 func TestZone(t *testing.T) {
 	t.Cleanup(func() { human.SetZone(nil) })
-	at := time.Date(2026, 11, 30, 10, 41, 5, 0, time.UTC)
+	at := time.Date(2026, 11, 30, 10, 41, 5, 123456789, time.UTC)
 	check := func(want ...string) {
 		t.Helper()
-		got := []string{human.Stamp(at), human.Clock(at), human.Minute(at), human.Time(at)}
+		got := []string{human.Stamp(at), human.Clock(at), human.Minute(at), human.Time(at), human.StampMilli(at)}
 		for i := range want {
 			if got[i] != want[i] {
 				t.Errorf("in %s: got %q, want %q", human.Zone(), got, want)
@@ -76,16 +77,23 @@ func TestZone(t *testing.T) {
 			}
 		}
 	}
-	check("2026-11-30 10:41:05Z", "10:41:05Z", "2026-11-30 10:41Z", "2026-11-30 10:41:05 UTC")
+	check("2026-11-30 10:41:05Z", "10:41:05Z", "2026-11-30 10:41Z", "2026-11-30 10:41:05 UTC", "2026-11-30 10:41:05.123Z")
 	paris, err := time.LoadLocation("Europe/Paris")
 	if err != nil {
 		t.Fatal(err)
 	}
 	human.SetZone(paris)
-	check("2026-11-30 11:41:05 CET", "11:41:05 CET", "2026-11-30 11:41 CET", "2026-11-30 11:41:05 CET")
+	check("2026-11-30 11:41:05 CET", "11:41:05 CET", "2026-11-30 11:41 CET", "2026-11-30 11:41:05 CET", "2026-11-30 11:41:05.123 CET")
 	human.SetZone(time.FixedZone("UTC", 0)) // a zone named UTC is UTC
 	check("2026-11-30 10:41:05Z")
-	if human.Stamp(time.Time{}) != "-" || human.Clock(time.Time{}) != "-" {
+	if human.Stamp(time.Time{}) != "-" || human.Clock(time.Time{}) != "-" || human.StampMilli(time.Time{}) != "-" {
 		t.Error("no time is not written as -")
+	}
+}
+
+// TestPlural: the suffix of a noun written in a format, for int and int64 counts.
+func TestPlural(t *testing.T) {
+	if got := fmt.Sprintf("%d alert%s, %d alert%s, %d alert%s", 0, human.Plural(0), 1, human.Plural(1), int64(2), human.Plural(int64(2))); got != "0 alerts, 1 alert, 2 alerts" {
+		t.Errorf("got %q", got)
 	}
 }

@@ -42,8 +42,11 @@ local function inc(id)
   cache[id] = c
   return c
 end
+-- set changes a field; a change of severity moves the incident to its new severity's index
+-- when the run ends (sev_was: the severity it is indexed under; false: none yet).
 local function set(id, name, value)
   local c = inc(id)
+  if name == "severity" and c.sev_was == nil then c.sev_was = tonumber(c.v.severity) or 0 end
   c.v[name] = value
   c.d[name] = true
 end
@@ -53,9 +56,9 @@ local function cache_new(id, fields)
   for _, name in ipairs(hot_fields) do v[name] = false end
   for _, name in ipairs(cold_fields) do v[name] = false end
   for i = 1, #fields, 2 do v[fields[i]] = fields[i + 1] end
-  cache[id] = {v = v, d = {}, alerts = ik(id, "alerts")}
+  cache[id] = {v = v, d = {}, alerts = ik(id, "alerts"), sev_was = false}
 end
--- flush writes what the run changed, one HSET an incident. An incident gone meanwhile is left
+-- flush writes what the run changed, one HSET an incident, and moves a new severity's index. An incident gone meanwhile is left
 -- alone: a write would bring a part of it back.
 local function flush()
   for id, c in pairs(cache) do
@@ -68,6 +71,11 @@ local function flush()
         t[#t + 1] = val
       end
       if #t > 0 then call("HSET", ik(id), unpack(t)) end
+      local sev = tonumber(c.v.severity) or 0
+      if c.sev_was ~= nil and c.sev_was ~= sev then
+        if c.sev_was then call("ZREM", sev_index(c.sev_was), id) end
+        call("ZADD", sev_index(sev), index_score(id, c.v.first_seen), id)
+      end
     end
   end
   cache = {}

@@ -9,6 +9,9 @@ if ttl ~= -2 then
   local done = tonumber(call("HGET", ik(id), "delivered") or "0")
   if seq > done then call("HSET", ik(id), "delivered", seq) end
   if ts ~= "" then
+    -- A root posted elsewhere than the incident's channel (its channel archived) moves its list.
+    local f = call("HMGET", ik(id), "root_channel", "channel", "status", "first_seen")
+    moved(id, f[1] or f[2], ch, f[3], f[4])
     call("HSET", ik(id), "root_ts", ts, "root_channel", ch)
     if ttl > 0 then
       call("SET", P .. ":ts:" .. ch .. ":" .. ts, id, "PX", ttl)

@@ -112,7 +112,7 @@ local function open(key, h, title, sev, pipeline, channel, source, links)
   call("HSET", ik(id), unpack(f))
   call("SET", dedup_of(h), id)
   call("ZADD", P .. ":open", now_s, id)
-  open_in(channel, id, seq, now_s)
+  open_in(channel, id, now_s, "open")
   call("XADD", P .. ":outbox", "*", "inc", id, "seq", "1", "kind", "root", "channel", channel)
   cache_new(id, f)
   cache[id].n = 0

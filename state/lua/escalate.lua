@@ -46,6 +46,7 @@ for i = 1, #open, 2 do
       if now - math.max(ack_at, tonumber(f[10]) or 0) >= ack_timeout then
         call("HINCRBY", ik(id), "acked_ms", math.max(now - ack_at, 0))
         call("HSET", ik(id), "status", "open")
+        reindex(status_index("acknowledged"), status_index("open"), id, open[i + 1])
         call("HDEL", ik(id), "ack_at")
         event(id, now, "ack_expired", "streamwatch", {"after", ack_timeout})
         enqueue(id, "event", "ack_expired", "streamwatch", {"after", ack_timeout})

@@ -56,7 +56,7 @@ local function flood_open(channel)
   call("HSET", ik(id), unpack(f))
   call("HSET", fk(channel), "id", id, "ended", "0", "since", now_s)
   call("ZADD", P .. ":open", now_s, id)
-  open_in(channel, id, seq, now_s)
+  open_in(channel, id, now_s, "open")
   call("XADD", P .. ":outbox", "*", "inc", id, "seq", "1", "kind", "root", "channel", channel)
   cache_new(id, f)
   cache[id].n, cache[id].zn = 0, 0

@@ -11,15 +11,42 @@ end
 local function dedup_of(h) return P .. ":dedup:" .. h end
 local function dedup(k) return dedup_of(redis.sha1hex(k)) end
 local function last(k) return P .. ":last:" .. redis.sha1hex(k) end
--- open_in indexes incident id (number seq) as open in channel, by its first seen time (ms),
--- then seq (incident list and the commands typed without an ID read a channel's index, never
--- every open incident); closed_in takes it out. The score is written as digits: Lua would
--- print a number that large with 14 significant ones (state.indexScore is the same).
-local function open_in(channel, id, seq, first_seen)
-  call("ZADD", P .. ":chan:" .. channel, first_seen .. string.format("%03d", seq % 1000), id)
+-- The list indexes: every open incident is in its channel's (where its root is, root_channel,
+-- or its channel until the root is posted), its status's and its severity's, each by its first
+-- seen time (ms), then its number; incident list and the commands typed without an ID read the
+-- narrowest index a list names, never every open incident. index_score is that score, written
+-- as digits: Lua would print a number that large with 14 significant ones (state.indexScore
+-- is the same).
+local function index_score(id, first_seen)
+  return first_seen .. string.format("%03d", tonumber(string.match(id, "%d+")) % 1000)
 end
-local function closed_in(channel, id)
-  if channel and channel ~= "" then call("ZREM", P .. ":chan:" .. channel, id) end
+local function chan_index(channel) return P .. ":chan:" .. channel end
+local function status_index(st) return P .. ":status:" .. st end
+local function sev_index(sev) return P .. ":sev:" .. (tonumber(sev) or 0) end
+-- open_in indexes incident id as open: in channel, under status and, unless sev is nil (the
+-- cache's flush indexes a new incident's severity), under sev; closed_in takes it out of them.
+local function open_in(channel, id, first_seen, status, sev)
+  local score = index_score(id, first_seen)
+  call("ZADD", chan_index(channel), score, id)
+  call("ZADD", status_index(status), score, id)
+  if sev then call("ZADD", sev_index(sev), score, id) end
+end
+local function closed_in(channel, id, status, sev)
+  if channel and channel ~= "" then call("ZREM", chan_index(channel), id) end
+  if status then call("ZREM", status_index(status), id) end
+  if sev then call("ZREM", sev_index(sev), id) end
+end
+-- reindex moves incident id from index from to index to (a status, a severity, a channel).
+local function reindex(from, to, id, first_seen)
+  if from == to then return end
+  call("ZREM", from, id)
+  call("ZADD", to, index_score(id, first_seen), id)
+end
+-- moved lists incident id (status st) in channel to instead of from: its root is there now.
+local function moved(id, from, to, st, first_seen)
+  if from and from ~= to and (st == "open" or st == "acknowledged") then
+    reindex(chan_index(from), chan_index(to), id, first_seen)
+  end
 end
 -- add appends the pair name, value to t unless the value is empty (it then reads as empty).
 local function add(t, name, v)

@@ -42,6 +42,7 @@ local n = tonumber(call("HGET", ik(from), "count") or "0")
 set(into, "count", (tonumber(inc(into).v.count) or 0) + n)
 local sevf = tonumber(call("HGET", ik(from), "severity") or "0")
 local sevi = tonumber(inc(into).v.severity) or 0
+local from_sev = sevf
 -- A severity a person set on INTO stays.
 if inc(into).v.severity_by then sevf = sevi end
 local mf = call("HGET", ik(into), "merged_from") or ""
@@ -51,7 +52,8 @@ set(into, "last_seen", now)
 call("HSET", ik(into), "merged_from", mf .. from)
 call("HSET", ik(from), "status", "resolved", "merged_into", into, "resolved_by", actor, "resolved_at", now)
 call("ZREM", P .. ":open", from)
-closed_in(call("HGET", ik(from), "channel"), from)
+local fc = call("HMGET", ik(from), "channel", "root_channel")
+closed_in(fc[2] or fc[1], from, sf, from_sev)
 call("ZREM", P .. ":autoresolve", from)
 close_flood(from)
 drop_silence(from, now)

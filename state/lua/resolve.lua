@@ -2,7 +2,7 @@
 -- note, now, gate ("auto" for the auto-resolve pass), retention ms. Returns result.
 local id, actor, note, now, gate = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5]
 local ttl = tonumber(ARGV[6])
-local cur = call("HMGET", ik(id), "status", "channel")
+local cur = call("HMGET", ik(id), "status", "channel", "root_channel", "severity")
 local st = cur[1]
 if not st then return result("result", "notfound") end
 if gate == "auto" then
@@ -15,7 +15,7 @@ for _, k in ipairs(closing_keys(id, ttl)) do
   if call("GET", dedup(k)) == id then call("DEL", dedup(k)) end
 end
 call("ZREM", P .. ":open", id)
-closed_in(cur[2], id)
+closed_in(cur[3] or cur[2], id, st, cur[4])
 call("ZREM", P .. ":autoresolve", id)
 close_flood(id)
 drop_silence(id, now)

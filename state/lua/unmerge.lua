@@ -2,7 +2,7 @@
 -- keys, its alerts and its count, in its own thread; INTO gives them back. ARGV: from, actor,
 -- now. Returns result and incident (the one a refusal is about).
 local from, actor, now = ARGV[1], ARGV[2], ARGV[3]
-local f = call("HMGET", ik(from), "status", "merged_into", "channel", "first_seen", "key", "count")
+local f = call("HMGET", ik(from), "status", "merged_into", "channel", "first_seen", "key", "count", "root_channel", "severity")
 if not f[1] then return result("result", "notfound", "incident", from) end
 local into = f[2]
 if not into then return result("result", "not_merged", "incident", from) end
@@ -30,7 +30,7 @@ call("HSET", ik(from), "status", "open", "touched_at", now)
 call("HDEL", ik(from), "merged_into", "resolved_by", "resolved_at", "note")
 persist(from)
 call("ZADD", P .. ":open", f[4], from)
-open_in(f[3], from, tonumber(string.match(from, "%d+")), f[4])
+open_in(f[7] or f[3], from, f[4], "open", f[8])
 event(from, now, "unmerged", actor, {"incident", into})
 event(into, now, "unmerged_from", actor, {"incident", from, "count", n})
 enqueue(from, "event", "unmerged", actor, {"incident", into})

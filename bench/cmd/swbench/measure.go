@@ -10,6 +10,7 @@ import (
 
 	"github.com/streamwatch/streamwatch/bench/load"
 	"github.com/streamwatch/streamwatch/bot/slackfake"
+	"github.com/streamwatch/streamwatch/internal/human"
 	"github.com/streamwatch/streamwatch/state"
 )
 
@@ -166,7 +167,7 @@ func (e *env) ingestStreamwatch(ctx context.Context, rep int, res *results) erro
 		check = e.checkPersisted(ctx, sw.prefix, opened, dups, flooded, alerts)
 	}
 	check += fmt.Sprintf("; Slack's fake took %s chat.postMessage calls meanwhile and answered %s with HTTP 429",
-		thousands(int64(len(slack.CallsTo("chat.postMessage")))), thousands(int64(slack.RateLimited())))
+		human.Digits(int64(len(slack.CallsTo("chat.postMessage")))), human.Digits(int64(slack.RateLimited())))
 	res.persisted = append(res.persisted, check)
 	e.logf("run %d: streamwatch idle RSS %.1f MiB, peak %.1f MiB; Redis: %s", rep, mib(rss), mib(hwm), check)
 	return nil
@@ -204,7 +205,7 @@ func (e *env) checkPersisted(ctx context.Context, prefix string, opened, dups, f
 			own, opened, counted, alerts, hot, hotAlerts+dups)
 	}
 	return fmt.Sprintf("ok (%s alerts: %s incidents opened, %s duplicates, %s new alerts joined %d flood incident%s, all counted)",
-		thousands(int64(alerts)), thousands(int64(opened)), thousands(int64(dups)), thousands(int64(flooded)), floods, plural(floods))
+		human.Digits(int64(alerts)), human.Digits(int64(opened)), human.Digits(int64(dups)), human.Digits(int64(flooded)), floods, human.Plural(floods))
 }
 
 // loadGenerator names the load generator's CPU figure.
@@ -476,5 +477,5 @@ func (e *env) checkCounted(ctx context.Context, sw *streamwatch, alerts int) str
 			alerts, inFlight, counted, received)
 	}
 	return fmt.Sprintf("ok (%s alerts answered 2xx, all in Redis: %s occurrences in %d open incidents, %d of them in requests in flight at wrk's stop; %s in streamwatch_alerts_received_total)",
-		thousands(int64(alerts)), thousands(counted), len(open), counted-int64(alerts), thousands(received))
+		human.Digits(int64(alerts)), human.Digits(counted), len(open), counted-int64(alerts), human.Digits(received))
 }

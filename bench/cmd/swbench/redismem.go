@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/streamwatch/streamwatch/internal/human"
 	"github.com/streamwatch/streamwatch/state"
 )
 
@@ -100,7 +101,7 @@ func (e *env) redisMemory(ctx context.Context, res *results) error {
 		}); err != nil {
 		return err
 	}
-	if err := measure(fmt.Sprintf("alerts of one incident (%s distinct fingerprints, the list's cap)", thousands(alertsPer)),
+	if err := measure(fmt.Sprintf("alerts of one incident (%s distinct fingerprints, the list's cap)", human.Digits(alertsPer)),
 		"bytes per alert", alertsPer-1, "one entry of the incident's alert list",
 		func(st *state.Store) error {
 			_, err := st.RecordAlert(ctx, oneAlert("one", "fp-0"))
@@ -133,14 +134,14 @@ func (e *env) redisMemory(ctx context.Context, res *results) error {
 		}); err != nil {
 		return err
 	}
-	if err := measure(fmt.Sprintf("%s distinct alerts in one channel, flood protection on (20 a minute)", thousands(flood)), "", 0,
+	if err := measure(fmt.Sprintf("%s distinct alerts in one channel, flood protection on (20 a minute)", human.Digits(flood)), "", 0,
 		"20 incidents and one flood incident listing 10,000 keys and counting the rest", nil, func(st *state.Store) error {
 			st.FloodLimit = 20
 			return distinctAlerts(st, flood, "flood")
 		}); err != nil {
 		return err
 	}
-	return measure(fmt.Sprintf("%s distinct alerts in one channel, flood protection off", thousands(flood)), "", 0,
+	return measure(fmt.Sprintf("%s distinct alerts in one channel, flood protection off", human.Digits(flood)), "", 0,
 		"100,000 incidents with their roots still in the outbox (at Slack's 1 message/s, 28 hours of posting)", nil,
 		func(st *state.Store) error { return distinctAlerts(st, flood, "noflood") })
 }

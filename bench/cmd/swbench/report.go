@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/streamwatch/streamwatch/bench/load"
+	"github.com/streamwatch/streamwatch/internal/human"
 )
 
 // spread is min, median and max of a figure's runs.
@@ -59,7 +60,7 @@ func format(v float64, unit string) string {
 	}
 	switch unit {
 	case "alerts/s":
-		return thousands(int64(math.Round(v)))
+		return human.Digits(int64(math.Round(v)))
 	case "ms", "s":
 		return sig3(v)
 	case "MiB":
@@ -68,7 +69,7 @@ func format(v float64, unit string) string {
 		}
 		return fmt.Sprintf("%.1f", v)
 	case "bytes":
-		return thousands(int64(math.Round(v)))
+		return human.Digits(int64(math.Round(v)))
 	case "×":
 		if v >= 100 {
 			return fmt.Sprintf("%.0f", v)
@@ -76,7 +77,7 @@ func format(v float64, unit string) string {
 		return fmt.Sprintf("%.2f", v)
 	}
 	if v == math.Trunc(v) {
-		return thousands(int64(v))
+		return human.Digits(int64(v))
 	}
 	return fmt.Sprintf("%.1f", v)
 }
@@ -84,7 +85,7 @@ func format(v float64, unit string) string {
 func sig3(v float64) string {
 	switch a := math.Abs(v); {
 	case a >= 100:
-		return thousands(int64(math.Round(v)))
+		return human.Digits(int64(math.Round(v)))
 	case a >= 10:
 		return fmt.Sprintf("%.1f", v)
 	case a >= 1:
@@ -92,23 +93,6 @@ func sig3(v float64) string {
 	default:
 		return fmt.Sprintf("%.3f", v)
 	}
-}
-
-func thousands(n int64) string {
-	s := fmt.Sprint(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
 }
 
 // cell is "median (min–max)", with the unit when it is a measure (not a count).
@@ -302,7 +286,7 @@ func pairedRatio(num, den []float64) []float64 {
 func lagFigures(res *results) []figure {
 	var out []figure
 	for _, p := range []int{1000, 10000} {
-		sec := fmt.Sprintf("Consumer lag, %s partitions (kfake, 3 brokers)", thousands(int64(p)))
+		sec := fmt.Sprintf("Consumer lag, %s partitions (kfake, 3 brokers)", human.Digits(int64(p)))
 		name := func(impl string) string { return fmt.Sprintf("BenchmarkLag/partitions=%d/%s", p, impl) }
 		sw := goFigure(res, name("streamwatch"), "ns/op", 1e-6)
 		kadm := goFigure(res, name("kadm"), "ns/op", 1e-6)
@@ -344,7 +328,7 @@ func roundFigures(res *results) []figure {
 func checkpointFigures(res *results) []figure {
 	var out []figure
 	for _, n := range []int{1000, 10000} {
-		sec := fmt.Sprintf("Checkpoint diagnosis, %s batches (local disk)", thousands(int64(n)))
+		sec := fmt.Sprintf("Checkpoint diagnosis, %s batches (local disk)", human.Digits(int64(n)))
 		name := fmt.Sprintf("BenchmarkCheckpoint/batches=%d", n)
 		t := goFigure(res, name, "ns/op", 1e-6)
 		if len(t) == 0 {
@@ -414,13 +398,13 @@ func (e *env) render(m machine, res *results, took time.Duration) string {
 			comp = fmt.Sprintf("Alertmanager `POST /api/v2/alerts`: %s; ratio %s", cell(find(ingest, am, "alerts/s")), cell(ratio))
 		}
 		w("| Alert ingest, %d alert%s per request, half new keys (flood protection on), into Redis with AOF | %s; p50 %s, p99 %s | %s | %s |\n",
-			bt, plural(bt), cell(find(ingest, sw, "alerts/s")), cell(find(ingest, sw, "p50 latency per request")),
+			bt, human.Plural(bt), cell(find(ingest, sw, "alerts/s")), cell(find(ingest, sw, "p50 latency per request")),
 			cell(find(ingest, sw, "p99 latency per request")), comp, ratio.verdict()+orDash(ratio.target))
 	}
 	for _, bt := range batches {
 		p := find(ingest, fmt.Sprintf("Alert ingest, batches of %d", bt), "streamwatch p99 ÷ Alertmanager p99 (same run)")
 		if len(p.values) > 0 {
-			w("| p99 latency, %d alert%s per request | %s | Alertmanager %s; ratio %s | %s |\n", bt, plural(bt),
+			w("| p99 latency, %d alert%s per request | %s | Alertmanager %s; ratio %s | %s |\n", bt, human.Plural(bt),
 				cell(find(ingest, fmt.Sprintf("Alert ingest, streamwatch, batches of %d", bt), "p99 latency per request")),
 				cell(find(ingest, fmt.Sprintf("Alert ingest, alertmanager, batches of %d", bt), "p99 latency per request")), cell(p), p.verdict()+orDash(p.target))
 		}
@@ -440,13 +424,13 @@ func (e *env) render(m machine, res *results, took time.Duration) string {
 			continue
 		}
 		w("| Load generator check, %d alert%s per request: Alertmanager from %d, then %d keep-alive connections | | %s: %s × the rate | %s |\n",
-			bt, plural(bt), e.opts.workers, 2*e.opts.workers, cell(find(ingest, fmt.Sprintf("Alert ingest, %s, batches of %d", amDoubled, bt), "alerts/s")),
+			bt, human.Plural(bt), e.opts.workers, 2*e.opts.workers, cell(find(ingest, fmt.Sprintf("Alert ingest, %s, batches of %d", amDoubled, bt), "alerts/s")),
 			cell(d), d.verdict())
 	}
 	if len(res.storms) > 0 {
 		s := res.storms[0]
 		w("| Storm: %s duplicates of one alert in %s s (stands for 60 s; thread_coalesce %v for 10s) | %s Slack calls, %s × HTTP 429 | Slack fake: 1 message/s per channel | ≤ 30 calls, no 429: %s |\n",
-			thousands(int64(e.opts.stormAlerts)), sig3(e.opts.stormWindow.Seconds()), s.coalesce,
+			human.Digits(int64(e.opts.stormAlerts)), sig3(e.opts.stormWindow.Seconds()), s.coalesce,
 			cell(storm[0]), cell(storm[1]), metWord(storm[0].met(storm[0].spread().median) && storm[1].met(storm[1].spread().median)))
 	}
 	if f := find(distinct, "Distinct-alert storm, flood protection on", "root messages"); len(f.values) > 0 {
@@ -458,7 +442,7 @@ func (e *env) render(m machine, res *results, took time.Duration) string {
 				cell(o), hours(o.values[0]), format(find(distinct, "Distinct-alert storm, flood protection off", "Redis memory of its keys").values[0], "MiB"))
 		}
 		w("| Distinct-alert storm: %s alerts, each its own key, in %s s to one channel | %s roots, %s Slack calls, %s × HTTP 429; quiet %s after the first alert; Redis %s | %s | %s |\n",
-			thousands(int64(e.opts.distinctAlerts)), sig3(e.opts.distinctWindow.Seconds()), cell(f),
+			human.Digits(int64(e.opts.distinctAlerts)), sig3(e.opts.distinctWindow.Seconds()), cell(f),
 			cell(find(distinct, sec, "Slack calls (chat.postMessage + chat.update)")), cell(find(distinct, sec, "HTTP 429 answers (fake: 1 message/s per channel)")),
 			cell(find(distinct, sec, "first alert → the channel is quiet (last Slack call)")), cell(find(distinct, sec, "Redis memory of its keys")),
 			off, f.verdict())
@@ -531,13 +515,6 @@ func hours(seconds float64) string {
 	return fmt.Sprintf("%.1f h", seconds/3600)
 }
 
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}
-
 func orUnknown(s string) string {
 	if s == "" {
 		return "unknown"
@@ -576,7 +553,7 @@ func (e *env) renderMethod(b *strings.Builder, res *results) {
 		w("  The load generator is wrk (Debian's package, a separate process, `-t 2 -c %d`, `--latency`): a C\n", o.workers)
 		w("  generator spends far less CPU per request than swload, so both servers are driven harder on\n")
 		w("  this 2-core machine. Each run first sends the %d hot alerts once, then rotates for %v through\n", hotAlerts, o.ingestLimit)
-		w("  %s prepared bodies of 1 or 20 alerts (a Lua script reads them from a file; the token from the\n", thousands(wrkBodies))
+		w("  %s prepared bodies of 1 or 20 alerts (a Lua script reads them from a file; the token from the\n", human.Digits(wrkBodies))
 		w("  environment), closed loop: after the first pass the new alerts come back as re-sends, as\n")
 		w("  Alertmanager repeats a storm's alerts. The Redis check after each run: every alert wrk got 2xx\n")
 		w("  for is an occurrence of an open incident in Redis, and streamwatch_alerts_received_total counts\n")
@@ -589,9 +566,9 @@ func (e *env) renderMethod(b *strings.Builder, res *results) {
 	w("  figure below, and the Alertmanager runs are repeated from twice the connections to show that\n")
 	w("  it does not hold the rate back. It first sends %d hot\n", hotAlerts)
 	w("  alerts once, then %d unmeasured requests, then requests of 1 alert (at most %s) and then of\n",
-		warmup, thousands(int64(o.requests1)))
+		warmup, human.Digits(int64(o.requests1)))
 	w("  20 alerts (at most %s), each for at most %v, from %d concurrent senders, closed loop.\n",
-		thousands(int64(o.requests20)), o.ingestLimit, o.workers)
+		human.Digits(int64(o.requests20)), o.ingestLimit, o.workers)
 	w("  Every other alert repeats one of the hot alerts (a duplicate of an open incident); the others are\n")
 	w("  new alerts with new keys, all to one channel: after the first 20 minus the hot ones (the flood\n")
 	w("  limit, 20 new incidents a minute), each joins the channel's flood incident, recorded under its own\n")
@@ -609,7 +586,7 @@ func (e *env) renderMethod(b *strings.Builder, res *results) {
 	w("  Alertmanager gets the same load from %d connections instead of %d: its rate over the first one's\n", 2*o.workers, o.workers)
 	w("  (target ≤ 1.10) shows whether more connections, or a faster generator, would measure more.\n")
 	w("- **Storm.** Scaled in time by %s: %s duplicates of one alert (1 per request, evenly paced by\n",
-		fmt.Sprintf("%.3g", time.Minute.Seconds()/o.stormWindow.Seconds()), thousands(int64(o.stormAlerts)))
+		fmt.Sprintf("%.3g", time.Minute.Seconds()/o.stormWindow.Seconds()), human.Digits(int64(o.stormAlerts)))
 	w("  the load generator) over %s s instead of 60 s, with `slack.thread_coalesce` scaled from 10s to the\n", sig3(o.stormWindow.Seconds()))
 	w("  value in the table, so the storm spans the same number of coalescing windows. Slack's fake allows\n")
 	w("  1 chat.postMessage per second per channel (`slackfake.Options{ChannelRateLimit: 1}`, burst 3);\n")
@@ -617,14 +594,14 @@ func (e *env) renderMethod(b *strings.Builder, res *results) {
 	w("  Calls are counted until the root message shows every occurrence and the thread replies account\n")
 	w("  for every duplicate, plus two more windows.\n")
 	w("- **Distinct-alert storm.** %s alerts, each with a key of its own, evenly paced over %s s in real\n",
-		thousands(int64(o.distinctAlerts)), sig3(o.distinctWindow.Seconds()))
+		human.Digits(int64(o.distinctAlerts)), sig3(o.distinctWindow.Seconds()))
 	w("  time (not scaled: the flood limit is per minute), 1 alert per request from up to 32 connections, to\n")
 	w("  one channel of a fresh streamwatch with the default configuration (`thread_coalesce` 10s, flood\n")
 	w("  limit 20 new incidents a minute, `quiet_for` 5m), against Slack's fake at 1 message/s per channel.\n")
 	w("  Counted until no Slack call came for two coalescing windows (\"quiet\"); when the flood ends is\n")
 	w("  read from Redis (the rate fell to the limit a minute after the storm's last keys, plus quiet_for),\n")
 	w("  not waited for. Redis memory is MEMORY USAGE (exact) of every key of the run's prefix. %d run%s,\n",
-		min(o.distinctReps, o.reps), plural(min(o.distinctReps, o.reps)))
+		min(o.distinctReps, o.reps), human.Plural(min(o.distinctReps, o.reps)))
 	w("  and once more with `alerts.flood.new_incidents_per_minute: 0` (flood protection off, what\n")
 	w("  streamwatch did before), stopped two windows after the storm with its roots still queued.\n")
 	w("- **Redis memory** (once): a fresh redis-server with the same settings, emptied before each shape;\n")
@@ -676,7 +653,7 @@ func (e *env) renderRuns(b *strings.Builder, res *results) {
 	for _, target := range ingestTargets {
 		for _, bt := range batches {
 			for i, r := range res.ingest[target][bt] {
-				w("| %d | %s | %d | %s | %s | %s | %s | %s | %s |\n", i+1, target, bt, thousands(int64(r.Requests)), r.StoppedBy,
+				w("| %d | %s | %d | %s | %s | %s | %s | %s | %s |\n", i+1, target, bt, human.Digits(int64(r.Requests)), r.StoppedBy,
 					format(r.AlertsPerS, "alerts/s"), sig3(r.P50ms), sig3(r.P99ms), sig3(r.MaxMs))
 			}
 		}
@@ -707,7 +684,7 @@ func (e *env) renderRuns(b *strings.Builder, res *results) {
 			d.roots, d.postMessages, d.updates, d.rateLimited, quiet, d.backlog, d.redisKeys, float64(d.redis)/(1<<20))
 	}
 	for _, m := range res.memory {
-		w("- Redis memory, %s: %s bytes%s — %s\n", m.name, thousands(m.bytes), perText(m), m.note)
+		w("- Redis memory, %s: %s bytes%s — %s\n", m.name, human.Digits(m.bytes), perText(m), m.note)
 	}
 	if len(res.goBenchOrder) > 0 {
 		w("\nGo benchmarks, every run (ns/op and the custom metrics):\n\n```\n")

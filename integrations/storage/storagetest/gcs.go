@@ -10,8 +10,6 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -31,6 +29,13 @@ type GCSServer struct {
 
 	mu     sync.Mutex
 	denied []string
+	iam    *iamAnswer // nil: testIamPermissions reaches the emulator, which has no IAM (404)
+}
+
+// iamAnswer is how the bucket's testIamPermissions answers.
+type iamAnswer struct {
+	granted []string
+	status  int // 0: 200 with the granted subset of the asked permissions
 }
 
 // NewGCSServer starts an emulator holding one empty bucket.
@@ -62,8 +67,63 @@ func (s *GCSServer) DenyPrefix(prefix string) {
 	s.mu.Unlock()
 }
 
+// Grant makes the bucket's testIamPermissions answer as GCS does for a caller holding perms:
+// 200 with those of the asked permissions it holds. fake-gcs-server has no IAM: until Grant
+// or RefuseIAM, the request reaches it and it answers 404.
+func (s *GCSServer) Grant(perms ...string) {
+	s.mu.Lock()
+	s.iam = &iamAnswer{granted: perms}
+	s.mu.Unlock()
+}
+
+// RefuseIAM makes the bucket's testIamPermissions answer status (403, 404) with GCS's error body.
+func (s *GCSServer) RefuseIAM(status int) {
+	s.mu.Lock()
+	s.iam = &iamAnswer{status: status}
+	s.mu.Unlock()
+}
+
+// testPermissions answers GET /storage/v1/b/{bucket}/iam/testPermissions?permissions=…
+// as the JSON API reference documents it; false when it is not that request or no answer is set.
+func (s *GCSServer) testPermissions(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method != http.MethodGet || !strings.HasSuffix(r.URL.Path, "/b/"+s.Bucket+"/iam/testPermissions") {
+		return false
+	}
+	s.mu.Lock()
+	a := s.iam
+	s.mu.Unlock()
+	if a == nil {
+		return false
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if a.status != 0 {
+		// testIamPermissions needs no permission of its own: GCS refuses it for a missing
+		// bucket or a perimeter (VPC Service Controls) around it.
+		reason, msg := "notFound", "The specified bucket does not exist."
+		if a.status == http.StatusForbidden {
+			reason, msg = "vpcServiceControls", "Request is prohibited by organization's policy."
+		}
+		w.WriteHeader(a.status)
+		fmt.Fprintf(w, `{"error":{"code":%d,"message":%q,"errors":[{"reason":%q,"message":%q}]}}`, a.status, msg, reason, msg)
+		return true
+	}
+	held := []string{}
+	for _, p := range r.URL.Query()["permissions"] {
+		for _, g := range a.granted {
+			if p == g {
+				held = append(held, p)
+			}
+		}
+	}
+	json.NewEncoder(w).Encode(map[string]any{"kind": "storage#testIamPermissionsResponse", "permissions": held})
+	return true
+}
+
 func (s *GCSServer) deny(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.testPermissions(w, r) {
+			return
+		}
 		var names []string
 		q := r.URL.Query()
 		if v := q.Get("name"); v != "" {
@@ -130,27 +190,7 @@ func (s *GCSServer) Location(prefix string) string {
 // time as the object's update time, so that a checkpoint written on disk can be served from GCS.
 func (s *GCSServer) Upload(t testing.TB, dir, prefix string) {
 	t.Helper()
-	prefix = strings.Trim(prefix, "/")
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		name := filepath.ToSlash(rel)
-		if prefix != "" {
-			name = prefix + "/" + name
-		}
+	err := walkFiles(dir, prefix, func(name string, info fs.FileInfo, data []byte) error {
 		s.srv.CreateObject(fakestorage.Object{
 			ObjectAttrs: fakestorage.ObjectAttrs{BucketName: s.Bucket, Name: name,
 				Created: info.ModTime(), Updated: info.ModTime()},

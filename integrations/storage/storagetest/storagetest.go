@@ -97,31 +97,11 @@ func (s *S3Server) Requests(kind string) int {
 // as LastModified, so that a checkpoint written on disk can be served from S3.
 func (s *S3Server) Upload(t testing.TB, dir, prefix string) {
 	t.Helper()
-	prefix = strings.Trim(prefix, "/")
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		key := filepath.ToSlash(rel)
-		if prefix != "" {
-			key = prefix + "/" + key
-		}
+	err := walkFiles(dir, prefix, func(key string, info fs.FileInfo, data []byte) error {
 		s.clock.set(info.ModTime())
 		// gofakes3 keeps Last-Modified as metadata; its own PUT handler sets it like this.
 		meta := map[string]string{"Last-Modified": info.ModTime().UTC().Format(http.TimeFormat)}
-		_, err = s.backend.PutObject(s.Bucket, key, meta, bytes.NewReader(data), int64(len(data)), nil)
+		_, err := s.backend.PutObject(s.Bucket, key, meta, bytes.NewReader(data), int64(len(data)), nil)
 		return err
 	})
 	s.clock.set(time.Time{})
@@ -286,4 +266,32 @@ func copyFile(src, dst string, mode os.FileMode) error {
 		return err
 	}
 	return out.Close()
+}
+
+// walkFiles calls fn for every file under dir with its object name (prefix + "/" + the
+// slash-separated path relative to dir), its info and its content: what Upload copies.
+func walkFiles(dir, prefix string, fn func(name string, info fs.FileInfo, data []byte) error) error {
+	prefix = strings.Trim(prefix, "/")
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		name := filepath.ToSlash(rel)
+		if prefix != "" {
+			name = prefix + "/" + name
+		}
+		return fn(name, info, data)
+	})
 }

@@ -35,8 +35,10 @@ type sparkWorld struct {
 	t   *testing.T
 	kc  *kafkatest.Cluster
 	dir string
-	// staleAfter is checkpoint.stale_after ("" is 3s).
-	staleAfter string
+	// staleAfter is checkpoint.stale_after ("" is 3s); stallAfter kafka.stall_after ("" is 1h).
+	staleAfter, stallAfter string
+	// afterBatch, when set, runs after each batch runBatches commits (before it is started).
+	afterBatch func(b int64)
 }
 
 func newSparkWorld(t *testing.T) *sparkWorld { return newSparkWorldWith(t, nil) }
@@ -89,7 +91,7 @@ func (w *sparkWorld) config(pipe string) string {
       cluster: main
       topics: [%s]
       group: sms-replies-prod
-      stall_after: 1h
+      stall_after: %s
 %s    checkpoint:
       location: %s
       stale_after: %s
@@ -97,7 +99,7 @@ kafka:
   sample_interval: 1s
   clusters:
     main: {brokers: [%q], version: "3.6.0", timeout: 3s}
-`, detectTopic, pipe, w.dir, cmp.Or(w.staleAfter, "3s"), w.kc.ListenAddrs()[0])
+`, detectTopic, cmp.Or(w.stallAfter, "1h"), pipe, w.dir, cmp.Or(w.staleAfter, "3s"), w.kc.ListenAddrs()[0])
 }
 
 // scrape returns the value of the series of /metrics whose name and labels start with

@@ -2,12 +2,14 @@ package app_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/streamwatch/streamwatch/bot/slackfake"
+	"github.com/streamwatch/streamwatch/integrations/spark/sparktest"
 	"github.com/streamwatch/streamwatch/internal/testredis"
 	"github.com/streamwatch/streamwatch/internal/wait"
 	"github.com/streamwatch/streamwatch/state"
@@ -82,15 +84,22 @@ func TestE2EStaleAfterAuto(t *testing.T) {
 
 // batches is a running query committing a batch every interval (sparkWorld.runBatches).
 type batches struct {
-	mu   sync.Mutex
-	last time.Time
-	stop func() // stops the query and waits for it
+	mu    sync.Mutex
+	last  time.Time
+	batch int64  // the last batch committed
+	stop  func() // stops the query and waits for it
 }
 
 func (q *batches) lastCommit() time.Time {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.last
+}
+
+func (q *batches) lastBatch() int64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.batch
 }
 
 // runBatches starts the query: every interval it produces a batch's records and commits the
@@ -109,8 +118,11 @@ func (w *sparkWorld) runBatches(interval time.Duration) *batches {
 			case <-tick.C:
 				w.produce(detectPerBatch)
 				w.commit(b, time.Time{})
+				if w.afterBatch != nil {
+					w.afterBatch(b)
+				}
 				q.mu.Lock()
-				q.last = time.Now()
+				q.last, q.batch = time.Now(), b
 				q.mu.Unlock()
 			}
 		}
@@ -118,4 +130,69 @@ func (w *sparkWorld) runBatches(interval time.Duration) *batches {
 	q.stop = sync.OnceFunc(func() { close(stop); <-done })
 	w.t.Cleanup(q.stop)
 	return q
+}
+
+// plan makes the query plan batch b+1 now (offsets/<b+1>, which reads the records produced
+// since) without committing it; batch b stays committed at committedAt.
+func (w *sparkWorld) plan(b int64, committedAt time.Time) {
+	w.t.Helper()
+	spec := sparktest.Spec{Start: committedAt.Add(-time.Duration(b+1) * time.Second), Interval: time.Second,
+		CommitDelay: time.Second, LatestBatch: b + 1, LatestCommit: b,
+		Topics:   []sparktest.Topic{{Name: detectTopic, Partitions: detectParts, RecordsPerBatch: detectPerBatch}},
+		ModTimes: map[string]time.Time{fmt.Sprintf("commits/%d", b): committedAt, fmt.Sprintf("offsets/%d", b+1): time.Now()}}
+	if err := sparktest.WriteCheckpoint(w.dir, spec); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// TestE2EBatchSlow: a running query with 2s batches that each take 1s (stale_after: auto)
+// plans a batch that never commits: one root naming the slow batch, how long it has run and
+// its usual duration, not before the threshold (max(5 × 1s, 20s)); the batch commits: one
+// recovery reply.
+func TestE2EBatchSlow(t *testing.T) {
+	w := newSparkWorld(t)
+	w.staleAfter = "auto"
+	w.produce(5)
+	w.commit(0, time.Time{})
+	q := w.runBatches(2 * time.Second)
+	in := start(t, setup{prefix: testredis.Prefix(), extra: w.config("")})
+	s := in.slack
+	rdb, _ := testredis.Client(t)
+	st := state.New(rdb, in.prefix)
+	wait.For(t, 30*time.Second, "a learned batch duration", func() bool {
+		h, err := st.CommitHistory(context.Background(), "sms-replies")
+		if err != nil {
+			return false
+		}
+		n := 0
+		for _, c := range h {
+			if c.Took > 0 {
+				n++
+			}
+		}
+		return n >= 4
+	})
+	if n := len(roots(s, "C0PIPE")); n != 0 {
+		t.Fatalf("%d roots while the batches ran at their usual pace", n)
+	}
+	q.stop()
+	b, committed := q.lastBatch(), q.lastCommit()
+	w.produce(detectPerBatch)
+	w.plan(b, committed)
+	planned := time.Now()
+	waitForLong(t, s, 60*time.Second, "the slow batch's root", func(s *slackfake.Server) bool { return len(roots(s, "C0PIPE")) == 1 })
+	if d := time.Since(planned); d < 20*time.Second {
+		t.Fatalf("the root came %v after the batch was planned, before its threshold (20s)", d)
+	}
+	root := roots(s, "C0PIPE")[0]
+	want := fmt.Sprintf("batch %d running for ", b+1)
+	waitFor(t, s, "the root to name the slow batch with its evidence", func(s *slackfake.Server) bool {
+		m := string(mustMessage(s, "C0PIPE", root.TS).Blocks)
+		return strings.Contains(m, fmt.Sprintf("sms-replies: batch %d has run ", b+1)) && strings.Contains(m, "its usual duration is 1s") &&
+			strings.Contains(m, want) && strings.Contains(m, "(usual 1s; slow after 20s: 5 × the usual batch duration, at least 20s)")
+	})
+	w.commit(b+1, time.Time{})
+	waitFor(t, s, "one recovery reply", func(s *slackfake.Server) bool {
+		return len(threadWith(s, "C0PIPE", root.TS, "Recovered")) == 1
+	})
 }

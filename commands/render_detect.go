@@ -63,6 +63,8 @@ func describeSignal(s pipeline.Signal, obs pipeline.Observation) string {
 		return "query silent"
 	case pipeline.SignalRetention:
 		return "unread records near retention"
+	case pipeline.SignalSlow:
+		return "batch slow"
 	}
 	return string(s)
 }
@@ -85,6 +87,8 @@ func detectHeadline(name string, active []pipeline.Signal, obs pipeline.Observat
 	case slices.Contains(active, pipeline.SignalRetention):
 		return fmt.Sprintf("%s: unread records of %s are %.0f%% through its retention (%s left)", name, obs.RetentionTopic,
 			100*obs.RetentionShare, human.Age(obs.RetentionLeft))
+	case slices.Contains(active, pipeline.SignalSlow):
+		return fmt.Sprintf("%s: batch %d has run %s, its usual duration is %s", name, obs.Running, human.Age(obs.RunningFor), shortAge(obs.UsualDuration))
 	case slices.Contains(active, pipeline.SignalStale):
 		return fmt.Sprintf("%s: %s have waited %s with no checkpoint commit", name, records(obs.Waiting), human.Age(obs.WaitingFor))
 	case slices.Contains(active, pipeline.SignalLag):
@@ -122,6 +126,14 @@ func detectNumbers(obs pipeline.Observation) string {
 			}
 		} else {
 			parts = append(parts, "the checkpoint has no commit")
+		}
+		if !obs.RunningSince.IsZero() {
+			s := fmt.Sprintf("batch %d running for %s", obs.Running, human.Age(obs.RunningFor))
+			if obs.UsualDuration > 0 {
+				s += fmt.Sprintf(" (usual %s; slow after %s: %d × the usual batch duration, at least %s)",
+					shortAge(obs.UsualDuration), human.Age(obs.SlowAfter), pipeline.StaleFactor, human.Age(pipeline.StaleFloor))
+			}
+			parts = append(parts, s)
 		}
 	} else if obs.CheckpointErr != "" {
 		parts = append(parts, "checkpoint unreadable: "+obs.CheckpointErr)
@@ -183,4 +195,16 @@ func retentionLine(obs pipeline.Observation) string {
 	}
 	return fmt.Sprintf("the oldest unread record of %s has used %.0f%% of retention.ms %s: %s left before retention deletes it unread",
 		where, 100*obs.RetentionShare, human.Age(obs.Retention), human.Age(obs.RetentionLeft))
+}
+
+// shortAge writes a batch duration finer than human.Age under 10s (a usual batch often is):
+// "250ms", "1.5s".
+func shortAge(d time.Duration) string {
+	switch {
+	case d > 0 && d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d > 0 && d < 10*time.Second:
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return human.Age(d)
 }

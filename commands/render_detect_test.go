@@ -20,6 +20,9 @@ func TestDetectMessage(t *testing.T) {
 	retention := pipeline.Observation{CheckpointKnown: true, Batch: -1, Waiting: -1, RetentionShare: 0.92, RetentionTopic: "sms",
 		RetentionParts: []int32{0, 2}, Retention: 24 * time.Hour, RetentionLeft: 115 * time.Minute}
 	const retentionLine = "the oldest unread record of sms partition 0, 2 has used 92% of retention.ms 24h: 1h55m left before retention deletes it unread"
+	slow := pipeline.Observation{CheckpointKnown: true, Batch: 41, CommitAge: time.Second, Waiting: -1, Running: 42,
+		RunningSince: time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC), RunningFor: 31 * time.Second,
+		UsualDuration: 1500 * time.Millisecond, SlowAfter: 20 * time.Second}
 	m := func(k pipeline.MessageKind, sig []pipeline.Signal, o pipeline.Observation) pipeline.Message {
 		return pipeline.Message{Kind: k, Pipeline: "sms-replies", Signals: sig, Observation: o}
 	}
@@ -34,6 +37,9 @@ func TestDetectMessage(t *testing.T) {
 		{"title silent", m(pipeline.MsgTitle, []pipeline.Signal{pipeline.SignalSilent}, pipeline.Observation{SilentFor: 3 * time.Minute}),
 			"sms-replies: the query has said nothing in the driver log for 3m (no progress, no idle line)"},
 		{"title retention", m(pipeline.MsgTitle, []pipeline.Signal{pipeline.SignalRetention}, retention), "sms-replies: unread records of sms are 92% through its retention (1h55m left)"},
+		{"title slow", m(pipeline.MsgTitle, []pipeline.Signal{pipeline.SignalSlow}, slow), "sms-replies: batch 42 has run 31s, its usual duration is 1.5s"},
+		{"detected slow", m(pipeline.MsgDetected, []pipeline.Signal{pipeline.SignalSlow}, slow),
+			"batch slow: last checkpoint commit 1s ago (batch 41); batch 42 running for 31s (usual 1.5s; slow after 20s: 5 × the usual batch duration, at least 20s)"},
 		{"detected", m(pipeline.MsgDetected, active, obs), "checkpoint stale, group STALLED, lag over 15m: " + numbers},
 		{"clearing", m(pipeline.MsgClearing, active[:1], obs), "checkpoint stale, clearing (recovers after 2 clear rounds): " + numbers},
 		{"again", m(pipeline.MsgAgain, active[:1], obs), "Again: checkpoint stale: " + numbers},

@@ -94,6 +94,7 @@ type Detector struct {
 	mu       sync.Mutex
 	stores   map[string]storage.Store   // checkpoint locations, opened once
 	progress map[string]*spark.Progress // the last checkpoint read of each pipeline
+	batches  map[string]*spark.Batches  // and its batch times (stale_after: auto)
 	times    map[recordKey]time.Time    // timestamps of the records at checkpoint offsets
 	// starts are the log starts of partitions where the checkpoint's offset was found below
 	// it: retention deleted records the query never read, which no longer wait.
@@ -162,6 +163,11 @@ type detected struct {
 	written time.Time
 	// interval is the learned batch interval (stale_after: auto; 0: not learned).
 	interval time.Duration
+	// batches are the checkpoint's batch times (stale_after: auto; nil: not read); usual the
+	// learned batch duration (0: not learned); running the clock of the batch in flight.
+	batches *spark.Batches
+	usual   time.Duration
+	running BatchClock
 }
 
 // Round takes one sampling round and judges every pipeline by it. tick identifies the round
@@ -197,6 +203,7 @@ func (d *Detector) Round(ctx context.Context, tick time.Time) (*kafka.Round, err
 	for _, x := range ds {
 		x.prev = d.previous(x.p.Name, records[x.p.Name])
 		x.obs, x.waiting = d.observe(x, now, x.prev.Waiting)
+		x.running = batchSlow(x, &x.obs, x.prev.Running)
 	}
 	// The charts' samples are the observations' numbers (observe needs the last round's state).
 	if err := d.keepProgress(ctx, ds); err != nil {
@@ -218,6 +225,11 @@ func faultAt(active []Signal, obs Observation) time.Time {
 	if slices.Contains(active, SignalSilent) && !obs.BeatAt.IsZero() {
 		at = obs.BeatAt
 	}
+	if slices.Contains(active, SignalSlow) && !obs.RunningSince.IsZero() {
+		if at.IsZero() || obs.RunningSince.Before(at) {
+			at = obs.RunningSince
+		}
+	}
 	if slices.Contains(active, SignalStale) && obs.WaitingFor >= 0 {
 		if t := obs.At.Add(-obs.WaitingFor); at.IsZero() || t.Before(at) {
 			at = t
@@ -234,7 +246,11 @@ func (d *Detector) learnIntervals(ctx context.Context, ds []*detected) {
 			continue
 		}
 		if x.prog != nil && x.prog.Batch >= 0 && !x.prog.CommittedAt.IsZero() {
-			if err := d.Store.NoteCommit(ctx, x.p.Name, state.Commit{Batch: x.prog.Batch, At: x.prog.CommittedAt}); err != nil {
+			c := state.Commit{Batch: x.prog.Batch, At: x.prog.CommittedAt}
+			if x.batches != nil && x.batches.Batch == c.Batch {
+				c.Took = x.batches.Took
+			}
+			if err := d.Store.NoteCommit(ctx, x.p.Name, c); err != nil {
 				d.log().Warn("detection: could not keep the commit history", "pipeline", x.p.Name, "err", err)
 			}
 		}
@@ -243,7 +259,7 @@ func (d *Detector) learnIntervals(ctx context.Context, ds []*detected) {
 			d.log().Warn("detection: could not read the commit history", "pipeline", x.p.Name, "err", err)
 			continue
 		}
-		x.interval = BatchInterval(h)
+		x.interval, x.usual = BatchInterval(h), UsualDuration(h)
 	}
 }
 
@@ -399,11 +415,28 @@ func (d *Detector) readCheckpoints(ctx context.Context, ds []*detected) {
 				return
 			}
 			x.prog = prog
+			if x.p.Checkpoint.StaleAuto {
+				d.mu.Lock()
+				lastB := d.batches[x.p.Name]
+				d.mu.Unlock()
+				cctx, cancel := context.WithTimeout(ctx, checkpointTimeout)
+				b, err := spark.ReadBatches(cctx, st, prog, lastB)
+				cancel()
+				if err != nil {
+					d.log().Warn("detection: could not read the checkpoint's batch times", "pipeline", x.p.Name, "err", err)
+				} else {
+					x.batches = b
+				}
+			}
 			d.mu.Lock()
 			if d.progress == nil {
 				d.progress = map[string]*spark.Progress{}
+				d.batches = map[string]*spark.Batches{}
 			}
 			d.progress[x.p.Name] = prog
+			if x.batches != nil {
+				d.batches[x.p.Name] = x.batches
+			}
 			d.mu.Unlock()
 			x.checkpoint = map[kafka.TopicPartition]int64{}
 			for _, pl := range x.round.Partitions {
@@ -684,7 +717,7 @@ func (d *Detector) judge(ctx context.Context, x *detected, rec state.DetectRecor
 		_ = json.Unmarshal(rec.Publish, &pub)
 	}
 	next, change, fresh := Step(prev, obs)
-	next.Waiting = x.waiting
+	next.Waiting, next.Running = x.waiting, x.running
 	if obs.BeatRun != "" {
 		if prev.Run != "" && prev.Run != obs.BeatRun && next.Incident != "" {
 			// A new runId is a restart: the thread of the pipeline's incident hears of it.

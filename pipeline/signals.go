@@ -23,10 +23,13 @@ const (
 	// SignalRetention: the oldest record the checkpoint has not reached has used 90% of its
 	// topic's retention.ms: retention is about to delete records the query never read.
 	SignalRetention Signal = "retention_risk"
+	// SignalSlow: the batch the query planned and has not committed has run more than 5 ×
+	// its usual duration, and at least 20s (checkpoint.stale_after: auto; slowbatch.go).
+	SignalSlow Signal = "batch_slow"
 )
 
 // Signals lists every symptom, in order.
-var Signals = []Signal{SignalSilent, SignalStale, SignalStalled, SignalLag, SignalRetention}
+var Signals = []Signal{SignalSilent, SignalSlow, SignalStale, SignalStalled, SignalLag, SignalRetention}
 
 // Rounds a symptom must hold to become active, and be clear to recover.
 const (
@@ -97,6 +100,15 @@ type Observation struct {
 	RetentionLeft  time.Duration `json:"retention_left,omitempty"`
 	RetentionParts []int32       `json:"retention_parts,omitempty"`
 	Compacted      []string      `json:"compacted,omitempty"`
+
+	// The batch in flight (stale_after: auto): Running planned at RunningSince (zero: none in
+	// flight, or not judged) and not committed for RunningFor; the usual batch duration
+	// learned from the commit history (0: not learned) and the threshold it gives.
+	Running       int64         `json:"running,omitempty"`
+	RunningSince  time.Time     `json:"running_since,omitzero"`
+	RunningFor    time.Duration `json:"running_for,omitempty"`
+	UsualDuration time.Duration `json:"usual_duration,omitempty"`
+	SlowAfter     time.Duration `json:"slow_after,omitempty"`
 }
 
 // PartitionProgress is one partition's numbers in an observation.
@@ -135,6 +147,8 @@ type DetectState struct {
 	Run string `json:"run,omitempty"`
 	// RetentionWarned: the channel was warned of this retention episode.
 	RetentionWarned bool `json:"retention_warned,omitempty"`
+	// Running is the clock of the batch in flight (batch_slow).
+	Running BatchClock `json:"running,omitzero"`
 }
 
 // Active lists the active symptoms, in order.

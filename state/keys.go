@@ -26,7 +26,7 @@ package state
 //	P:inc:<id>:flood:sources  zset    alert title → distinct alerts with it (about the top 100)
 //	P:inc:<id>:flood:severity zset    severity (1 … 5, 0 unknown) → the flood's distinct alerts of it
 //	P:open                    zset    open incidents by first-seen time (ms)
-//	P:commits:<pipeline>      zset    batch → when its checkpoint commit was seen written (ms): the newest 100, a day (the learned batch interval)
+//	P:commits:<pipeline>      zset    batch[/took ms] → when its checkpoint commit was seen written (ms): the newest 100, a day (the learned batch interval and usual batch duration)
 //	P:heartbeats              hash    an expected alert's name (its matchers) → when it last arrived (ms)
 //	P:heartbeats:since        hash    name → when streamwatch began to expect it (ms)
 //	P:heartbeats:incident     hash    name → the open incident its absence opened

@@ -87,3 +87,53 @@ func ReadProgress(ctx context.Context, store Store, last *Progress) (*Progress, 
 	}
 	return p, nil
 }
+
+// Batches is when the newest committed batch was planned, and the batch planned after it that
+// has not committed yet (Spark writes offsets/<N> when it plans batch N and commits/<N> when
+// the batch is done, so the time between the two files is how long the batch took).
+type Batches struct {
+	Batch int64 // the newest committed batch (Progress.Batch)
+	// PlannedAt is offsets/<Batch>'s modification time (zero: unknown); Took is the batch's
+	// duration, CommittedAt − PlannedAt (0: unknown).
+	PlannedAt time.Time
+	Took      time.Duration
+	// Running is the batch planned but not committed, offsets/<Batch+1> (-1: none: the query
+	// is between batches, as a quiet topic's query always is); RunningSince its planning.
+	Running      int64
+	RunningSince time.Time
+	// Ops counts the storage calls this read made.
+	Ops int
+}
+
+// ReadBatches reads, for p from ReadProgress, when its batch was planned (one stat, only when
+// the batch is new since last) and whether the next batch is running (one stat).
+func ReadBatches(ctx context.Context, store Store, p *Progress, last *Batches) (*Batches, error) {
+	b := &Batches{Batch: p.Batch, Running: -1}
+	if p.Batch >= 0 {
+		if last != nil && last.Batch == p.Batch && !last.PlannedAt.IsZero() {
+			b.PlannedAt = last.PlannedAt
+		} else {
+			name := fmt.Sprintf("offsets/%d", p.Batch)
+			st, err := store.Stat(ctx, name)
+			b.Ops++
+			if err != nil {
+				return b, fmt.Errorf("stat %s: %w", name, err)
+			}
+			b.PlannedAt = st.ModTime
+		}
+		if !p.CommittedAt.IsZero() && p.CommittedAt.After(b.PlannedAt) {
+			b.Took = p.CommittedAt.Sub(b.PlannedAt)
+		}
+	}
+	name := fmt.Sprintf("offsets/%d", p.Batch+1)
+	st, err := store.Stat(ctx, name)
+	b.Ops++
+	switch {
+	case storage.Class(err) == storage.ClassNotFound:
+	case err != nil:
+		return b, fmt.Errorf("stat %s: %w", name, err)
+	default:
+		b.Running, b.RunningSince = p.Batch+1, st.ModTime
+	}
+	return b, nil
+}

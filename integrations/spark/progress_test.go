@@ -75,3 +75,42 @@ func TestReadProgressWithoutCommits(t *testing.T) {
 		t.Fatal("a commit without its offsets file: no error")
 	}
 }
+
+// TestReadBatches: when the newest committed batch was planned (a stat of offsets/<N>, only
+// when the batch is new) and the batch in flight (a stat of offsets/<N+1>): none between
+// batches, and the one Spark planned and has not committed.
+func TestReadBatches(t *testing.T) {
+	dir := t.TempDir()
+	start := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	spec := sparktest.Spec{Start: start, Interval: time.Minute, CommitDelay: 1500 * time.Millisecond, LatestBatch: 40, LatestCommit: 40,
+		Topics: []sparktest.Topic{{Name: "client.replies.sms", Partitions: 3, RecordsPerBatch: 5}}}
+	if err := sparktest.WriteCheckpoint(dir, spec); err != nil {
+		t.Fatal(err)
+	}
+	store := openLocal(t, dir)
+	ctx := context.Background()
+	p, err := spark.ReadProgress(ctx, store, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := spark.ReadBatches(ctx, store, p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Batch != 40 || !b.PlannedAt.Equal(spec.PlannedAt(40)) || b.Took != 1500*time.Millisecond || b.Running != -1 || b.Ops != 2 {
+		t.Fatalf("between batches: %+v, want batch 40 planned at %v, took 1.5s, none running, 2 calls", b, spec.PlannedAt(40))
+	}
+	again, err := spark.ReadBatches(ctx, store, p, b)
+	if err != nil || again.Took != b.Took || again.Ops != 1 {
+		t.Fatalf("the same batch: %+v %v, want its duration kept in one call", again, err)
+	}
+	// Spark plans batch 41: offsets/41 written, commits/41 not yet.
+	spec.LatestBatch = 41
+	if err := sparktest.WriteCheckpoint(dir, spec); err != nil {
+		t.Fatal(err)
+	}
+	running, err := spark.ReadBatches(ctx, store, p, again)
+	if err != nil || running.Running != 41 || !running.RunningSince.Equal(spec.PlannedAt(41)) {
+		t.Fatalf("a batch in flight: %+v %v, want 41 since %v", running, err, spec.PlannedAt(41))
+	}
+}

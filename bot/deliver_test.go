@@ -167,6 +167,18 @@ func (w *deliveryWorld) passes(step, d time.Duration) {
 	}
 }
 
+// passesUntil runs the deliverer's passes, the clock moving step before each, until cond
+// holds; it fails the test when within of the clock passes first.
+func (w *deliveryWorld) passesUntil(step, within time.Duration, what string, cond func() bool) {
+	w.t.Helper()
+	for end := w.clock.Now().Add(within); !cond(); {
+		if !w.clock.Now().Before(end) {
+			w.t.Fatalf("%s did not happen within %s of passes", what, within)
+		}
+		w.passes(step, step)
+	}
+}
+
 // failing answers err to the first n calls that contain what, and success to every other.
 func failing(what string, n int, err error) func(int, slackCall) error {
 	var mu sync.Mutex

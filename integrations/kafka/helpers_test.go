@@ -94,7 +94,13 @@ func createTopic(t testing.TB, c *kfake.Cluster, topic string, n int32) {
 // produce writes counts[p] records to partition p, stamped by ts.
 func produce(t testing.TB, c *kfake.Cluster, topic string, counts []int, ts func(p, i int) time.Time) {
 	t.Helper()
-	p, err := sarama.NewSyncProducer(c.ListenAddrs(), saramaTestConfig())
+	// Idempotent: a retry after a slow answer (a busy machine under -race) must not write a
+	// record twice, or the tests' exact offsets are off by one.
+	cfg := saramaTestConfig()
+	cfg.Producer.Idempotent = true
+	cfg.Producer.RequiredAcks = sarama.WaitForAll
+	cfg.Net.MaxOpenRequests = 1
+	p, err := sarama.NewSyncProducer(c.ListenAddrs(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

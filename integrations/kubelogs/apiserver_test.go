@@ -17,7 +17,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 )
@@ -52,9 +51,9 @@ func newAPIServer(t testing.TB) *apiServer {
 	return s
 }
 
-// client is client-go's real clientset talking to the server.
-func (s *apiServer) client() kubernetes.Interface {
-	c, err := kubernetes.NewForConfig(&rest.Config{Host: s.URL})
+// client is client-go's real REST client, as Connect builds it, talking to the server.
+func (s *apiServer) client() *rest.RESTClient {
+	c, err := NewClient(&rest.Config{Host: s.URL})
 	if err != nil {
 		s.t.Fatal(err)
 	}

@@ -22,7 +22,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -51,15 +52,41 @@ type Target struct {
 type Pod struct {
 	Target
 	// Client talks to the API server; nil connects on each read with Connect(Getenv).
-	Client kubernetes.Interface
+	Client *rest.RESTClient
 	Getenv func(string) string
 }
 
 var _ driverlog.Source = (*Pod)(nil)
 
+// scheme knows core/v1 and nothing else; corev1.AddToScheme also registers metav1's
+// ListOptions and Status in v1. client-go's clientset (k8s.io/client-go/kubernetes) and its
+// scheme link every API group's types, which is most of the binary's size, for two core/v1
+// calls; a REST client over this scheme makes the same requests.
+var scheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := corev1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	return s
+}()
+
+var parameterCodec = runtime.NewParameterCodec(scheme)
+
+// NewClient is a REST client for core/v1 (APIPath /api) from cfg.
+func NewClient(cfg *rest.Config) (*rest.RESTClient, error) {
+	c := rest.CopyConfig(cfg)
+	c.GroupVersion = &corev1.SchemeGroupVersion
+	c.APIPath = "/api"
+	c.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
+	if c.UserAgent == "" {
+		c.UserAgent = rest.DefaultKubernetesUserAgent()
+	}
+	return rest.RESTClientFor(c)
+}
+
 // Connect builds a client from the in-cluster configuration (the pod's service account), or
 // else from KUBECONFIG (a list of files, as kubectl reads it; unset: ~/.kube/config).
-func Connect(getenv func(string) string) (kubernetes.Interface, error) {
+func Connect(getenv func(string) string) (*rest.RESTClient, error) {
 	cfg, err := rest.InClusterConfig()
 	if errors.Is(err, rest.ErrNotInCluster) {
 		rules := &clientcmd.ClientConfigLoadingRules{Precedence: filepath.SplitList(getenv(clientcmd.RecommendedConfigPathEnvVar))}
@@ -75,7 +102,7 @@ func Connect(getenv func(string) string) (kubernetes.Interface, error) {
 		return nil, fmt.Errorf("kubernetes: in-cluster configuration: %w", err)
 	}
 	cfg.UserAgent = "streamwatch"
-	return kubernetes.NewForConfig(cfg)
+	return NewClient(cfg)
 }
 
 // Logs lists the pods the selector matches and offers the chosen pod's container log, after
@@ -89,7 +116,10 @@ func (p *Pod) Logs(ctx context.Context) ([]driverlog.Log, error) {
 			return nil, err
 		}
 	}
-	list, err := c.CoreV1().Pods(p.Namespace).List(ctx, metav1.ListOptions{LabelSelector: p.Selector})
+	list := &corev1.PodList{}
+	err := c.Get().Namespace(p.Namespace).Resource("pods").
+		VersionedParams(&metav1.ListOptions{LabelSelector: p.Selector}, parameterCodec).
+		Do(ctx).Into(list)
 	if err != nil {
 		return nil, explain(err, "list", "pods", p.Namespace)
 	}
@@ -214,12 +244,12 @@ func ended(t *corev1.ContainerStateTerminated) string {
 // open streams the container's log. limitBytes would keep the log's first bytes, the oldest,
 // so the tail is asked for by lines (tailLines, enough lines for maxBytes unless they are
 // shorter than minLineBytes on average) and the scanner keeps the newest maxBytes of them.
-func (p *Pod) open(c kubernetes.Interface, pod, container string, previous bool) func(context.Context, int64) (io.ReadCloser, error) {
+func (p *Pod) open(c *rest.RESTClient, pod, container string, previous bool) func(context.Context, int64) (io.ReadCloser, error) {
 	return func(ctx context.Context, maxBytes int64) (io.ReadCloser, error) {
 		lines := max(1, maxBytes/minLineBytes)
-		rc, err := c.CoreV1().Pods(p.Namespace).GetLogs(pod, &corev1.PodLogOptions{
-			Container: container, Previous: previous, TailLines: &lines,
-		}).Stream(ctx)
+		rc, err := c.Get().Namespace(p.Namespace).Resource("pods").Name(pod).SubResource("log").
+			VersionedParams(&corev1.PodLogOptions{Container: container, Previous: previous, TailLines: &lines}, parameterCodec).
+			Stream(ctx)
 		if err != nil {
 			return nil, explain(err, "get", "pods/log", p.Namespace)
 		}

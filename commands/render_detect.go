@@ -146,7 +146,11 @@ func detectNumbers(obs pipeline.Observation) string {
 		if !obs.LogWritten.IsZero() {
 			s += fmt.Sprintf(", the driver log last written %s ago", human.Age(obs.At.Sub(obs.LogWritten)))
 		}
-		parts = append(parts, s+": "+obs.BeatLine)
+		s += ": " + obs.BeatLine
+		if obs.BeatNote != "" {
+			s += " (" + obs.BeatLog + ": " + obs.BeatNote + ")"
+		}
+		parts = append(parts, s)
 	}
 	if obs.GroupStatus != "" {
 		s := fmt.Sprintf("group %s %s", obs.Group, obs.GroupStatus)

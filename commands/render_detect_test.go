@@ -37,6 +37,11 @@ func TestDetectMessage(t *testing.T) {
 		{"title silent", m(pipeline.MsgTitle, []pipeline.Signal{pipeline.SignalSilent}, pipeline.Observation{SilentFor: 3 * time.Minute}),
 			"sms-replies: the query has said nothing in the driver log for 3m (no progress, no idle line)"},
 		{"title retention", m(pipeline.MsgTitle, []pipeline.Signal{pipeline.SignalRetention}, retention), "sms-replies: unread records of sms are 92% through its retention (1h55m left)"},
+		{"detected silent, pod", m(pipeline.MsgDetected, []pipeline.Signal{pipeline.SignalSilent}, pipeline.Observation{Batch: -1, Waiting: -1,
+			SilentFor: 3 * time.Minute, BeatAt: time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC), BeatLine: "Streaming query has been idle and waiting for new data more than 10000 ms.",
+			BeatLog: "pod spark/sms-driver container spark-kubernetes-driver", BeatNote: "1 pod matches selector spark-role=driver, running"}),
+			"query silent: the query's last heartbeat 3m ago: Streaming query has been idle and waiting for new data more than 10000 ms. " +
+				"(pod spark/sms-driver container spark-kubernetes-driver: 1 pod matches selector spark-role=driver, running)"},
 		{"title slow", m(pipeline.MsgTitle, []pipeline.Signal{pipeline.SignalSlow}, slow), "sms-replies: batch 42 has run 31s, its usual duration is 1.5s"},
 		{"detected slow", m(pipeline.MsgDetected, []pipeline.Signal{pipeline.SignalSlow}, slow),
 			"batch slow: last checkpoint commit 1s ago (batch 41); batch 42 running for 31s (usual 1.5s; slow after 20s: 5 × the usual batch duration, at least 20s)"},

@@ -81,13 +81,16 @@ type Observation struct {
 
 	// The query's heartbeat in the driver log: the newest progress or idle line (BeatLine,
 	// written at BeatAt, of run BeatRun), SilentFor how long ago (-1: no such line, or not
-	// watched); LogWritten when the log was last written (a running driver writes it);
+	// watched); LogWritten when the log was last written (a running driver writes it); BeatLog
+	// the log and BeatNote what its source says of the driver (a pod's phase);
 	// Liveness says why liveness is not watched ("" when it is).
 	BeatAt         time.Time     `json:"beat_at,omitzero"`
 	BeatLine       string        `json:"beat_line,omitempty"`
 	BeatRun        string        `json:"beat_run,omitempty"`
 	SilentFor      time.Duration `json:"silent_for"`
 	LogWritten     time.Time     `json:"log_written,omitzero"`
+	BeatLog        string        `json:"beat_log,omitempty"`  // the log the line is in
+	BeatNote       string        `json:"beat_note,omitempty"` // whether its driver pod still runs, where known
 	Liveness       string        `json:"liveness,omitempty"`
 	HeartbeatAfter time.Duration `json:"heartbeat_after,omitempty"`
 

@@ -91,6 +91,12 @@ func beatsFrom(ctx context.Context, sources []Source, maxBytes int64, loc *time.
 			if err := beatsIn(io.NewSectionReader(f, 0, 1<<62), l.Name, l.ModTime, loc, newest); err != nil {
 				return fmt.Errorf("read %s: %w", l.Name, err)
 			}
+			for q, b := range newest {
+				if b.File == l.Name && b.Note == "" {
+					b.Note = l.Note
+					newest[q] = b
+				}
+			}
 		}
 	}
 	return nil

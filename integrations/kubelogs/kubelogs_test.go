@@ -265,6 +265,10 @@ func TestPodHeartbeats(t *testing.T) {
 		if g.Query != w.Query || g.Run != w.Run || !g.At.Equal(w.At) || g.Idle != w.Idle || g.Line != w.Line {
 			t.Errorf("beat %d = %+v, file %+v", i, g, w)
 		}
+		// What a file cannot say, a pod can: whether the driver still runs.
+		if !strings.HasSuffix(g.Note, ", running") {
+			t.Errorf("beat %d's note %q does not say the driver pod runs", i, g.Note)
+		}
 	}
 }
 

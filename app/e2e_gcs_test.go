@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,11 +37,20 @@ var ckptBackends = []ckptBackend{
 		srv.Grant(access.GCSWrite...)
 		return srv.Location("checkpoints/sms-replies"), gcsEnv(srv), func() { srv.Upload(t, dir, "checkpoints/sms-replies") }
 	}},
+	{"abfss://", func(t *testing.T, dir string) (string, map[string]string, func()) {
+		srv := storagetest.NewAzureServer(t, "spark")
+		return srv.Location("checkpoints/sms-replies"), azureEnv(srv), func() { srv.Upload(t, dir, "checkpoints/sms-replies") }
+	}},
 }
 
 // gcsEnv reaches the emulator as a deployment reaches one: STORAGE_EMULATOR_HOST.
 func gcsEnv(srv *storagetest.GCSServer) map[string]string {
 	return map[string]string{"STORAGE_EMULATOR_HOST": strings.TrimPrefix(srv.URL, "http://")}
+}
+
+// azureEnv reaches Azurite as a deployment reaches an account: AZURE_STORAGE_CONNECTION_STRING.
+func azureEnv(srv *storagetest.AzureServer) map[string]string {
+	return map[string]string{"AZURE_STORAGE_CONNECTION_STRING": srv.Options().Getenv("AZURE_STORAGE_CONNECTION_STRING")}
 }
 
 // TestE2EDetectStaleCheckpointBackends: on every backend, a query that stops committing while
@@ -75,60 +85,126 @@ func TestE2EDetectStaleCheckpointBackends(t *testing.T) {
 	}
 }
 
-// TestE2EGCSSeedWorld is the seed incident with its checkpoint in GCS (fake-gcs-server in
-// process, reached through STORAGE_EMULATOR_HOST, the bucket's testIamPermissions answered as
-// GCS documents it): streamwatch's identity may read but not create objects, so `diagnose`
-// names the unwritable location from testIamPermissions; once granted, a remediator backs the
-// checkpoint up to gs://, the repair's dry run names the empty offsets/4, the confirmation
-// moves it into the backup's quarantine, the write probe (a 403 on uploads under its prefix, as
-// GCS answers a write it refuses) fails PERMISSION_DENIED, and the restore puts offsets/4 back.
-func TestE2EGCSSeedWorld(t *testing.T) {
+// seedStore is an object store holding the seed world's checkpoint.
+type seedStore struct {
+	name string
+	// open uploads dir to checkpoints/sms-replies, makes the store refuse (403, in its own
+	// words) every write under the probe's prefix and, where it can say so without writing,
+	// tells streamwatch's identity it may only read. It returns the checkpoint's location, a
+	// backup location, the environment and storage options that reach the store, and grant,
+	// which lets the identity create and delete the objects backups and repairs need.
+	open func(t *testing.T, dir string) (location, backups string, env map[string]string, opts storage.Options, grant func())
+	// diagnosed is what the first diagnosis says of access; probed, what the probe's access
+	// line says while the empty offsets/4 stops it before its write test; refused, what the
+	// write probe's reply says once offsets/4 is quarantined; rediagnosed, what the diagnosis
+	// says after that refused write.
+	diagnosed   []string
+	probed      string
+	refused     []string
+	rediagnosed []string
+}
+
+var seedStores = []seedStore{
+	{
+		name: "gs://",
+		open: func(t *testing.T, dir string) (string, string, map[string]string, storage.Options, func()) {
+			srv := storagetest.NewGCSServer(t, "spark")
+			srv.Upload(t, dir, "checkpoints/sms-replies")
+			// Read-only, as GCS refuses a missing storage.objects.create: testIamPermissions
+			// lists only what is held, and an upload answers 403.
+			srv.Grant("storage.objects.get", "storage.objects.list")
+			srv.DenyPrefix("checkpoints/sms-replies/" + probe.DefaultDir + "/")
+			grant := func() {
+				srv.Grant("storage.objects.get", "storage.objects.list", "storage.objects.create", "storage.objects.delete")
+			}
+			return srv.Location("checkpoints/sms-replies"), srv.Location("backups"), gcsEnv(srv), srv.Options(), grant
+		},
+		diagnosed: []string{"CHECKPOINT_NOT_WRITABLE (confirmed)",
+			"streamwatch's identity lacks storage.objects.create and storage.objects.delete in gs://spark (testIamPermissions)", "not for the job's"},
+		probed: "✗ access of streamwatch's identity (judged without writing): lacks storage.objects.create",
+		// testIamPermissions grants create, yet the real write is refused: the write wins.
+		refused: []string{"✓ access of streamwatch's identity (judged without writing): may create and delete objects in gs://spark",
+			"access denied (GCS HTTP 403"},
+		rediagnosed: []string{"CHECKPOINT_NOT_WRITABLE (confirmed)", "testIamPermissions said streamwatch's identity may write, but a real write was refused"},
+	},
+	{
+		// Judging ADLS ACLs needs the dfs endpoint (getAccessControl), which Azurite lacks, so
+		// on abfss:// access is not judged without writing and the probe's write decides: the
+		// proxy in front of Azurite refuses it with 403 AuthorizationPermissionMismatch, as
+		// Azure refuses a write the identity's role or ACL does not allow.
+		name: "abfss://",
+		open: func(t *testing.T, dir string) (string, string, map[string]string, storage.Options, func()) {
+			srv := storagetest.NewAzureServer(t, "spark")
+			srv.Upload(t, dir, "checkpoints/sms-replies")
+			srv.DenyPrefix("checkpoints/sms-replies/" + probe.DefaultDir + "/")
+			return srv.Location("checkpoints/sms-replies"), srv.Location("backups"), azureEnv(srv), srv.Options(), func() {}
+		},
+		diagnosed: []string{"cannot be judged without writing"},
+		probed:    "cannot be judged without writing",
+		refused:   []string{"AuthorizationPermissionMismatch"},
+		// The refused write alone, with no access judgment or driver log to corroborate it.
+		rediagnosed: []string{"CHECKPOINT_NOT_WRITABLE (likely)", "the write probe and the driver logs tell"},
+	},
+}
+
+// TestE2ESeedWorldObjectStores is the seed incident with its checkpoint in an object store
+// (fake-gcs-server in process through STORAGE_EMULATOR_HOST; Azurite through
+// AZURE_STORAGE_CONNECTION_STRING): `diagnose` names the group switch and the empty offsets/4,
+// and the unwritable location where the store says so without writing (GCS's
+// testIamPermissions); a remediator backs the checkpoint up to the store, the repair's dry run
+// names offsets/4, the confirmation moves it into the backup's quarantine, the write probe now
+// reaches its write and fails PERMISSION_DENIED, `diagnose` then names the unwritable location
+// from that probe on every store, and the restore puts offsets/4 back.
+func TestE2ESeedWorldObjectStores(t *testing.T) {
+	for _, st := range seedStores {
+		t.Run(st.name, func(t *testing.T) { testSeedWorld(t, st) })
+	}
+}
+
+func testSeedWorld(t *testing.T, st seedStore) {
 	kc := seedKafka(t, true)
-	srv := storagetest.NewGCSServer(t, "spark")
 	base := t.TempDir()
 	dir := filepath.Join(base, "sms-replies")
 	if err := sparktest.WriteCheckpoint(dir, seedSpec(time.Now().Add(-40*time.Minute))); err != nil {
 		t.Fatal(err)
 	}
-	srv.Upload(t, dir, "checkpoints/sms-replies")
-	location := srv.Location("checkpoints/sms-replies")
+	location, backups, env, opts, grant := st.open(t, dir)
+	// Azure stamps each blob's Last-Modified at upload (Azurite cannot backdate it), so the
+	// checkpoint looks written now: a short repair.quiet_for, waited out before the
+	// confirmation, lets the liveness guard see the stopped query on every store.
+	const quietFor = 2 * time.Second
+	uploaded := time.Now()
 	logPath := filepath.Join(base, "driver.log")
 	os.WriteFile(logPath, nil, 0o644)
 	quiet := time.Now().Add(-30 * time.Minute) // the driver died with the query
 	os.Chtimes(logPath, quiet, quiet)
 
-	// Read-only, as GCS refuses a missing storage.objects.create: testIamPermissions lists only
-	// what is held, and an upload answers 403.
-	srv.Grant("storage.objects.get", "storage.objects.list")
-	srv.DenyPrefix("checkpoints/sms-replies/" + probe.DefaultDir + "/")
-	extra := strings.Replace(seedConfig(kc, location, logPath), "    probe:\n", "      backup_location: "+srv.Location("backups")+"\n    probe:\n      write: true\n", 1)
-	in := start(t, setup{prefix: testredis.Prefix(), slackExtra: "  remediators: [U0ONCALL]\n", extra: extra, env: gcsEnv(srv)})
+	extra := strings.Replace(seedConfig(kc, location, logPath), "    probe:\n", "      backup_location: "+backups+"\n    probe:\n      write: true\n", 1) +
+		fmt.Sprintf("repair:\n  quiet_for: %s\n", quietFor)
+	in := start(t, setup{prefix: testredis.Prefix(), slackExtra: "  remediators: [U0ONCALL]\n", extra: extra, env: env})
 	s := in.slack
 
 	r := ask(t, s, "diagnose sms-replies")
 	body := r.Text + "\n" + string(r.Blocks)
-	for _, cause := range []string{"CHECKPOINT_NOT_WRITABLE (confirmed)", "CONSUMER_GROUP_MISMATCH", "CHECKPOINT_CORRUPT"} {
+	for _, cause := range []string{"CONSUMER_GROUP_MISMATCH", "CHECKPOINT_CORRUPT"} {
 		if !strings.Contains(r.Text, cause) {
 			t.Errorf("verdict lacks %s: %q", cause, r.Text)
 		}
 	}
-	for _, want := range []string{
-		"streamwatch's identity lacks storage.objects.create and storage.objects.delete in gs://spark (testIamPermissions)",
-		"not for the job's", "offsets/4 is corrupt", "sms-replies-v2",
-	} {
+	for _, want := range append([]string{"offsets/4 is corrupt", "sms-replies-v2"}, st.diagnosed...) {
 		if !strings.Contains(body, want) {
 			t.Errorf("the diagnosis lacks %q:\n%s", want, body)
 		}
 	}
 	// The probe stops at the empty offsets/4 before its write test; the access line still says.
 	r = ask(t, s, "probe sms-replies")
-	if want := "✗ access of streamwatch's identity (judged without writing): lacks storage.objects.create"; !strings.Contains(string(r.Blocks), want) {
-		t.Errorf("the probe's reply lacks %q:\n%s", want, r.Blocks)
+	if !strings.Contains(string(r.Blocks), st.probed) {
+		t.Errorf("the probe's reply lacks %q:\n%s", st.probed, r.Blocks)
 	}
 
-	// Access granted: backup, repair dry run, confirm, restore, all on gs://.
-	srv.Grant("storage.objects.get", "storage.objects.list", "storage.objects.create", "storage.objects.delete")
-	store, err := storage.Open(location, srv.Options())
+	// Access granted: backup, repair dry run, confirm, restore, all on the store.
+	grant()
+	store, err := storage.Open(location, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,19 +223,27 @@ func TestE2EGCSSeedWorld(t *testing.T) {
 	if _, err := store.Stat(context.Background(), "offsets/4"); err != nil {
 		t.Fatalf("the dry run moved offsets/4: %v", err)
 	}
+	wait.For(t, 10*time.Second, "the uploaded checkpoint to be quiet for repair.quiet_for", func() bool { return time.Since(uploaded) > quietFor })
 	if r := askAs(t, s, "U0ONCALL", "checkpoint repair sms-replies --confirm "+plan); !strings.Contains(r.Text, "Quarantined 1 file(s) of sms-replies") {
 		t.Fatalf("confirm: %q", r.Text)
 	}
 	if _, err := store.Stat(context.Background(), "offsets/4"); storage.Class(err) != storage.ClassNotFound {
 		t.Fatalf("offsets/4 still in the checkpoint: %v", err)
 	}
-	// With offsets/4 gone the probe reaches its write test, which GCS refuses (403) although
-	// testIamPermissions grants create: the real write wins.
+	// With offsets/4 gone the probe reaches its write test, which the store refuses (403).
+	refusal := "permission denied writing " + location + "/" + probe.DefaultDir + "/probe-"
 	r = ask(t, s, "probe sms-replies")
-	for _, want := range []string{"✓ access of streamwatch's identity (judged without writing): may create and delete objects in gs://spark",
-		"FAILED PERMISSION_DENIED: permission denied writing " + location + "/" + probe.DefaultDir + "/probe-", "access denied (GCS HTTP 403"} {
+	for _, want := range append([]string{"FAILED PERMISSION_DENIED: " + refusal}, st.refused...) {
 		if !strings.Contains(string(r.Blocks), want) {
 			t.Errorf("the write probe's reply lacks %q:\n%s", want, r.Blocks)
+		}
+	}
+	// The diagnosis names the unwritable location from that refused write.
+	r = ask(t, s, "diagnose sms-replies")
+	body = r.Text + "\n" + string(r.Blocks)
+	for _, want := range append([]string{refusal}, st.rediagnosed...) {
+		if !strings.Contains(body, want) {
+			t.Errorf("the diagnosis after the write probe lacks %q:\n%s", want, body)
 		}
 	}
 	r = ask(t, s, "checkpoint restore sms-replies")

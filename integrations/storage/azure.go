@@ -294,42 +294,21 @@ func (s *azureStore) Stat(ctx context.Context, name string) (Entry, error) {
 }
 
 func (s *azureStore) Read(ctx context.Context, name string) (io.ReadCloser, error) {
-	clean, err := cleanName(name)
-	if err == nil && clean == "" {
-		err = errors.New("cannot read the location itself")
-	}
+	clean, err := fileName("read", name)
 	if err != nil {
-		return nil, &Error{Op: "read", Path: name, Class: ClassOther, Err: err}
+		return nil, err
 	}
 	resp, err := s.blob(clean).DownloadStream(ctx, nil)
 	if err != nil {
 		return nil, wrap("read", clean, err)
 	}
-	return &azureReader{body: resp.Body, name: clean}, nil
+	return &objectReader{body: resp.Body, name: clean}, nil
 }
-
-type azureReader struct {
-	body io.ReadCloser
-	name string
-}
-
-func (r *azureReader) Read(p []byte) (int, error) {
-	n, err := r.body.Read(p)
-	if err != nil && err != io.EOF {
-		return n, wrap("read", r.name, err)
-	}
-	return n, err
-}
-
-func (r *azureReader) Close() error { return r.body.Close() }
 
 func (s *azureStore) Write(ctx context.Context, name string, r io.Reader) error {
-	clean, err := cleanName(name)
-	if err == nil && clean == "" {
-		err = errors.New("cannot write the location itself")
-	}
+	clean, err := fileName("write", name)
 	if err != nil {
-		return &Error{Op: "write", Path: name, Class: ClassOther, Err: err}
+		return err
 	}
 	r, size, err := sized(r)
 	if err != nil {
@@ -350,12 +329,9 @@ func (s *azureStore) Write(ctx context.Context, name string, r io.Reader) error 
 }
 
 func (s *azureStore) Delete(ctx context.Context, name string) error {
-	clean, err := cleanName(name)
-	if err == nil && clean == "" {
-		err = errors.New("cannot delete the location itself")
-	}
+	clean, err := fileName("delete", name)
 	if err != nil {
-		return &Error{Op: "delete", Path: name, Class: ClassOther, Err: err}
+		return err
 	}
 	_, err = s.blob(clean).Delete(ctx, nil)
 	return wrap("delete", clean, err)

@@ -184,42 +184,21 @@ func (s *gcsStore) Stat(ctx context.Context, name string) (Entry, error) {
 }
 
 func (s *gcsStore) Read(ctx context.Context, name string) (io.ReadCloser, error) {
-	clean, err := cleanName(name)
-	if err == nil && clean == "" {
-		err = errors.New("cannot read the location itself")
-	}
+	clean, err := fileName("read", name)
 	if err != nil {
-		return nil, &Error{Op: "read", Path: name, Class: ClassOther, Err: err}
+		return nil, err
 	}
 	resp, err := s.svc.Objects.Get(s.bucket, s.prefix+clean).Context(ctx).Download()
 	if err != nil {
 		return nil, wrap("read", clean, err)
 	}
-	return &gcsReader{body: resp.Body, name: clean}, nil
+	return &objectReader{body: resp.Body, name: clean}, nil
 }
-
-type gcsReader struct {
-	body io.ReadCloser
-	name string
-}
-
-func (r *gcsReader) Read(p []byte) (int, error) {
-	n, err := r.body.Read(p)
-	if err != nil && err != io.EOF {
-		return n, wrap("read", r.name, err)
-	}
-	return n, err
-}
-
-func (r *gcsReader) Close() error { return r.body.Close() }
 
 func (s *gcsStore) Write(ctx context.Context, name string, r io.Reader) error {
-	clean, err := cleanName(name)
-	if err == nil && clean == "" {
-		err = errors.New("cannot write the location itself")
-	}
+	clean, err := fileName("write", name)
 	if err != nil {
-		return &Error{Op: "write", Path: name, Class: ClassOther, Err: err}
+		return err
 	}
 	obj := &raw.Object{Name: s.prefix + clean, ContentType: "application/octet-stream"}
 	_, err = s.svc.Objects.Insert(s.bucket, obj).Media(r, googleapi.ContentType("application/octet-stream")).Context(ctx).Do()
@@ -227,12 +206,9 @@ func (s *gcsStore) Write(ctx context.Context, name string, r io.Reader) error {
 }
 
 func (s *gcsStore) Delete(ctx context.Context, name string) error {
-	clean, err := cleanName(name)
-	if err == nil && clean == "" {
-		err = errors.New("cannot delete the location itself")
-	}
+	clean, err := fileName("delete", name)
 	if err != nil {
-		return &Error{Op: "delete", Path: name, Class: ClassOther, Err: err}
+		return err
 	}
 	return wrap("delete", clean, s.svc.Objects.Delete(s.bucket, s.prefix+clean).Context(ctx).Do())
 }

@@ -162,12 +162,9 @@ func (r *localReader) Read(p []byte) (int, error) {
 func (r *localReader) Close() error { return r.f.Close() }
 
 func (s *localStore) Write(ctx context.Context, name string, r io.Reader) error {
-	clean, err := cleanName(name)
-	if err == nil && clean == "" {
-		err = errors.New("cannot write the location itself")
-	}
+	clean, err := fileName("write", name)
 	if err != nil {
-		return &Error{Op: "write", Path: name, Class: ClassOther, Err: err}
+		return err
 	}
 	_, err = guard(ctx, func() (struct{}, error) { return struct{}{}, writeAtomic(localPath(s.root, clean), r) }, nil)
 	return wrap("write", clean, err)
@@ -205,12 +202,9 @@ func writeAtomic(target string, r io.Reader) (err error) {
 }
 
 func (s *localStore) Delete(ctx context.Context, name string) error {
-	clean, err := cleanName(name)
-	if err == nil && clean == "" {
-		err = errors.New("cannot delete the location itself")
-	}
+	clean, err := fileName("delete", name)
 	if err != nil {
-		return &Error{Op: "delete", Path: name, Class: ClassOther, Err: err}
+		return err
 	}
 	_, err = guard(ctx, func() (struct{}, error) { return struct{}{}, os.Remove(localPath(s.root, clean)) }, nil)
 	return wrap("delete", clean, err)

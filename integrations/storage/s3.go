@@ -227,12 +227,9 @@ func (s *s3Store) Stat(ctx context.Context, name string) (Entry, error) {
 }
 
 func (s *s3Store) Read(ctx context.Context, name string) (io.ReadCloser, error) {
-	clean, err := cleanName(name)
-	if err == nil && clean == "" {
-		err = errors.New("cannot read the location itself")
-	}
+	clean, err := fileName("read", name)
 	if err != nil {
-		return nil, &Error{Op: "read", Path: name, Class: ClassOther, Err: err}
+		return nil, err
 	}
 	obj, err := s.client.GetObject(ctx, s.bucket, s.prefix+clean, minio.GetObjectOptions{})
 	if err != nil {
@@ -243,31 +240,13 @@ func (s *s3Store) Read(ctx context.Context, name string) (io.ReadCloser, error) 
 		obj.Close()
 		return nil, wrap("read", clean, err)
 	}
-	return &s3Reader{obj: obj, name: clean}, nil
+	return &objectReader{body: obj, name: clean}, nil
 }
-
-type s3Reader struct {
-	obj  *minio.Object
-	name string
-}
-
-func (r *s3Reader) Read(p []byte) (int, error) {
-	n, err := r.obj.Read(p)
-	if err != nil && err != io.EOF {
-		return n, wrap("read", r.name, err)
-	}
-	return n, err
-}
-
-func (r *s3Reader) Close() error { return r.obj.Close() }
 
 func (s *s3Store) Write(ctx context.Context, name string, r io.Reader) error {
-	clean, err := cleanName(name)
-	if err == nil && clean == "" {
-		err = errors.New("cannot write the location itself")
-	}
+	clean, err := fileName("write", name)
 	if err != nil {
-		return &Error{Op: "write", Path: name, Class: ClassOther, Err: err}
+		return err
 	}
 	r, size, err := sized(r)
 	if err != nil {
@@ -321,12 +300,9 @@ func sized(r io.Reader) (io.Reader, int64, error) {
 }
 
 func (s *s3Store) Delete(ctx context.Context, name string) error {
-	clean, err := cleanName(name)
-	if err == nil && clean == "" {
-		err = errors.New("cannot delete the location itself")
-	}
+	clean, err := fileName("delete", name)
 	if err != nil {
-		return &Error{Op: "delete", Path: name, Class: ClassOther, Err: err}
+		return err
 	}
 	// S3 deletes of missing keys succeed; stat first so that every backend reports them.
 	if _, err := s.client.StatObject(ctx, s.bucket, s.prefix+clean, minio.StatObjectOptions{}); err != nil {

@@ -183,6 +183,34 @@ func cleanName(name string) (string, error) {
 	return c, nil
 }
 
+// fileName is cleanName for op on one file: the location itself ("") is refused too.
+func fileName(op, name string) (string, error) {
+	clean, err := cleanName(name)
+	if err == nil && clean == "" {
+		err = errors.New("cannot " + op + " the location itself")
+	}
+	if err != nil {
+		return "", &Error{Op: op, Path: name, Class: ClassOther, Err: err}
+	}
+	return clean, nil
+}
+
+// objectReader is an object store's download: its read errors keep their class and name the file.
+type objectReader struct {
+	body io.ReadCloser
+	name string
+}
+
+func (r *objectReader) Read(p []byte) (int, error) {
+	n, err := r.body.Read(p)
+	if err != nil && err != io.EOF {
+		return n, wrap("read", r.name, err)
+	}
+	return n, err
+}
+
+func (r *objectReader) Close() error { return r.body.Close() }
+
 // ReadAll reads a whole file, refusing files larger than limit bytes (limit <= 0: no limit).
 func ReadAll(ctx context.Context, s interface {
 	Read(ctx context.Context, name string) (io.ReadCloser, error)

@@ -153,13 +153,13 @@ func contradictions(in Inputs) []Contradiction {
 			continue
 		}
 		out = append(out, Contradiction{Kind: ContraDeployed, Field: f, Documented: d.Documented, DocumentedAt: c.DocumentedAt(f),
-			Observed: d.Deployed, ObservedAt: d.Evidence, Source: srcConfig, Reason: d.Reason})
+			Observed: d.Deployed, ObservedAt: d.Evidence, Source: SourceConfig, Reason: d.Reason})
 	}
 	if r := in.Checkpoint; r != nil && c.Checkpoint != "" && !r.Has(spark.CodeUnreadable) {
 		if f := r.Finding(spark.CodeMissing); f != nil && f.File == "" && f.Severity == spark.SeverityCritical {
 			// Not even a metadata file: the job checkpoints elsewhere, or never started here.
 			out = append(out, Contradiction{Kind: ContraNoCheckpoint, Field: FieldCheckpoint, Documented: c.Checkpoint,
-				DocumentedAt: c.DocumentedAt(FieldCheckpoint), ObservedAt: r.Location, Source: srcCheckpoint})
+				DocumentedAt: c.DocumentedAt(FieldCheckpoint), ObservedAt: r.Location, Source: SourceCheckpoint})
 		}
 	}
 	if len(c.Topics) == 0 {
@@ -168,14 +168,14 @@ func contradictions(in Inputs) []Contradiction {
 	documented := strings.Join(sortedSet(c.Topics), ", ")
 	if read, file := checkpointTopics(in.Checkpoint); len(read) > 0 && !slices.Equal(read, sortedSet(c.Topics)) {
 		out = append(out, Contradiction{Kind: ContraCheckpointTopics, Field: FieldTopics, Documented: documented,
-			DocumentedAt: c.DocumentedAt(FieldTopics), Observed: strings.Join(read, ", "), ObservedAt: file, Source: srcCheckpoint,
+			DocumentedAt: c.DocumentedAt(FieldTopics), Observed: strings.Join(read, ", "), ObservedAt: file, Source: SourceCheckpoint,
 			NotRead: without(sortedSet(c.Topics), read), NotDocumented: without(read, sortedSet(c.Topics))})
 	}
 	if b := in.Brokers; b != nil {
 		for _, t := range b.Missing {
 			if slices.Contains(c.Topics, t) {
 				out = append(out, Contradiction{Kind: ContraNoSuchTopic, Field: FieldTopics, Documented: t,
-					DocumentedAt: c.DocumentedAt(FieldTopics), ObservedAt: c.Cluster, Source: srcBrokers})
+					DocumentedAt: c.DocumentedAt(FieldTopics), ObservedAt: c.Cluster, Source: SourceBrokers})
 			}
 		}
 	}

@@ -82,8 +82,8 @@ const (
 	// FactPartitionsAbove0: of the unknown partitions, M start above offset 0 (Restart, Value:
 	// the deployed failOnDataLoss ("" for Spark's default), Source: where it is set).
 	FactPartitionsAbove0 FactKind = "partitions_above_0"
-	// FactCheckError: a check failed (Check: which, Check* or a checkpoint finding's "checkpoint";
-	// Text: the error or the finding's summary).
+	// FactCheckError: a check failed, or the checkpoint was unreadable (Check: which, Check*;
+	// Text: the error, or the checkpoint finding's summary).
 	FactCheckError FactKind = "check_error"
 )
 

@@ -127,16 +127,6 @@ const (
 	SourceSymptom Source = "symptom"
 )
 
-const (
-	srcAccess     = SourceAccess
-	srcProbe      = SourceProbe
-	srcLogs       = SourceLogs
-	srcCheckpoint = SourceCheckpoint
-	srcKafka      = SourceKafka
-	srcConfig     = SourceConfig
-	srcBrokers    = SourceBrokers
-)
-
 // Symptom is one thing wrong now, with its evidence; commands words it by its ID.
 type Symptom struct {
 	ID       string
@@ -361,7 +351,7 @@ func (j *judge) access() {
 		j.v.Access = &Access{Writable: a.Writable, Identity: true, Reason: a.Reason, Note: a.Note}
 	}
 	if !a.Writable {
-		j.signal(CauseNotWritable, srcAccess, true, text(a.Reason))
+		j.signal(CauseNotWritable, SourceAccess, true, text(a.Reason))
 	}
 }
 
@@ -375,19 +365,19 @@ func (j *judge) kafka() {
 		if ev.Text == "" {
 			ev.Group, ev.Status, ev.Detail = mm.Documented, mm.Reason, mm.Detail
 		}
-		j.symptom(SymptomDocumentedGroupIdle, srcKafka, ev)
+		j.symptom(SymptomDocumentedGroupIdle, SourceKafka, ev)
 		if len(mm.Active) > 0 {
-			j.signal(CauseGroupMismatch, srcKafka, true, ev)
+			j.signal(CauseGroupMismatch, SourceKafka, true, ev)
 		}
 	}
 	switch l.Status {
 	case kafka.StatusStalled, kafka.StatusStopped:
 		if l.Mismatch == nil {
-			j.symptom(SymptomProgressStopped, srcKafka, Fact{Kind: FactGroupStopped, Group: l.Group.Name, Status: l.Status.String(), Text: l.Evidence})
+			j.symptom(SymptomProgressStopped, SourceKafka, Fact{Kind: FactGroupStopped, Group: l.Group.Name, Status: l.Status.String(), Text: l.Evidence})
 		}
 	case kafka.StatusWarning:
-		j.symptom(SymptomLagGrowing, srcKafka, text(l.Evidence))
-		j.signal(CauseSlowConsumer, srcKafka, true, text(l.Evidence))
+		j.symptom(SymptomLagGrowing, SourceKafka, text(l.Evidence))
+		j.signal(CauseSlowConsumer, SourceKafka, true, text(l.Evidence))
 	}
 	for _, u := range l.Unavailable {
 		if u.What == samplesUnavailable {
@@ -395,8 +385,8 @@ func (j *judge) kafka() {
 			continue
 		}
 		ev := Fact{Kind: FactUnavailable, What: u.What, N: int64(len(u.Partitions)), Text: errText(u.Err)}
-		j.symptom(SymptomBrokersUnreachable, srcBrokers, ev)
-		j.signal(CauseBrokerDown, srcBrokers, true, ev)
+		j.symptom(SymptomBrokersUnreachable, SourceBrokers, ev)
+		j.signal(CauseBrokerDown, SourceBrokers, true, ev)
 	}
 }
 
@@ -416,12 +406,12 @@ func (j *judge) checkpoint() {
 						ev.At, ev.Batch = c.Committed.ModTime, c.Committed.ID
 					}
 				}
-				j.symptom(SymptomProgressStopped, srcCheckpoint, ev)
+				j.symptom(SymptomProgressStopped, SourceCheckpoint, ev)
 			} else {
 				j.note(Fact{Kind: FactIdleCheckpoint, Text: f.Summary})
 			}
 		case spark.CodeCorruptFile:
-			j.signal(CauseCorrupt, srcCheckpoint, true, Fact{Kind: FactFinding, Text: f.Summary, File: f.File})
+			j.signal(CauseCorrupt, SourceCheckpoint, true, Fact{Kind: FactFinding, Text: f.Summary, File: f.File})
 		case spark.CodeUnreadable:
 			j.note(Fact{Kind: FactCheckError, Check: CheckCheckpoint, Text: f.Summary})
 		case spark.CodeOffsetsGone:
@@ -437,7 +427,7 @@ func (j *judge) checkpoint() {
 			for _, e := range f.Evidence {
 				evidence = append(evidence, text(e))
 			}
-			j.signal(CauseOffsetsGone, srcBrokers, true, evidence...)
+			j.signal(CauseOffsetsGone, SourceBrokers, true, evidence...)
 		case spark.CodePartitionGone:
 			j.risk(Fact{Kind: FactPartitionGone, Text: f.Summary, File: f.File, Items: f.Evidence})
 		case spark.CodeTempFilesLeft, spark.CodeStateBehind, spark.CodeMissing:
@@ -463,13 +453,13 @@ func (j *judge) probes() {
 			continue
 		}
 		if pr.Access.Judged() && !pr.Access.Writable && pr.Reason == pr.Access.Reason {
-			j.symptom(SymptomProbeFailing, srcAccess, ev)
-			j.signal(CauseNotWritable, srcAccess, true, text(pr.Access.Reason))
+			j.symptom(SymptomProbeFailing, SourceAccess, ev)
+			j.signal(CauseNotWritable, SourceAccess, true, text(pr.Access.Reason))
 			continue // the access check's own verdict, counted once
 		}
-		src := srcProbe
+		src := SourceProbe
 		if pr.Class == probe.ClassCorrupt {
-			src = srcCheckpoint // it read the same file the checkpoint check did
+			src = SourceCheckpoint // it read the same file the checkpoint check did
 		}
 		j.symptom(SymptomProbeFailing, src, ev)
 		switch pr.Class {
@@ -482,7 +472,7 @@ func (j *judge) probes() {
 			if pr.Owner != nil {
 				evidence = append(evidence, text(pr.Owner.Line()))
 			}
-			j.signal(CauseNotWritable, srcProbe, true, evidence...)
+			j.signal(CauseNotWritable, SourceProbe, true, evidence...)
 			switch {
 			case writable && a.Access.Identity != "":
 				j.note(Fact{Kind: FactIAMWriteRefused})
@@ -490,7 +480,7 @@ func (j *judge) probes() {
 				j.note(Fact{Kind: FactWriteRefused})
 			}
 		case probe.ClassCorrupt:
-			j.signal(CauseCorrupt, srcCheckpoint, true, Fact{Kind: FactProbeCorrupt, Text: pr.Reason})
+			j.signal(CauseCorrupt, SourceCheckpoint, true, Fact{Kind: FactProbeCorrupt, Text: pr.Reason})
 		}
 	}
 }
@@ -511,16 +501,16 @@ func (j *judge) logs() {
 			j.v.History = append(j.v.History, ev)
 			continue
 		}
-		j.symptom(SymptomLogErrors, srcLogs, ev)
+		j.symptom(SymptomLogErrors, SourceLogs, ev)
 		switch m.Signature.ID {
 		case "PERMISSION_DENIED", "CHECKPOINT_WRITE_FAILED", "STORAGE_FULL":
 			if writable && m.Signature.ID != "STORAGE_FULL" {
 				j.note(Fact{Kind: FactLogContradicted, Title: m.Signature.Title})
 				continue
 			}
-			j.signal(CauseNotWritable, srcLogs, false, ev)
+			j.signal(CauseNotWritable, SourceLogs, false, ev)
 		case "CHECKPOINT_LOG_CORRUPT":
-			j.signal(CauseCorrupt, srcLogs, false, ev)
+			j.signal(CauseCorrupt, SourceLogs, false, ev)
 		}
 	}
 }
@@ -534,7 +524,7 @@ func (j *judge) contract() {
 		c.Cause = contractCause[c.Field]
 		j.contras = append(j.contras, c)
 		line := c
-		j.signal(c.Cause, c.Source, c.Source != srcConfig, Fact{Kind: FactContradiction, Contradiction: &line})
+		j.signal(c.Cause, c.Source, c.Source != SourceConfig, Fact{Kind: FactContradiction, Contradiction: &line})
 	}
 	for _, d := range j.in.Drift {
 		if unsetInFile(d) {
@@ -546,10 +536,10 @@ func (j *judge) contract() {
 		return
 	}
 	for _, e := range u.evidence(j.in) {
-		j.symptom(SymptomRecordsUnread, srcBrokers, e)
+		j.symptom(SymptomRecordsUnread, SourceBrokers, e)
 	}
 	if u.newPartitions > 0 {
-		j.signal(CausePartitionsUnknown, srcCheckpoint, true, Fact{Kind: FactNewPartitions, N: u.newRecords, M: int64(u.newPartitions)})
+		j.signal(CausePartitionsUnknown, SourceCheckpoint, true, Fact{Kind: FactNewPartitions, N: u.newRecords, M: int64(u.newPartitions)})
 	}
 	if u.newAbove0 > 0 {
 		// Spark reads a partition it discovers from offset 0; one whose log starts later has
@@ -562,15 +552,15 @@ func (j *judge) contract() {
 			}
 		}
 		j.partitionsFail = ev.Restart == RestartFail
-		j.signal(CausePartitionsUnknown, srcCheckpoint, true, ev)
+		j.signal(CausePartitionsUnknown, SourceCheckpoint, true, ev)
 	}
 }
 
 func (j *judge) errors() {
 	in := j.in
 	if in.LagErr != nil && (errors.Is(in.LagErr, kafka.ErrUnreachable) || errors.Is(in.LagErr, kafka.ErrAuth)) {
-		j.symptom(SymptomBrokersUnreachable, srcBrokers, text(in.LagErr.Error()))
-		j.signal(CauseBrokerDown, srcBrokers, true, text(in.LagErr.Error()))
+		j.symptom(SymptomBrokersUnreachable, SourceBrokers, text(in.LagErr.Error()))
+		j.signal(CauseBrokerDown, SourceBrokers, true, text(in.LagErr.Error()))
 	} else if in.LagErr != nil {
 		j.note(Fact{Kind: FactCheckError, Check: CheckLag, Text: in.LagErr.Error()})
 	}
@@ -701,12 +691,12 @@ func (j *judge) explains(cause string, s *Symptom) bool {
 		case CauseGroupMismatch, CauseTopicMismatch:
 			// The documented group stops on the documented topic; the checkpoint of a query
 			// that reads other topics can still commit.
-			return slices.Contains(s.sources, srcKafka)
+			return slices.Contains(s.sources, SourceKafka)
 		case CauseCheckpointMismatch:
 			// The documented checkpoint's stop; or any stop when the documented location
 			// holds no checkpoint at all.
-			_, none := own[srcCheckpoint]
-			return none || slices.Contains(s.sources, srcCheckpoint)
+			_, none := own[SourceCheckpoint]
+			return none || slices.Contains(s.sources, SourceCheckpoint)
 		case CauseOffsetsGone:
 			return j.v.Restart == RestartFail
 		case CausePartitionsUnknown:
@@ -714,12 +704,12 @@ func (j *judge) explains(cause string, s *Symptom) bool {
 		}
 		return true
 	case SymptomLogErrors:
-		_, ok := own[srcLogs]
+		_, ok := own[SourceLogs]
 		return ok
 	case SymptomProbeFailing:
-		_, p := own[srcProbe]
-		_, a := own[srcAccess]
-		_, c := own[srcCheckpoint]
+		_, p := own[SourceProbe]
+		_, a := own[SourceAccess]
+		_, c := own[SourceCheckpoint]
 		return p || a || (cause == CauseCorrupt && c)
 	}
 	return true

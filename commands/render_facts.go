@@ -231,15 +231,8 @@ func factLine(v pipeline.Verdict, f pipeline.Fact) string {
 	case pipeline.FactPartitionGone:
 		return "checkpoint: " + fileEvidence(f) + " (" + strings.Join(f.Items, ", ") + ")"
 	case pipeline.FactOffsetsGone:
-		restart := "on restart Spark fails on them (failOnDataLoss is true, Spark's default)"
-		switch {
-		case f.Value != "" && f.Restart == pipeline.RestartSkip:
-			restart = fmt.Sprintf("on restart Spark skips them (failOnDataLoss=%s, %s)", f.Value, f.Source)
-		case f.Value != "":
-			restart = fmt.Sprintf("on restart Spark fails on them (failOnDataLoss=%s, %s)", f.Value, f.Source)
-		}
 		return fmt.Sprintf("%s records on %s of %s are no longer on the brokers: retention deleted them before the query read them; %s",
-			human.Digits(f.N), human.Count(int(f.M), "partition"), f.File, restart)
+			human.Digits(f.N), human.Count(int(f.M), "partition"), f.File, onRestart(f, "", "skips them"))
 	case pipeline.FactProbe:
 		return "probe " + human.Stamp(f.At) + ": " + f.Text
 	case pipeline.FactProbeCorrupt:
@@ -282,13 +275,7 @@ func factLine(v pipeline.Verdict, f pipeline.Fact) string {
 		return fmt.Sprintf("%s records on %s of the topics the query reads are not in its newest offsets",
 			human.Digits(f.N), human.Count(int(f.M), "partition"))
 	case pipeline.FactPartitionsAbove0:
-		restart := "on restart Spark fails on them ('Added partition … starts from … instead of 0'; failOnDataLoss is true, Spark's default)"
-		switch {
-		case f.Value != "" && f.Restart == pipeline.RestartRead:
-			restart = fmt.Sprintf("on restart Spark reads them from their earliest offset (failOnDataLoss=%s, %s)", f.Value, f.Source)
-		case f.Value != "":
-			restart = fmt.Sprintf("on restart Spark fails on them ('Added partition … starts from … instead of 0'; failOnDataLoss=%s, %s)", f.Value, f.Source)
-		}
+		restart := onRestart(f, "'Added partition … starts from … instead of 0'; ", "reads them from their earliest offset")
 		verb := "start"
 		if f.M == 1 {
 			verb = "starts"
@@ -298,6 +285,20 @@ func factLine(v pipeline.Verdict, f pipeline.Fact) string {
 		return word(checkErrorWords, f.Check) + ": " + f.Text
 	}
 	return string(f.Kind) + ": " + f.Text
+}
+
+// onRestart says what Spark does on restart with the records a fact counts: fails on them
+// (why: Spark's message, and failOnDataLoss as deployed or by default), or, with failOnDataLoss
+// false, what it does instead.
+func onRestart(f pipeline.Fact, why, instead string) string {
+	setting := "failOnDataLoss is true, Spark's default"
+	if f.Value != "" {
+		setting = fmt.Sprintf("failOnDataLoss=%s, %s", f.Value, f.Source)
+		if f.Restart != pipeline.RestartFail {
+			return "on restart Spark " + instead + " (" + setting + ")"
+		}
+	}
+	return "on restart Spark fails on them (" + why + setting + ")"
 }
 
 // fileEvidence is a checkpoint finding's summary, led by its file when the summary does not

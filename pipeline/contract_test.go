@@ -224,6 +224,9 @@ func TestJudgeAgainstTheBrokers(t *testing.T) {
 		if ev := v.Causes[0].Evidence; !hasFact(ev, pipeline.Fact{Kind: pipeline.FactNewPartitions, N: 7, M: 1}) {
 			t.Errorf("evidence %+v lacks the counts", ev)
 		}
+		if ev := v.Symptoms[0].Evidence; len(ev) != 1 || !hasFact(ev, pipeline.Fact{Kind: pipeline.FactUnknownPartitions, N: 7, M: 1, File: "offsets/3"}) {
+			t.Errorf("the symptom's evidence %+v lacks the unknown partition's records", ev)
+		}
 	})
 }
 

@@ -12,17 +12,6 @@ import (
 // The words of a verdict's codes: what pipeline.Judge returns as IDs, kinds and fields,
 // worded here.
 
-// symptomTitles name each symptom.
-var symptomTitles = map[string]string{
-	pipeline.SymptomProgressStopped:     "progress stopped",
-	pipeline.SymptomDocumentedGroupIdle: "the documented consumer group makes no progress while another group consumes the topic",
-	pipeline.SymptomLagGrowing:          "lag grows while commits advance",
-	pipeline.SymptomProbeFailing:        "the checkpoint-access probe fails",
-	pipeline.SymptomLogErrors:           "the driver log reports checkpoint trouble",
-	pipeline.SymptomBrokersUnreachable:  "the Kafka brokers do not answer",
-	pipeline.SymptomRecordsUnread:       "records wait on documented topics the query does not read",
-}
-
 // symptomTitle is a symptom's title, or its ID when it has none.
 func symptomTitle(id string) string {
 	if t, ok := symptomTitles[id]; ok {

@@ -26,9 +26,9 @@ func verdictLines(v pipeline.Verdict) []string {
 	if len(v.Symptoms) > 0 {
 		out = append(out, "Symptoms (live):")
 		for _, s := range v.Symptoms {
-			out = append(out, fmt.Sprintf("- %s [%s]", s.Title, s.ID))
+			out = append(out, fmt.Sprintf("- %s [%s]", symptomTitle(s.ID), s.ID))
 			for _, e := range s.Evidence {
-				out = append(out, "   "+e)
+				out = append(out, "   "+factLine(v, e))
 			}
 		}
 	}
@@ -36,65 +36,60 @@ func verdictLines(v pipeline.Verdict) []string {
 		if i == 0 {
 			out = append(out, "Probable causes:")
 		}
-		out = append(out, fmt.Sprintf("%d. %s [%s] — %s (%s)", i+1, c.Title, c.ID, c.Confidence, strings.Join(c.Signals, ", ")))
+		out = append(out, fmt.Sprintf("%d. %s [%s] — %s (%s)", i+1, causeTitle(c.ID), c.ID, c.Confidence, signalsLine(c.Signals)))
 		var explains []string
 		for _, id := range c.Explains {
-			explains = append(explains, symptomTitle(v.Symptoms, id))
+			explains = append(explains, symptomTitle(id))
 		}
 		out = append(out, "   explains: "+strings.Join(explains, "; "))
 		for _, e := range c.Evidence {
-			out = append(out, "   - "+e)
+			out = append(out, "   - "+factLine(v, e))
 		}
-		out = append(out, "   next: "+strings.ReplaceAll(c.Next, "PIPELINE", v.Pipeline))
+		out = append(out, "   next: "+causeNext(c.ID, v.Pipeline))
 	}
 	if len(v.Unexplained) > 0 {
 		var titles []string
 		for _, id := range v.Unexplained {
-			titles = append(titles, symptomTitle(v.Symptoms, id))
+			titles = append(titles, symptomTitle(id))
 		}
 		out = append(out, fmt.Sprintf("No probable cause found for %s. This is not healthy: the symptom is live. What was checked:", strings.Join(titles, "; ")))
 		for _, c := range v.Checked {
 			if c.Status == pipeline.CheckFound {
 				continue
 			}
-			out = append(out, fmt.Sprintf("- %s %s: %s", c.Cause, c.Status, checkEvidence(c)))
+			out = append(out, fmt.Sprintf("- %s %s: %s", c.Cause, checkStatusWords[c.Status], checkEvidence(c)))
 		}
 		out = append(out, "Next step: "+nextStep(v.Next, v.Pipeline))
 	}
-	if v.Access != "" {
-		out = append(out, "access: "+v.Access)
+	if v.Access != nil {
+		out = append(out, "access: "+accessLine(v.Access))
 	}
 	if !v.Progress.IsZero() {
-		out = append(out, fmt.Sprintf("newest progress: %s at %s", v.ProgressWhat, human.Stamp(v.Progress)))
+		out = append(out, fmt.Sprintf("newest progress: %s at %s", newestProgress(v), human.Stamp(v.Progress)))
 	}
 	if len(v.Risks) > 0 {
 		out = append(out, "Risks (no present symptom comes from them):")
 		for _, r := range v.Risks {
-			out = append(out, "- "+r)
+			out = append(out, "- "+riskLine(v, r))
 		}
 	}
 	if len(v.History) > 0 {
 		out = append(out, "History (older than the newest progress; not a cause):")
 		for _, h := range v.History {
-			out = append(out, "- "+h)
+			out = append(out, "- "+historyLine(v, h))
 		}
 	}
 	for _, n := range v.Notes {
-		out = append(out, "note: "+n)
+		out = append(out, "note: "+factLine(v, n))
 	}
 	if len(v.Unfinished) > 0 {
-		out = append(out, "did not finish in time: "+strings.Join(v.Unfinished, ", "))
+		var checks []string
+		for _, c := range v.Unfinished {
+			checks = append(checks, word(unfinishedWords, c))
+		}
+		out = append(out, "did not finish in time: "+strings.Join(checks, ", "))
 	}
 	return out
-}
-
-func symptomTitle(ss []pipeline.Symptom, id string) string {
-	for _, s := range ss {
-		if s.ID == id {
-			return s.Title
-		}
-	}
-	return id
 }
 
 // verdictSummary is the verdict in one line.

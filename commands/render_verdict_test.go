@@ -20,12 +20,13 @@ import (
 func TestVerdictReply(t *testing.T) {
 	at := time.Date(2026, 11, 30, 10, 41, 5, 0, time.UTC)
 	v := pipeline.Verdict{Pipeline: "sms-replies", Description: "inbound SMS replies, Kafka to Spark",
-		Symptoms: []pipeline.Symptom{{ID: pipeline.SymptomProgressStopped, Title: "progress stopped", Evidence: []string{"no commit for 40m while 96 records wait on the brokers"}}},
-		Causes: []pipeline.Cause{{ID: pipeline.CauseNotWritable, Title: "The checkpoint location is not writable", Confidence: pipeline.Confirmed,
-			Signals: []string{"access check", "the symptom"}, Explains: []string{pipeline.SymptomProgressStopped},
-			Evidence: []string{"uid 185 may not create files in /cp"}, Next: "Restore write access, then `watch PIPELINE`."}},
-		Access: "uid 185 groups [185] (job_user) may NOT create files there (judged without writing)", Progress: at, ProgressWhat: "checkpoint commit of batch 3",
-		Risks: []string{"checkpoint: 2 leftover files"}, History: []string{"driver log: Permission denied (2026-11-30 09:00:00Z, before the newest progress)"},
+		Symptoms: []pipeline.Symptom{{ID: pipeline.SymptomProgressStopped, Evidence: []pipeline.Fact{{Kind: pipeline.FactStalePending, Text: "no commit for 40m", N: 96}}}},
+		Causes: []pipeline.Cause{{ID: pipeline.CauseNotWritable, Confidence: pipeline.Confirmed,
+			Signals: []pipeline.Source{pipeline.SourceSymptom, pipeline.SourceLogs, pipeline.SourceAccess}, Explains: []string{pipeline.SymptomProgressStopped},
+			Evidence: []pipeline.Fact{{Kind: pipeline.FactText, Text: "uid 185 may not create files in /cp"}}}},
+		Access: &pipeline.Access{User: "uid 185 groups [185] (job_user)"}, Progress: at, ProgressBatch: 3,
+		Risks:      []pipeline.Fact{{Kind: pipeline.FactCheckpointRisk, Text: "2 leftover files"}},
+		History:    []pipeline.Fact{{Kind: pipeline.FactLog, Title: "Permission denied", N: 2, At: at.Add(-time.Hour), Text: "java.io.IOException"}},
 		Unfinished: []string{pipeline.CheckLag}}
 	r := VerdictReply(v)
 	if r.Text != "sms-replies: probable cause CHECKPOINT_NOT_WRITABLE (confirmed)" {
@@ -36,14 +37,14 @@ func TestVerdictReply(t *testing.T) {
 		t.Errorf("the verdict does not describe its pipeline first:\n%s", text)
 	}
 	for _, want := range []string{
-		"Symptoms (live):\n- progress stopped [PROGRESS_STOPPED]\n   no commit for 40m",
-		"1. The checkpoint location is not writable [CHECKPOINT_NOT_WRITABLE] — confirmed (access check, the symptom)",
-		"   explains: progress stopped",
-		"   next: Restore write access, then `watch sms-replies`.",
-		"access: uid 185 groups [185] (job_user) may NOT create files there",
+		"Symptoms (live):\n- progress stopped [PROGRESS_STOPPED]\n   no commit for 40m while 96 records wait on the brokers\n",
+		"1. The checkpoint location is not writable: the query cannot commit progress [CHECKPOINT_NOT_WRITABLE] — confirmed (access check, driver log, the symptom)",
+		"   explains: progress stopped\n   - uid 185 may not create files in /cp\n",
+		"   next: Restore write access for the job's user on the checkpoint location (storage policy, ACL, mount options), then restart the query and watch for the next commit: `watch sms-replies`.",
+		"access: uid 185 groups [185] (job_user) may NOT create files there (judged without writing)\n",
 		"newest progress: checkpoint commit of batch 3 at 2026-11-30 10:41:05Z",
 		"Risks (no present symptom comes from them):\n- checkpoint: 2 leftover files",
-		"History (older than the newest progress; not a cause):",
+		"History (older than the newest progress; not a cause):\n- driver log: Permission denied ×2 (last 2026-11-30 09:41:05Z): java.io.IOException (2026-11-30 09:41:05Z, before the newest progress)",
 		"did not finish in time: lag and status",
 	} {
 		if !strings.Contains(text, want) {
@@ -51,8 +52,8 @@ func TestVerdictReply(t *testing.T) {
 		}
 	}
 	for v, want := range map[*pipeline.Verdict]string{
-		{Pipeline: "p", Healthy: true}:                       "p: healthy",
-		{Pipeline: "p", Healthy: true, Risks: []string{"x"}}: "p: healthy, 1 risk",
+		{Pipeline: "p", Healthy: true}: "p: healthy",
+		{Pipeline: "p", Healthy: true, Risks: []pipeline.Fact{{Kind: pipeline.FactText, Text: "x"}}}: "p: healthy, 1 risk",
 		{Pipeline: "p", Symptoms: []pipeline.Symptom{{ID: pipeline.SymptomProgressStopped}}, Next: pipeline.NextReadLogs,
 			Checked: []pipeline.Check{{Status: pipeline.CheckRuledOut}, {Status: pipeline.CheckNotChecked}}}: "p: progress stopped; no probable cause found (1 causes ruled out); next: read the driver log",
 	} {
@@ -67,7 +68,7 @@ func TestVerdictReply(t *testing.T) {
 // healthy.
 func TestNoCauseIsAnAnswer(t *testing.T) {
 	v := pipeline.Verdict{Pipeline: "sms-replies",
-		Symptoms:    []pipeline.Symptom{{ID: pipeline.SymptomProgressStopped, Title: "progress stopped"}},
+		Symptoms:    []pipeline.Symptom{{ID: pipeline.SymptomProgressStopped}},
 		Unexplained: []string{pipeline.SymptomProgressStopped},
 		Checked: []pipeline.Check{
 			{Cause: pipeline.CauseNotWritable, Status: pipeline.CheckRuledOut, Reason: pipeline.ReasonAccessJudged, Detail: "uid 185 may create files in /cp"},

@@ -55,12 +55,12 @@ func (c Contract) DocumentedAt(field string) string {
 	return at
 }
 
-// The documented fields a contradiction can be about.
+// The documented fields a contradiction can be about; commands words them.
 const (
 	FieldGroup      = "group"
 	FieldTopics     = "topics"
-	FieldBrokers    = "bootstrap servers"
-	FieldCheckpoint = "checkpoint location"
+	FieldBrokers    = "bootstrap"
+	FieldCheckpoint = "checkpoint"
 )
 
 // DocumentedAt is where the configuration documents a field of pipeline name.
@@ -79,19 +79,44 @@ func DocumentedAt(name, field string) string {
 }
 
 // Contradiction is one documented fact that something observed contradicts: the deployed
-// configuration, the checkpoint's own files, or the brokers.
+// configuration, the checkpoint's own files, or the brokers. Its Kind says what was observed
+// and which fields hold it; commands words it.
 type Contradiction struct {
+	Kind         ContradictionKind
 	Field        string // Field*
 	Documented   string
 	DocumentedAt string // where the configuration says it
-	Observed     string
-	ObservedAt   string // where it was seen: "job.conf:13: subscribe=x", "checkpoint offsets/12", "brokers of cluster main"
-	Source       string // the signal's source (deployed config, checkpoint files, brokers)
-	Reason       string // what follows from it, or ""
+	Observed     string `json:",omitempty"` // the value observed, as the Kind says
+	ObservedAt   string `json:",omitempty"` // where it was seen, as the Kind says
+	Source       Source // the signal's source (SourceConfig, SourceCheckpoint, SourceBrokers)
+	Reason       string `json:",omitempty"` // the deployed config's reason (ContraDeployed), or ""
+	// NotRead and NotDocumented are the topics documented but not read, and read but not
+	// documented (ContraCheckpointTopics).
+	NotRead       []string `json:",omitempty"`
+	NotDocumented []string `json:",omitempty"`
 	// Cause is the cause the contradiction supports; Risk says no present symptom needs it.
 	Cause string
 	Risk  bool
 }
+
+// ContradictionKind says what contradicts a documented fact.
+type ContradictionKind string
+
+// The contradictions, with the fields each uses besides Field, Documented and DocumentedAt.
+const (
+	// ContraDeployed: the deployed config says otherwise (Observed: its value, "" when it does
+	// not set it; ObservedAt: its evidence, "job.conf:13: subscribe=x"; Reason).
+	ContraDeployed ContradictionKind = "deployed"
+	// ContraNoCheckpoint: the documented location holds no checkpoint at all (ObservedAt: the
+	// location read).
+	ContraNoCheckpoint ContradictionKind = "no_checkpoint"
+	// ContraCheckpointTopics: the checkpoint's offsets read other topics (Observed: the topics
+	// read; ObservedAt: the offsets file; NotRead, NotDocumented).
+	ContraCheckpointTopics ContradictionKind = "checkpoint_topics"
+	// ContraNoSuchTopic: a documented topic does not exist on the documented cluster
+	// (Documented: the topic; ObservedAt: the cluster).
+	ContraNoSuchTopic ContradictionKind = "no_such_topic"
+)
 
 // contractCause is the cause a contradiction of each field supports.
 var contractCause = map[string]string{
@@ -127,18 +152,14 @@ func contradictions(in Inputs) []Contradiction {
 		if f == "" || unsetInFile(d) {
 			continue
 		}
-		obs := d.Deployed
-		if obs == "" {
-			obs = "not set"
-		}
-		out = append(out, Contradiction{Field: f, Documented: d.Documented, DocumentedAt: c.DocumentedAt(f),
-			Observed: obs, ObservedAt: d.Evidence, Source: srcConfig, Reason: d.Reason})
+		out = append(out, Contradiction{Kind: ContraDeployed, Field: f, Documented: d.Documented, DocumentedAt: c.DocumentedAt(f),
+			Observed: d.Deployed, ObservedAt: d.Evidence, Source: SourceConfig, Reason: d.Reason})
 	}
 	if r := in.Checkpoint; r != nil && c.Checkpoint != "" && !r.Has(spark.CodeUnreadable) {
 		if f := r.Finding(spark.CodeMissing); f != nil && f.File == "" && f.Severity == spark.SeverityCritical {
 			// Not even a metadata file: the job checkpoints elsewhere, or never started here.
-			out = append(out, Contradiction{Field: FieldCheckpoint, Documented: c.Checkpoint, DocumentedAt: c.DocumentedAt(FieldCheckpoint),
-				Observed: "no checkpoint (no metadata, offsets/ or commits/)", ObservedAt: "checkpoint " + r.Location, Source: srcCheckpoint})
+			out = append(out, Contradiction{Kind: ContraNoCheckpoint, Field: FieldCheckpoint, Documented: c.Checkpoint,
+				DocumentedAt: c.DocumentedAt(FieldCheckpoint), ObservedAt: r.Location, Source: SourceCheckpoint})
 		}
 	}
 	if len(c.Topics) == 0 {
@@ -146,16 +167,15 @@ func contradictions(in Inputs) []Contradiction {
 	}
 	documented := strings.Join(sortedSet(c.Topics), ", ")
 	if read, file := checkpointTopics(in.Checkpoint); len(read) > 0 && !slices.Equal(read, sortedSet(c.Topics)) {
-		out = append(out, Contradiction{Field: FieldTopics, Documented: documented, DocumentedAt: c.DocumentedAt(FieldTopics),
-			Observed: strings.Join(read, ", "), ObservedAt: "checkpoint " + file, Source: srcCheckpoint,
-			Reason: topicsReason(sortedSet(c.Topics), read)})
+		out = append(out, Contradiction{Kind: ContraCheckpointTopics, Field: FieldTopics, Documented: documented,
+			DocumentedAt: c.DocumentedAt(FieldTopics), Observed: strings.Join(read, ", "), ObservedAt: file, Source: SourceCheckpoint,
+			NotRead: without(sortedSet(c.Topics), read), NotDocumented: without(read, sortedSet(c.Topics))})
 	}
 	if b := in.Brokers; b != nil {
 		for _, t := range b.Missing {
 			if slices.Contains(c.Topics, t) {
-				out = append(out, Contradiction{Field: FieldTopics, Documented: t, DocumentedAt: c.DocumentedAt(FieldTopics),
-					Observed: "no such topic", ObservedAt: "brokers of cluster " + c.Cluster, Source: srcBrokers,
-					Reason: "the documented topic does not exist on the documented cluster"})
+				out = append(out, Contradiction{Kind: ContraNoSuchTopic, Field: FieldTopics, Documented: t,
+					DocumentedAt: c.DocumentedAt(FieldTopics), ObservedAt: c.Cluster, Source: SourceBrokers})
 			}
 		}
 	}
@@ -167,17 +187,6 @@ func contradictions(in Inputs) []Contradiction {
 // does not set is a contradiction: Spark then generates its own groups.
 func unsetInFile(d deployconf.Difference) bool {
 	return d.Severity == deployconf.SeverityMissing && d.Field != deployconf.FieldGroup
-}
-
-func topicsReason(documented, read []string) string {
-	var parts []string
-	if only := without(documented, read); len(only) > 0 {
-		parts = append(parts, "documented but not read by the query: "+strings.Join(only, ", "))
-	}
-	if only := without(read, documented); len(only) > 0 {
-		parts = append(parts, "read by the query but not documented: "+strings.Join(only, ", "))
-	}
-	return strings.Join(parts, "; ")
 }
 
 // checkpointTopics are the Kafka topics the checkpoint's newest offsets read (of the
@@ -256,15 +265,14 @@ func unreadOf(in Inputs) unread {
 	return u
 }
 
-func (u unread) evidence(in Inputs) []string {
-	var out []string
+func (u unread) evidence(in Inputs) []Fact {
+	var out []Fact
 	_, file := checkpointTopics(in.Checkpoint)
 	if len(u.topics) > 0 {
-		out = append(out, fmt.Sprintf("%s: %d records on the brokers; the checkpoint (%s) has no offsets for %s",
-			strings.Join(u.topics, ", "), u.records-u.newRecords, file, map[bool]string{true: "it", false: "them"}[len(u.topics) == 1]))
+		out = append(out, Fact{Kind: FactUnreadTopics, Items: u.topics, N: u.records - u.newRecords, File: file})
 	}
 	if u.newPartitions > 0 {
-		out = append(out, fmt.Sprintf("%d records on %d partition(s) of the topics it reads that %s does not know", u.newRecords, u.newPartitions, file))
+		out = append(out, Fact{Kind: FactUnknownPartitions, N: u.newRecords, M: int64(u.newPartitions), File: file})
 	}
 	return out
 }

@@ -1,7 +1,6 @@
 package pipeline_test
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -51,7 +50,7 @@ func TestJudgeContract(t *testing.T) {
 		stops func() pipeline.Inputs
 		goes  func() pipeline.Inputs
 		cause string
-		want  []string // in the first cause's evidence
+		want  []pipeline.Contradiction // patterns of the first cause's evidence
 	}{
 		{name: "topics: the job subscribes to another topic, its checkpoint reads it, the documented topic fills up unread",
 			stops: func() pipeline.Inputs {
@@ -65,8 +64,11 @@ func TestJudgeContract(t *testing.T) {
 					Drift: drift(deployconf.FieldTopics, "client.replies.sms", "client.replies.sms.v2", "sms-replies.conf:13: spark.kafka.subscribe=client.replies.sms.v2")}
 			},
 			cause: pipeline.CauseTopicMismatch,
-			want: []string{`checkpoint files: topics documented "client.replies.sms" (pipelines[sms-replies].kafka.topics), read "client.replies.sms.v2" (checkpoint offsets/3)`,
-				`deployed config: topics documented "client.replies.sms" (pipelines[sms-replies].kafka.topics), deployed "client.replies.sms.v2" (sms-replies.conf:13: spark.kafka.subscribe=client.replies.sms.v2)`}},
+			want: []pipeline.Contradiction{{Kind: pipeline.ContraCheckpointTopics, Source: pipeline.SourceCheckpoint, Field: pipeline.FieldTopics, Documented: "client.replies.sms",
+				DocumentedAt: "pipelines[sms-replies].kafka.topics", Observed: "client.replies.sms.v2", ObservedAt: "offsets/3",
+				NotRead: []string{"client.replies.sms"}, NotDocumented: []string{"client.replies.sms.v2"}},
+				{Kind: pipeline.ContraDeployed, Source: pipeline.SourceConfig, Field: pipeline.FieldTopics, Documented: "client.replies.sms",
+					DocumentedAt: "pipelines[sms-replies].kafka.topics", Observed: "client.replies.sms.v2", ObservedAt: "sms-replies.conf:13: spark.kafka.subscribe=client.replies.sms.v2"}}},
 		{name: "bootstrap servers: the job reads another cluster",
 			stops: func() pipeline.Inputs {
 				r, b := reading("client.replies.sms", 40*time.Minute, 0, 40)
@@ -79,7 +81,8 @@ func TestJudgeContract(t *testing.T) {
 					Drift: drift(deployconf.FieldBootstrap, "kafka-0:9092", "kafka-dr-0:9092", "sms-replies.conf:14: spark.kafka.bootstrap.servers=kafka-dr-0:9092")}
 			},
 			cause: pipeline.CauseClusterMismatch,
-			want:  []string{`deployed config: bootstrap servers documented "kafka-0:9092" (kafka.clusters (pipelines[sms-replies].kafka.cluster)), deployed "kafka-dr-0:9092" (sms-replies.conf:14`}},
+			want: []pipeline.Contradiction{{Kind: pipeline.ContraDeployed, Source: pipeline.SourceConfig, Field: pipeline.FieldBrokers, Documented: "kafka-0:9092",
+				DocumentedAt: "kafka.clusters (pipelines[sms-replies].kafka.cluster)", Observed: "kafka-dr-0:9092", ObservedAt: "sms-replies.conf:14"}}},
 		{name: "checkpoint location: the job writes elsewhere",
 			stops: func() pipeline.Inputs {
 				r, b := reading("client.replies.sms", 40*time.Minute, 0, 40)
@@ -92,7 +95,8 @@ func TestJudgeContract(t *testing.T) {
 					Drift: drift(deployconf.FieldCheckpointLocation, "/cp", "/cp-v2", "sms-replies.conf:21: option.checkpointLocation=/cp-v2")}
 			},
 			cause: pipeline.CauseCheckpointMismatch,
-			want:  []string{`checkpoint location documented "/cp" (pipelines[sms-replies].checkpoint.location), deployed "/cp-v2" (sms-replies.conf:21: option.checkpointLocation=/cp-v2)`}},
+			want: []pipeline.Contradiction{{Kind: pipeline.ContraDeployed, Source: pipeline.SourceConfig, Field: pipeline.FieldCheckpoint, Documented: "/cp",
+				DocumentedAt: "pipelines[sms-replies].checkpoint.location", Observed: "/cp-v2", ObservedAt: "sms-replies.conf:21: option.checkpointLocation=/cp-v2"}}},
 		{name: "group: the job consumes as another group",
 			stops: func() pipeline.Inputs {
 				r, b := reading("client.replies.sms", time.Second, 0, 10)
@@ -105,7 +109,8 @@ func TestJudgeContract(t *testing.T) {
 					Drift: drift(deployconf.FieldGroup, "sms-replies-prod", "sms-replies-v2", "sms-replies.conf:12: spark.kafka.group.id=sms-replies-v2")}
 			},
 			cause: pipeline.CauseGroupMismatch,
-			want:  []string{`group documented "sms-replies-prod" (pipelines[sms-replies].kafka.group), deployed "sms-replies-v2" (sms-replies.conf:12`}},
+			want: []pipeline.Contradiction{{Kind: pipeline.ContraDeployed, Source: pipeline.SourceConfig, Field: pipeline.FieldGroup, Documented: "sms-replies-prod",
+				DocumentedAt: "pipelines[sms-replies].kafka.group", Observed: "sms-replies-v2", ObservedAt: "sms-replies.conf:12"}}},
 		{name: "topics: the documented topic does not exist on the documented cluster",
 			stops: func() pipeline.Inputs {
 				r, b := reading("client.replies.sms.v2", time.Second, 0, 10)
@@ -125,7 +130,8 @@ func TestJudgeContract(t *testing.T) {
 				return pipeline.Inputs{Checkpoint: r, Brokers: b, Lag: healthyLag()}
 			},
 			cause: pipeline.CauseTopicMismatch,
-			want:  []string{`brokers: topics documented "client.replies.sms" (pipelines[sms-replies].kafka.topics), observed "no such topic" (brokers of cluster main)`}},
+			want: []pipeline.Contradiction{{Kind: pipeline.ContraNoSuchTopic, Source: pipeline.SourceBrokers, Field: pipeline.FieldTopics, Documented: "client.replies.sms",
+				DocumentedAt: "pipelines[sms-replies].kafka.topics", ObservedAt: "main"}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -135,10 +141,9 @@ func TestJudgeContract(t *testing.T) {
 			if len(v.Causes) == 0 || v.Causes[0].ID != c.cause {
 				t.Fatalf("causes %+v, want %s first (symptoms %+v)", v.Causes, c.cause, v.Symptoms)
 			}
-			ev := strings.Join(v.Causes[0].Evidence, "\n")
 			for _, w := range c.want {
-				if !strings.Contains(ev, w) {
-					t.Errorf("the cause's evidence lacks %q:\n%s", w, ev)
+				if !hasFact(v.Causes[0].Evidence, contra(w)) {
+					t.Errorf("the cause's evidence lacks %+v:\n%+v", w, v.Causes[0].Evidence)
 				}
 			}
 			if len(v.Causes[0].Contradictions) == 0 || v.Causes[0].Contradictions[0].Risk {
@@ -151,9 +156,10 @@ func TestJudgeContract(t *testing.T) {
 			if !v.Healthy || len(v.Causes) != 0 {
 				t.Fatalf("progressing: healthy %v, causes %+v, symptoms %+v", v.Healthy, v.Causes, v.Symptoms)
 			}
-			risks := strings.Join(v.Risks, "\n")
-			if !strings.Contains(risks, c.want[len(c.want)-1]) {
-				t.Errorf("risks lack the contradiction %q:\n%s", c.want[len(c.want)-1], risks)
+			risk := contra(c.want[len(c.want)-1])
+			risk.Risk = c.cause
+			if !hasFact(v.Risks, risk) {
+				t.Errorf("risks lack the contradiction %+v:\n%+v", c.want[len(c.want)-1], v.Risks)
 			}
 			for _, k := range v.Contradictions {
 				if !k.Risk || k.Cause != c.cause {
@@ -174,25 +180,28 @@ func TestJudgeAgainstTheBrokers(t *testing.T) {
 		r.LostRecords, r.LostPartitions = 60, 3
 		r.Findings = append(r.Findings, spark.Finding{Code: spark.CodeOffsetsGone, Severity: spark.SeverityCritical, File: "offsets/3",
 			Evidence: []string{"client.replies.sms/0: checkpoint offset 10, log start 30: 20 records deleted unread"}})
+		lost := pipeline.Fact{Kind: pipeline.FactOffsetsGone, N: 60, M: 3, File: "offsets/3"}
 		for _, c := range []struct {
 			deployed *deployconf.Deployed
-			restart  string
+			want     pipeline.Fact
 			first    string
 		}{
-			{nil, "on restart Spark fails on them (failOnDataLoss is true, Spark's default)", pipeline.CauseOffsetsGone},
+			{nil, pipeline.Fact{Restart: pipeline.RestartFail}, pipeline.CauseOffsetsGone},
 			{&deployconf.Deployed{FailOnDataLoss: "false", Sources: map[string]string{deployconf.FieldFailOnDataLoss: "job.conf:16"}},
-				"on restart Spark skips them (failOnDataLoss=false, job.conf:16)", ""},
+				pipeline.Fact{Restart: pipeline.RestartSkip, Value: "false", Source: "job.conf:16", Risk: pipeline.CauseOffsetsGone}, ""},
 		} {
 			v := pipeline.Judge(pipeline.Inputs{Pipeline: "sms-replies", Now: at, Contract: contract, Checkpoint: r, Brokers: b, Deployed: c.deployed, Probe: probeWith(true)})
-			all := strings.Join(append(v.Risks, func() []string {
-				var out []string
-				for _, c := range v.Causes {
-					out = append(out, c.Evidence...)
-				}
-				return out
-			}()...), "\n")
-			if !strings.Contains(all, "60 records on 3 partitions of offsets/3 are no longer on the brokers") || !strings.Contains(all, c.restart) {
-				t.Errorf("lacks the counts or %q:\n%s", c.restart, all)
+			all := v.Risks
+			for _, c := range v.Causes {
+				all = append(all, c.Evidence...)
+			}
+			want := c.want
+			want.Kind, want.N, want.M, want.File = lost.Kind, lost.N, lost.M, lost.File
+			if !hasFact(all, want) || v.Restart != c.want.Restart {
+				t.Errorf("lacks %+v (restart %q):\n%+v", want, v.Restart, all)
+			}
+			if c.deployed == nil && hasFact(all, pipeline.Fact{Kind: pipeline.FactOffsetsGone, Value: "f"}) {
+				t.Errorf("a failOnDataLoss nobody set is named: %+v", all)
 			}
 			switch {
 			case c.first != "" && (len(v.Causes) == 0 || v.Causes[0].ID != c.first):
@@ -212,8 +221,11 @@ func TestJudgeAgainstTheBrokers(t *testing.T) {
 		if len(v.Causes) != 1 || v.Causes[0].ID != pipeline.CausePartitionsUnknown || len(v.Symptoms) != 1 || v.Symptoms[0].ID != pipeline.SymptomRecordsUnread {
 			t.Fatalf("causes %+v symptoms %+v", v.Causes, v.Symptoms)
 		}
-		if ev := strings.Join(v.Causes[0].Evidence, "\n"); !strings.Contains(ev, "7 records on 1 partition") {
-			t.Errorf("evidence %q lacks the counts", ev)
+		if ev := v.Causes[0].Evidence; !hasFact(ev, pipeline.Fact{Kind: pipeline.FactNewPartitions, N: 7, M: 1}) {
+			t.Errorf("evidence %+v lacks the counts", ev)
+		}
+		if ev := v.Symptoms[0].Evidence; len(ev) != 1 || !hasFact(ev, pipeline.Fact{Kind: pipeline.FactUnknownPartitions, N: 7, M: 1, File: "offsets/3"}) {
+			t.Errorf("the symptom's evidence %+v lacks the unknown partition's records", ev)
 		}
 	})
 }
@@ -254,8 +266,8 @@ func TestJudgeContractEdges(t *testing.T) {
 		if len(v.Causes) != 0 || len(v.Contradictions) != 0 {
 			t.Fatalf("causes %+v, contradictions %+v: a setting the file leaves out is no contradiction", v.Causes, v.Contradictions)
 		}
-		if risks := strings.Join(v.Risks, "\n"); !strings.Contains(risks, `deployed config: bootstrap documented "kafka-0:9092", not set (sms-replies.conf: no kafka.bootstrap.servers)`) {
-			t.Errorf("risks %q", risks)
+		if !hasFact(v.Risks, pipeline.Fact{Kind: pipeline.FactNotSet, What: deployconf.FieldBootstrap, Value: "kafka-0:9092", Source: "sms-replies.conf: no kafka.bootstrap.servers"}) {
+			t.Errorf("risks %+v", v.Risks)
 		}
 	})
 	t.Run("no checkpoint at the documented location", func(t *testing.T) {
@@ -266,9 +278,9 @@ func TestJudgeContractEdges(t *testing.T) {
 		if len(v.Causes) == 0 || v.Causes[0].ID != pipeline.CauseCheckpointMismatch {
 			t.Fatalf("causes %+v, symptoms %+v", v.Causes, v.Symptoms)
 		}
-		if ev := strings.Join(v.Causes[0].Evidence, "\n"); !strings.Contains(ev,
-			`checkpoint location documented "/cp" (pipelines[sms-replies].checkpoint.location), read "no checkpoint (no metadata, offsets/ or commits/)" (checkpoint /cp)`) {
-			t.Errorf("evidence %q", ev)
+		if ev := v.Causes[0].Evidence; !hasFact(ev, contra(pipeline.Contradiction{Kind: pipeline.ContraNoCheckpoint, Source: pipeline.SourceCheckpoint,
+			Field: pipeline.FieldCheckpoint, Documented: "/cp", DocumentedAt: "pipelines[sms-replies].checkpoint.location", ObservedAt: "/cp"})) {
+			t.Errorf("evidence %+v", ev)
 		}
 	})
 	t.Run("the file and line of a documented fact", func(t *testing.T) {

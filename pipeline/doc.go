@@ -5,7 +5,8 @@
 //     then the causes that explain them, with confidence, risks and history; docs/diagnosis.md).
 //     contract.go: the documented facts against the deployment, the checkpoint and the brokers,
 //     and the checkpoint's offsets against what the brokers hold; checked.go:
-//     what was checked when a symptom has no cause, and the one next step. verdicts.go: the
+//     what was checked when a symptom has no cause, and the one next step; fact.go: the
+//     verdict's evidence, risks, notes and history as typed Facts. verdicts.go: the
 //     automatic diagnosis of every incident opened for a pipeline, from the state's queue, and
 //     the verdict stored as data in the incident's thread (Verdicts).
 //   - checkpoint.go: the Spark checkpoint read against what the brokers hold (Checkpoints).
@@ -27,7 +28,8 @@
 // returns data, never Slack text: commands turns results into replies. What detection posts is
 // a Message (message.go: a typed kind and its numbers) that the Detector's Words, the app's
 // commands.DetectMessage, turns into text; `status` gets StatusNotes; a diagnosis's checked
-// causes carry a CheckReason. The verdict's titles, evidence, risks and notes, and the probe,
-// watch and repair notes, are still sentences made here (docs/architecture.md). It knows
-// neither Slack nor the command grammar.
+// causes carry a CheckReason; a Verdict's symptoms and causes are IDs and its evidence, risks,
+// notes and history Facts, worded by commands/render_facts.go. The probe, watch and repair
+// notes are still sentences made here (docs/architecture.md). It knows neither Slack nor the
+// command grammar.
 package pipeline

@@ -11,10 +11,8 @@ package pipeline
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/streamwatch/streamwatch/integrations/deployconf"
@@ -22,16 +20,16 @@ import (
 	"github.com/streamwatch/streamwatch/integrations/kafka"
 	"github.com/streamwatch/streamwatch/integrations/probe"
 	"github.com/streamwatch/streamwatch/integrations/spark"
-	"github.com/streamwatch/streamwatch/internal/human"
 )
 
-// Check names, as reported when one did not finish in time.
+// Check names, as reported when one did not finish in time (Verdict.Unfinished) or failed
+// (FactCheckError); commands words them.
 const (
-	CheckLag        = "lag and status"
+	CheckLag        = "lag"
 	CheckCheckpoint = "checkpoint"
-	CheckProbe      = "read-only probe"
-	CheckLogs       = "driver logs"
-	CheckDrift      = "config drift"
+	CheckProbe      = "probe"
+	CheckLogs       = "logs"
+	CheckDrift      = "drift"
 )
 
 // Inputs are the diagnostics' results; a nil result with a nil error means the check does
@@ -113,37 +111,40 @@ func (c Confidence) rank() int {
 	return 2
 }
 
-// Signal sources: each counts once, however many lines it gives.
+// Source is where a signal comes from: each counts once, however many lines it gives.
+type Source string
+
+// The sources; commands words them.
 const (
-	srcAccess     = "access check"
-	srcProbe      = "write probe"
-	srcLogs       = "driver log"
-	srcCheckpoint = "checkpoint files"
-	srcKafka      = "Kafka groups"
-	srcConfig     = "deployed config"
-	srcBrokers    = "brokers"
+	SourceAccess     Source = "access"     // the read-only access check
+	SourceProbe      Source = "probe"      // a write probe
+	SourceLogs       Source = "logs"       // the driver log
+	SourceCheckpoint Source = "checkpoint" // the checkpoint's files
+	SourceKafka      Source = "kafka"      // the Kafka groups
+	SourceConfig     Source = "config"     // the deployed config
+	SourceBrokers    Source = "brokers"    // the brokers
+	// SourceSymptom: the symptom a cause explains was seen from another source too.
+	SourceSymptom Source = "symptom"
 )
 
-// Symptom is one thing wrong now, with its evidence.
+// Symptom is one thing wrong now, with its evidence; commands words it by its ID.
 type Symptom struct {
 	ID       string
-	Title    string
-	Evidence []string
-	sources  []string
+	Evidence []Fact
+	sources  []Source
 }
 
-// Cause is one probable cause: it explains at least one present symptom.
+// Cause is one probable cause: it explains at least one present symptom. commands words its
+// title and next step by its ID.
 type Cause struct {
 	ID         string
-	Title      string
 	Confidence Confidence
-	Signals    []string // the independent sources that support it
+	Signals    []Source // the independent sources that support it
 	Explains   []string // the present symptoms it explains (IDs)
-	Evidence   []string
+	Evidence   []Fact
 	// Contradictions are the documented facts behind a contract cause: field, documented
 	// and observed value, and where each was seen.
 	Contradictions []Contradiction
-	Next           string
 	direct         bool
 }
 
@@ -168,8 +169,8 @@ type CheckStatus string
 // The check statuses.
 const (
 	CheckFound      CheckStatus = "found"
-	CheckRuledOut   CheckStatus = "ruled out"
-	CheckNotChecked CheckStatus = "not checked"
+	CheckRuledOut   CheckStatus = "ruled_out"
+	CheckNotChecked CheckStatus = "not_checked"
 )
 
 // NextStep is the one thing a person should do when a symptom has no probable cause.
@@ -194,18 +195,22 @@ type Verdict struct {
 	Causes      []Cause // most probable first
 	// Unexplained are the present symptoms no cause explains.
 	Unexplained []string
-	// Risks are problems that cause no present symptom, or findings from configuration text
-	// alone: worth fixing, not the reason for an alert.
-	Risks []string
-	// History is evidence older than the newest progress.
-	History []string
-	// Progress is the newest progress seen (checkpoint commit or group commit); zero: none.
-	Progress     time.Time
-	ProgressWhat string
-	// Access says whose write access was judged, and the verdict ("" when not judged).
-	Access     string
-	Notes      []string
-	Unfinished []string
+	// Risks are problems that cause no present symptom (a cause's evidence, with Fact.Risk
+	// its cause), or findings from configuration text alone: worth fixing, not the reason for
+	// an alert.
+	Risks []Fact
+	// History is evidence older than the newest progress (FactProbe, FactLog; a log fact
+	// with a zero At is undated).
+	History []Fact
+	// Progress is the newest progress seen: the checkpoint commit of ProgressBatch, or, when
+	// ProgressGroup is set, the commits of that group; zero: none.
+	Progress      time.Time
+	ProgressBatch int64  `json:",omitempty"`
+	ProgressGroup string `json:",omitempty"`
+	// Access is the read-only probe's judgment of write access; nil when none ran.
+	Access     *Access `json:",omitempty"`
+	Notes      []Fact
+	Unfinished []string // Check*
 	// Contradictions are every documented fact that something observed contradicts, each
 	// marked with its cause and whether it is only a risk.
 	Contradictions []Contradiction
@@ -213,47 +218,36 @@ type Verdict struct {
 	// step to take when a symptom has no cause ("" otherwise).
 	Checked []Check
 	Next    NextStep
-	// Restart says what Spark does on restart with offsets retention deleted: "fail"
-	// (failOnDataLoss true, the default) or "skip"; "" when none are gone.
-	Restart string
+	// Restart says what Spark does on restart with offsets retention deleted: RestartFail
+	// (failOnDataLoss true, the default) or RestartSkip; "" when none are gone.
+	Restart Restart
 }
 
-type causeDef struct {
-	title, next string
-	explains    []string
+// Access is whose write access the read-only probe judged, and what it concluded.
+type Access struct {
+	// Err says why access was not judged; the other fields are then empty.
+	Err      string `json:",omitempty"`
+	User     string `json:",omitempty"` // whose access: "uid 185 groups [185] (job_user)"
+	Writable bool
+	// Identity: an object store judged streamwatch's own identity (gs://), not the job's user;
+	// Reason is then its judgment and Note what it does not cover.
+	Identity bool   `json:",omitempty"`
+	Reason   string `json:",omitempty"`
+	Note     string `json:",omitempty"`
 }
 
-var causeDefs = map[string]causeDef{
-	CauseNotWritable: {"The checkpoint location is not writable: the query cannot commit progress",
-		"Restore write access for the job's user on the checkpoint location (storage policy, ACL, mount options), then restart the query and watch for the next commit: `watch PIPELINE`.",
-		[]string{SymptomProgressStopped, SymptomProbeFailing, SymptomLogErrors}},
-	CauseCorrupt: {"The newest checkpoint file is corrupted: Spark cannot restart on it",
-		"Back up the checkpoint (`checkpoint backup PIPELINE`), then quarantine the corrupted fragment (`checkpoint repair PIPELINE`) and restart the query.",
-		[]string{SymptomProgressStopped, SymptomProbeFailing, SymptomLogErrors}},
-	CauseGroupMismatch: {"The job consumes with a different consumer group than the documented one",
-		"Check the deployed job's kafka.group.id / groupIdPrefix; either redeploy with the documented group or update the pipeline's documented group.",
-		[]string{SymptomDocumentedGroupIdle, SymptomProgressStopped}},
-	CauseBrokerDown: {"The Kafka brokers cannot be reached",
-		"Check the brokers and the network path from the job (and from streamwatch); the lag cannot be judged meanwhile.",
-		[]string{SymptomBrokersUnreachable, SymptomProgressStopped}},
-	CauseSlowConsumer: {"The consumer is healthy but slower than the producer: lag grows while commits advance",
-		"Scale the job (more executors or partitions) or reduce the batch work; nothing is stuck.",
-		[]string{SymptomLagGrowing}},
-	CauseTopicMismatch: {"The query reads other topics than the documented ones",
-		"Compare the job's subscribe/assign/subscribePattern with the pipeline's kafka.topics; redeploy with the documented topics, or document the ones it reads.",
-		[]string{SymptomRecordsUnread, SymptomProgressStopped, SymptomDocumentedGroupIdle}},
-	CauseClusterMismatch: {"The job reads another Kafka cluster than the documented one",
-		"Compare the job's kafka.bootstrap.servers with the documented cluster's brokers; redeploy against the documented cluster, or correct the documentation.",
-		[]string{SymptomRecordsUnread, SymptomProgressStopped, SymptomDocumentedGroupIdle}},
-	CauseCheckpointMismatch: {"The job writes its checkpoint somewhere else than the documented location",
-		"Compare the job's checkpointLocation with the pipeline's checkpoint.location: streamwatch reads and probes a checkpoint the job does not write.",
-		[]string{SymptomProgressStopped}},
-	CauseOffsetsGone: {"Retention deleted records the query had not read: the checkpoint resumes from offsets the brokers no longer hold",
-		"With failOnDataLoss (Spark's default) the query fails until the offsets are moved past the gap: decide whether the lost records must be replayed from elsewhere, then restart with failOnDataLoss=false once, or repair the checkpoint's offsets; raise the topic's retention.",
-		[]string{SymptomProgressStopped}},
-	CausePartitionsUnknown: {"Partitions of the topics the query reads are not in its checkpoint",
-		"Spark adds new partitions of a subscribed topic at its next batch: if the query runs, they are read soon; with assign= it never reads them (add them); if the query is stopped, restart it. One whose log starts above offset 0 fails it under failOnDataLoss: restart once with failOnDataLoss=false to read it from its earliest offset.",
-		[]string{SymptomRecordsUnread, SymptomProgressStopped}},
+// explainable are the symptoms each cause can explain, in the order they are listed.
+var explainable = map[string][]string{
+	CauseNotWritable:        {SymptomProgressStopped, SymptomProbeFailing, SymptomLogErrors},
+	CauseCorrupt:            {SymptomProgressStopped, SymptomProbeFailing, SymptomLogErrors},
+	CauseGroupMismatch:      {SymptomDocumentedGroupIdle, SymptomProgressStopped},
+	CauseBrokerDown:         {SymptomBrokersUnreachable, SymptomProgressStopped},
+	CauseSlowConsumer:       {SymptomLagGrowing},
+	CauseTopicMismatch:      {SymptomRecordsUnread, SymptomProgressStopped, SymptomDocumentedGroupIdle},
+	CauseClusterMismatch:    {SymptomRecordsUnread, SymptomProgressStopped, SymptomDocumentedGroupIdle},
+	CauseCheckpointMismatch: {SymptomProgressStopped},
+	CauseOffsetsGone:        {SymptomProgressStopped},
+	CausePartitionsUnknown:  {SymptomRecordsUnread, SymptomProgressStopped},
 }
 
 // judge is one Judge call's working state.
@@ -261,8 +255,8 @@ type judge struct {
 	in       Inputs
 	v        Verdict
 	symptoms map[string]*Symptom
-	signals  map[string]map[string]bool // cause → source → direct
-	evidence map[string][]string
+	signals  map[string]map[Source]bool // cause → source → direct
+	evidence map[string][]Fact
 	contras  []Contradiction
 	// partitionsFail: a partition the checkpoint does not know starts above offset 0 and
 	// Spark fails the query on it (failOnDataLoss).
@@ -275,7 +269,7 @@ func Judge(in Inputs) Verdict {
 		in.Now = time.Now()
 	}
 	j := &judge{in: in, v: Verdict{Pipeline: in.Pipeline, Unfinished: in.Unfinished},
-		symptoms: map[string]*Symptom{}, signals: map[string]map[string]bool{}, evidence: map[string][]string{}}
+		symptoms: map[string]*Symptom{}, signals: map[string]map[Source]bool{}, evidence: map[string][]Fact{}}
 	j.progress()
 	j.access()
 	j.kafka()
@@ -289,42 +283,40 @@ func Judge(in Inputs) Verdict {
 	return j.v
 }
 
-func (j *judge) symptom(id, title, source, evidence string) {
+func (j *judge) symptom(id string, source Source, evidence Fact) {
 	s := j.symptoms[id]
 	if s == nil {
-		s = &Symptom{ID: id, Title: title}
+		s = &Symptom{ID: id}
 		j.symptoms[id] = s
 	}
-	if evidence != "" && !slices.Contains(s.Evidence, evidence) {
-		s.Evidence = append(s.Evidence, evidence)
-	}
+	s.Evidence = appendFact(s.Evidence, evidence)
 	if !slices.Contains(s.sources, source) {
 		s.sources = append(s.sources, source)
 	}
 }
 
 // signal records that source supports cause; direct signals check the thing itself.
-func (j *judge) signal(cause, source string, direct bool, evidence ...string) {
+func (j *judge) signal(cause string, source Source, direct bool, evidence ...Fact) {
 	m := j.signals[cause]
 	if m == nil {
-		m = map[string]bool{}
+		m = map[Source]bool{}
 		j.signals[cause] = m
 	}
 	m[source] = m[source] || direct
 	for _, e := range evidence {
-		if e != "" && !slices.Contains(j.evidence[cause], e) {
-			j.evidence[cause] = append(j.evidence[cause], e)
-		}
+		j.evidence[cause] = appendFact(j.evidence[cause], e)
 	}
 }
+
+// note adds a note to the verdict.
+func (j *judge) note(f Fact) { j.v.Notes = append(j.v.Notes, f) }
+
+// risk adds a risk to the verdict.
+func (j *judge) risk(f Fact) { j.v.Risks = append(j.v.Risks, f) }
 
 // stale says whether evidence from t predates the newest progress: it is then history.
 func (j *judge) stale(t time.Time) bool {
 	return !j.v.Progress.IsZero() && !t.IsZero() && !t.After(j.v.Progress)
-}
-
-func (j *judge) history(what string, t time.Time) {
-	j.v.History = append(j.v.History, fmt.Sprintf("%s (%s, before the newest progress)", what, stamp(t)))
 }
 
 // progress finds the newest progress of the query: its newest checkpoint commit, or, for a
@@ -334,12 +326,12 @@ func (j *judge) history(what string, t time.Time) {
 func (j *judge) progress() {
 	if c := j.in.Checkpoint; c != nil && c.Committed != nil && !c.Committed.ModTime.IsZero() {
 		j.v.Progress = c.Committed.ModTime
-		j.v.ProgressWhat = fmt.Sprintf("checkpoint commit of batch %d", c.Committed.ID)
+		j.v.ProgressBatch = c.Committed.ID
 		return
 	}
 	if l := j.in.Lag; l != nil && l.CommitsMoved.After(j.v.Progress) {
 		j.v.Progress = l.CommitsMoved
-		j.v.ProgressWhat = "commits of group " + l.Group.Name
+		j.v.ProgressGroup = l.Group.Name
 	}
 }
 
@@ -351,19 +343,15 @@ func (j *judge) access() {
 	}
 	a := p.Access
 	if !a.Judged() {
-		j.v.Access = "not judged: " + a.Err
+		j.v.Access = &Access{Err: a.Err}
 		return
 	}
-	verdict := "may create files in the checkpoint's folders"
-	if !a.Writable {
-		verdict = "may NOT create files there"
-	}
-	j.v.Access = fmt.Sprintf("%s %s (judged without writing)", a.User, verdict)
+	j.v.Access = &Access{User: a.User.String(), Writable: a.Writable}
 	if a.Identity != "" { // an object store's judgment of streamwatch's own identity (gs://)
-		j.v.Access = a.Reason + " (judged without writing; " + a.Note + ")"
+		j.v.Access = &Access{Writable: a.Writable, Identity: true, Reason: a.Reason, Note: a.Note}
 	}
 	if !a.Writable {
-		j.signal(CauseNotWritable, srcAccess, true, a.Reason)
+		j.signal(CauseNotWritable, SourceAccess, true, text(a.Reason))
 	}
 }
 
@@ -373,32 +361,32 @@ func (j *judge) kafka() {
 		return
 	}
 	if mm := l.Mismatch; mm != nil {
-		ev := mm.Evidence
-		if ev == "" {
-			ev = fmt.Sprintf("documented group %s is %s: %s", mm.Documented, mm.Reason, mm.Detail)
+		ev := Fact{Kind: FactGroupIdle, Text: mm.Evidence}
+		if ev.Text == "" {
+			ev.Group, ev.Status, ev.Detail = mm.Documented, mm.Reason, mm.Detail
 		}
-		j.symptom(SymptomDocumentedGroupIdle, "the documented consumer group makes no progress while another group consumes the topic", srcKafka, ev)
+		j.symptom(SymptomDocumentedGroupIdle, SourceKafka, ev)
 		if len(mm.Active) > 0 {
-			j.signal(CauseGroupMismatch, srcKafka, true, ev)
+			j.signal(CauseGroupMismatch, SourceKafka, true, ev)
 		}
 	}
 	switch l.Status {
 	case kafka.StatusStalled, kafka.StatusStopped:
 		if l.Mismatch == nil {
-			j.symptom(SymptomProgressStopped, "progress stopped", srcKafka, fmt.Sprintf("group %s %s: %s", l.Group.Name, l.Status, l.Evidence))
+			j.symptom(SymptomProgressStopped, SourceKafka, Fact{Kind: FactGroupStopped, Group: l.Group.Name, Status: l.Status.String(), Text: l.Evidence})
 		}
 	case kafka.StatusWarning:
-		j.symptom(SymptomLagGrowing, "lag grows while commits advance", srcKafka, l.Evidence)
-		j.signal(CauseSlowConsumer, srcKafka, true, l.Evidence)
+		j.symptom(SymptomLagGrowing, SourceKafka, text(l.Evidence))
+		j.signal(CauseSlowConsumer, SourceKafka, true, text(l.Evidence))
 	}
 	for _, u := range l.Unavailable {
-		if u.What == "stored samples" {
-			j.v.Notes = append(j.v.Notes, fmt.Sprintf("%s: %v", u.What, u.Err))
+		if u.What == samplesUnavailable {
+			j.note(Fact{Kind: FactSamplesUnread, What: u.What, Text: errText(u.Err)})
 			continue
 		}
-		ev := fmt.Sprintf("%s unavailable for %d partition(s): %v", u.What, len(u.Partitions), u.Err)
-		j.symptom(SymptomBrokersUnreachable, "the Kafka brokers do not answer", srcBrokers, ev)
-		j.signal(CauseBrokerDown, srcBrokers, true, ev)
+		ev := Fact{Kind: FactUnavailable, What: u.What, N: int64(len(u.Partitions)), Text: errText(u.Err)}
+		j.symptom(SymptomBrokersUnreachable, SourceBrokers, ev)
+		j.signal(CauseBrokerDown, SourceBrokers, true, ev)
 	}
 }
 
@@ -411,40 +399,40 @@ func (j *judge) checkpoint() {
 		switch f.Code {
 		case spark.CodeStale:
 			if c.PendingTotal > 0 {
-				ev := fmt.Sprintf("%s while %s records wait on the brokers", strings.TrimSuffix(f.Summary, "."), human.Digits(c.PendingTotal))
+				ev := Fact{Kind: FactStalePending, Text: f.Summary, N: c.PendingTotal}
 				if c.WaitingFor >= 0 {
-					ev = fmt.Sprintf("%s records have waited %s on the brokers with no checkpoint commit (stale after %s)",
-						human.Digits(c.PendingTotal), human.Age(c.WaitingFor), human.Age(c.StaleAfter))
+					ev = Fact{Kind: FactRecordsWaiting, N: c.PendingTotal, Wait: c.WaitingFor, StaleAfter: c.StaleAfter}
 					if c.Committed != nil {
-						ev += fmt.Sprintf("; last commit %s (batch %d)", stamp(c.Committed.ModTime), c.Committed.ID)
+						ev.At, ev.Batch = c.Committed.ModTime, c.Committed.ID
 					}
 				}
-				j.symptom(SymptomProgressStopped, "progress stopped", srcCheckpoint, ev)
+				j.symptom(SymptomProgressStopped, SourceCheckpoint, ev)
 			} else {
-				j.v.Notes = append(j.v.Notes, "checkpoint: "+f.Summary+"; no records wait on the brokers (an idle topic needs no commits)")
+				j.note(Fact{Kind: FactIdleCheckpoint, Text: f.Summary})
 			}
 		case spark.CodeCorruptFile:
-			j.signal(CauseCorrupt, srcCheckpoint, true, fileEvidence(f))
+			j.signal(CauseCorrupt, SourceCheckpoint, true, Fact{Kind: FactFinding, Text: f.Summary, File: f.File})
 		case spark.CodeUnreadable:
-			j.v.Notes = append(j.v.Notes, "checkpoint: "+f.Summary)
+			j.note(Fact{Kind: FactCheckError, Check: CheckCheckpoint, Text: f.Summary})
 		case spark.CodeOffsetsGone:
-			j.v.Restart = "fail"
-			restart := "on restart Spark fails on them (failOnDataLoss is true, Spark's default)"
+			ev := Fact{Kind: FactOffsetsGone, N: c.LostRecords, M: int64(c.LostPartitions), File: f.File, Restart: RestartFail}
 			if d := j.in.Deployed; d != nil && d.FailOnDataLoss != "" {
-				restart = fmt.Sprintf("on restart Spark fails on them (failOnDataLoss=%s, %s)", d.FailOnDataLoss, d.Sources[deployconf.FieldFailOnDataLoss])
+				ev.Value, ev.Source = d.FailOnDataLoss, d.Sources[deployconf.FieldFailOnDataLoss]
 				if !d.FailsOnDataLoss() {
-					j.v.Restart = "skip"
-					restart = fmt.Sprintf("on restart Spark skips them (failOnDataLoss=%s, %s)", d.FailOnDataLoss, d.Sources[deployconf.FieldFailOnDataLoss])
+					ev.Restart = RestartSkip
 				}
 			}
-			ev := []string{fmt.Sprintf("%s records on %s of %s are no longer on the brokers: retention deleted them before the query read them; %s",
-				human.Digits(c.LostRecords), human.Count(c.LostPartitions, "partition"), f.File, restart)}
-			j.signal(CauseOffsetsGone, srcBrokers, true, append(ev, f.Evidence...)...)
+			j.v.Restart = ev.Restart
+			evidence := []Fact{ev}
+			for _, e := range f.Evidence {
+				evidence = append(evidence, text(e))
+			}
+			j.signal(CauseOffsetsGone, SourceBrokers, true, evidence...)
 		case spark.CodePartitionGone:
-			j.v.Risks = append(j.v.Risks, "checkpoint: "+fileEvidence(f)+" ("+strings.Join(f.Evidence, ", ")+")")
+			j.risk(Fact{Kind: FactPartitionGone, Text: f.Summary, File: f.File, Items: f.Evidence})
 		case spark.CodeTempFilesLeft, spark.CodeStateBehind, spark.CodeMissing:
 			if f.Severity >= spark.SeverityWarning {
-				j.v.Risks = append(j.v.Risks, "checkpoint: "+fileEvidence(f))
+				j.risk(Fact{Kind: FactCheckpointRisk, Text: f.Summary, File: f.File})
 			}
 		}
 	}
@@ -459,40 +447,40 @@ func (j *judge) probes() {
 		if pr == nil || pr.Status != probe.StatusFailed {
 			continue
 		}
-		ev := "probe " + stamp(pr.Started) + ": " + pr.Reason
+		ev := Fact{Kind: FactProbe, At: pr.Started, Text: pr.Reason}
 		if pr == j.in.LastWrite && j.stale(pr.Started) {
-			j.history(ev, pr.Started)
+			j.v.History = append(j.v.History, ev)
 			continue
 		}
 		if pr.Access.Judged() && !pr.Access.Writable && pr.Reason == pr.Access.Reason {
-			j.symptom(SymptomProbeFailing, "the checkpoint-access probe fails", srcAccess, ev)
-			j.signal(CauseNotWritable, srcAccess, true, pr.Access.Reason)
+			j.symptom(SymptomProbeFailing, SourceAccess, ev)
+			j.signal(CauseNotWritable, SourceAccess, true, text(pr.Access.Reason))
 			continue // the access check's own verdict, counted once
 		}
-		src := srcProbe
+		src := SourceProbe
 		if pr.Class == probe.ClassCorrupt {
-			src = srcCheckpoint // it read the same file the checkpoint check did
+			src = SourceCheckpoint // it read the same file the checkpoint check did
 		}
-		j.symptom(SymptomProbeFailing, "the checkpoint-access probe fails", src, ev)
+		j.symptom(SymptomProbeFailing, src, ev)
 		switch pr.Class {
 		case probe.ClassPermissionDenied:
 			if writable && judgedJob {
-				j.v.Notes = append(j.v.Notes, "streamwatch's own probe was refused ("+pr.Reason+"), but the job's user may write: streamwatch runs as another user")
+				j.note(Fact{Kind: FactOwnProbeRefused, Text: pr.Reason})
 				continue
 			}
-			ev := []string{ev}
+			evidence := []Fact{ev}
 			if pr.Owner != nil {
-				ev = append(ev, pr.Owner.Line())
+				evidence = append(evidence, text(pr.Owner.Line()))
 			}
-			j.signal(CauseNotWritable, srcProbe, true, ev...)
+			j.signal(CauseNotWritable, SourceProbe, true, evidence...)
 			switch {
 			case writable && a.Access.Identity != "":
-				j.v.Notes = append(j.v.Notes, "testIamPermissions said streamwatch's identity may write, but a real write was refused: GCS decides beyond the bucket's IAM policy (IAM conditions, VPC Service Controls, retention)")
+				j.note(Fact{Kind: FactIAMWriteRefused})
 			case writable:
-				j.v.Notes = append(j.v.Notes, "the access check judged the location writable, but a real write was refused: the storage decides beyond mode bits and ACLs (NFS, SELinux, FUSE)")
+				j.note(Fact{Kind: FactWriteRefused})
 			}
 		case probe.ClassCorrupt:
-			j.signal(CauseCorrupt, srcCheckpoint, true, "probe: "+pr.Reason)
+			j.signal(CauseCorrupt, SourceCheckpoint, true, Fact{Kind: FactProbeCorrupt, Text: pr.Reason})
 		}
 	}
 }
@@ -504,26 +492,25 @@ func (j *judge) logs() {
 	// What an object store says of streamwatch's own identity says nothing of the job's.
 	writable := j.in.Probe != nil && j.in.Probe.Access.Judged() && j.in.Probe.Access.Writable && j.in.Probe.Access.Identity == ""
 	for _, m := range j.in.Logs.Matches {
-		ev := logEvidence(m)
+		ev := Fact{Kind: FactLog, Title: m.Signature.Title, N: int64(m.Count), At: m.Last, Text: m.Example}
 		if m.Last.IsZero() && !j.v.Progress.IsZero() {
-			j.v.History = append(j.v.History, ev+" (undated: cannot be placed after the newest progress)")
+			j.v.History = append(j.v.History, ev) // undated: cannot be placed after the newest progress
 			continue
 		}
 		if j.stale(m.Last) {
-			j.history(ev, m.Last)
+			j.v.History = append(j.v.History, ev)
 			continue
 		}
-		j.symptom(SymptomLogErrors, "the driver log reports checkpoint trouble", srcLogs, ev)
+		j.symptom(SymptomLogErrors, SourceLogs, ev)
 		switch m.Signature.ID {
 		case "PERMISSION_DENIED", "CHECKPOINT_WRITE_FAILED", "STORAGE_FULL":
 			if writable && m.Signature.ID != "STORAGE_FULL" {
-				j.v.Notes = append(j.v.Notes, "the driver log's "+m.Signature.Title+" is contradicted by the access check ("+j.v.Access+
-					"): access may have been restored since; restart the query")
+				j.note(Fact{Kind: FactLogContradicted, Title: m.Signature.Title})
 				continue
 			}
-			j.signal(CauseNotWritable, srcLogs, false, ev)
+			j.signal(CauseNotWritable, SourceLogs, false, ev)
 		case "CHECKPOINT_LOG_CORRUPT":
-			j.signal(CauseCorrupt, srcLogs, false, ev)
+			j.signal(CauseCorrupt, SourceLogs, false, ev)
 		}
 	}
 }
@@ -536,15 +523,12 @@ func (j *judge) contract() {
 	for _, c := range contradictions(j.in) {
 		c.Cause = contractCause[c.Field]
 		j.contras = append(j.contras, c)
-		j.signal(c.Cause, c.Source, c.Source != srcConfig, c.line())
+		line := c
+		j.signal(c.Cause, c.Source, c.Source != SourceConfig, Fact{Kind: FactContradiction, Contradiction: &line})
 	}
 	for _, d := range j.in.Drift {
 		if unsetInFile(d) {
-			ev := fmt.Sprintf("deployed config: %s documented %q, not set (%s)", d.Field, d.Documented, d.Evidence)
-			if d.Reason != "" {
-				ev += ": " + d.Reason
-			}
-			j.v.Risks = append(j.v.Risks, ev)
+			j.risk(Fact{Kind: FactNotSet, What: d.Field, Value: d.Documented, Source: d.Evidence, Text: d.Reason})
 		}
 	}
 	u := unreadOf(j.in)
@@ -552,62 +536,51 @@ func (j *judge) contract() {
 		return
 	}
 	for _, e := range u.evidence(j.in) {
-		j.symptom(SymptomRecordsUnread, "records wait on documented topics the query does not read", srcBrokers, e)
+		j.symptom(SymptomRecordsUnread, SourceBrokers, e)
 	}
 	if u.newPartitions > 0 {
-		j.signal(CausePartitionsUnknown, srcCheckpoint, true, fmt.Sprintf("%s records on %s of the topics the query reads are not in its newest offsets",
-			human.Digits(u.newRecords), human.Count(u.newPartitions, "partition")))
+		j.signal(CausePartitionsUnknown, SourceCheckpoint, true, Fact{Kind: FactNewPartitions, N: u.newRecords, M: int64(u.newPartitions)})
 	}
 	if u.newAbove0 > 0 {
 		// Spark reads a partition it discovers from offset 0; one whose log starts later has
 		// lost records, and failOnDataLoss fails the query on it.
-		restart := "on restart Spark fails on them ('Added partition … starts from … instead of 0'; failOnDataLoss is true, Spark's default)"
-		j.partitionsFail = true
+		ev := Fact{Kind: FactPartitionsAbove0, M: int64(u.newAbove0), Restart: RestartFail}
 		if d := j.in.Deployed; d != nil && d.FailOnDataLoss != "" {
-			restart = fmt.Sprintf("on restart Spark fails on them ('Added partition … starts from … instead of 0'; failOnDataLoss=%s, %s)", d.FailOnDataLoss, d.Sources[deployconf.FieldFailOnDataLoss])
+			ev.Value, ev.Source = d.FailOnDataLoss, d.Sources[deployconf.FieldFailOnDataLoss]
 			if !d.FailsOnDataLoss() {
-				j.partitionsFail = false
-				restart = fmt.Sprintf("on restart Spark reads them from their earliest offset (failOnDataLoss=%s, %s)", d.FailOnDataLoss, d.Sources[deployconf.FieldFailOnDataLoss])
+				ev.Restart = RestartRead
 			}
 		}
-		j.signal(CausePartitionsUnknown, srcCheckpoint, true, fmt.Sprintf("%s of them %s above offset 0: their first records are gone; %s",
-			human.Count(u.newAbove0, "partition"), map[bool]string{true: "starts", false: "start"}[u.newAbove0 == 1], restart))
+		j.partitionsFail = ev.Restart == RestartFail
+		j.signal(CausePartitionsUnknown, SourceCheckpoint, true, ev)
 	}
-}
-
-// line is the contradiction as evidence: the field, both values and where each was seen.
-func (c Contradiction) line() string {
-	verb := "observed"
-	switch c.Source {
-	case srcConfig:
-		verb = "deployed"
-	case srcCheckpoint:
-		verb = "read"
-	}
-	s := fmt.Sprintf("%s: %s documented %q (%s), %s %q (%s)", c.Source, c.Field, c.Documented, c.DocumentedAt, verb, c.Observed, c.ObservedAt)
-	if c.Reason != "" {
-		s += ": " + c.Reason
-	}
-	return s
 }
 
 func (j *judge) errors() {
 	in := j.in
 	if in.LagErr != nil && (errors.Is(in.LagErr, kafka.ErrUnreachable) || errors.Is(in.LagErr, kafka.ErrAuth)) {
-		j.symptom(SymptomBrokersUnreachable, "the Kafka brokers do not answer", srcBrokers, in.LagErr.Error())
-		j.signal(CauseBrokerDown, srcBrokers, true, in.LagErr.Error())
+		j.symptom(SymptomBrokersUnreachable, SourceBrokers, text(in.LagErr.Error()))
+		j.signal(CauseBrokerDown, SourceBrokers, true, text(in.LagErr.Error()))
 	} else if in.LagErr != nil {
-		j.v.Notes = append(j.v.Notes, "lag: "+in.LagErr.Error())
+		j.note(Fact{Kind: FactCheckError, Check: CheckLag, Text: in.LagErr.Error()})
 	}
 	if in.CheckpointErr != nil {
-		j.v.Notes = append(j.v.Notes, "checkpoint: "+in.CheckpointErr.Error())
+		j.note(Fact{Kind: FactCheckError, Check: CheckCheckpoint, Text: in.CheckpointErr.Error()})
 	}
 	if in.LogsErr != nil {
-		j.v.Notes = append(j.v.Notes, "driver logs: "+in.LogsErr.Error())
+		j.note(Fact{Kind: FactCheckError, Check: CheckLogs, Text: in.LogsErr.Error()})
 	}
 	if in.DriftErr != nil {
-		j.v.Notes = append(j.v.Notes, "deployed config: "+in.DriftErr.Error())
+		j.note(Fact{Kind: FactCheckError, Check: CheckDrift, Text: in.DriftErr.Error()})
 	}
+}
+
+// errText is an error's message, as a Fact holds it ("<nil>" for none, as %v printed it).
+func errText(err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	return err.Error()
 }
 
 // conclude names the causes that explain a present symptom and grades them; the others are
@@ -620,8 +593,7 @@ func (j *judge) conclude() {
 	}
 	explained := map[string]bool{}
 	for id, sources := range j.signals {
-		def := causeDefs[id]
-		c := Cause{ID: id, Title: def.title, Next: def.next, Evidence: j.evidence[id]}
+		c := Cause{ID: id, Evidence: j.evidence[id]}
 		for _, k := range j.contras {
 			if k.Cause == id {
 				c.Contradictions = append(c.Contradictions, k)
@@ -631,9 +603,9 @@ func (j *judge) conclude() {
 			c.Signals = append(c.Signals, src)
 			c.direct = c.direct || direct
 		}
-		sort.Strings(c.Signals)
+		slices.Sort(c.Signals)
 		elsewhere := false
-		for _, sid := range def.explains {
+		for _, sid := range explainable[id] {
 			s := j.symptoms[sid]
 			if s == nil || !j.explains(id, s) {
 				continue
@@ -647,7 +619,8 @@ func (j *judge) conclude() {
 		}
 		if len(c.Explains) == 0 {
 			for _, e := range c.Evidence {
-				j.v.Risks = append(j.v.Risks, riskOf(id)+": "+e)
+				e.Risk = id
+				j.risk(e)
 			}
 			for i := range j.contras {
 				if j.contras[i].Cause == id {
@@ -659,7 +632,7 @@ func (j *judge) conclude() {
 		n := len(c.Signals)
 		if elsewhere {
 			n++
-			c.Signals = append(c.Signals, "the symptom")
+			c.Signals = append(c.Signals, SourceSymptom)
 		}
 		switch {
 		case c.direct && n >= 2:
@@ -695,7 +668,7 @@ func (j *judge) conclude() {
 
 // otherCauses says whether a probe or log symptom's source is the evidence of another cause
 // (a probe refused by the access check is NOT_WRITABLE's, not CORRUPT's corroboration).
-func (j *judge) otherCauses(cause, symptom, src string) bool {
+func (j *judge) otherCauses(cause, symptom string, src Source) bool {
 	if symptom != SymptomProbeFailing && symptom != SymptomLogErrors {
 		return false
 	}
@@ -718,66 +691,26 @@ func (j *judge) explains(cause string, s *Symptom) bool {
 		case CauseGroupMismatch, CauseTopicMismatch:
 			// The documented group stops on the documented topic; the checkpoint of a query
 			// that reads other topics can still commit.
-			return slices.Contains(s.sources, srcKafka)
+			return slices.Contains(s.sources, SourceKafka)
 		case CauseCheckpointMismatch:
 			// The documented checkpoint's stop; or any stop when the documented location
 			// holds no checkpoint at all.
-			_, none := own[srcCheckpoint]
-			return none || slices.Contains(s.sources, srcCheckpoint)
+			_, none := own[SourceCheckpoint]
+			return none || slices.Contains(s.sources, SourceCheckpoint)
 		case CauseOffsetsGone:
-			return j.v.Restart == "fail"
+			return j.v.Restart == RestartFail
 		case CausePartitionsUnknown:
 			return j.partitionsFail
 		}
 		return true
 	case SymptomLogErrors:
-		_, ok := own[srcLogs]
+		_, ok := own[SourceLogs]
 		return ok
 	case SymptomProbeFailing:
-		_, p := own[srcProbe]
-		_, a := own[srcAccess]
-		_, c := own[srcCheckpoint]
+		_, p := own[SourceProbe]
+		_, a := own[SourceAccess]
+		_, c := own[SourceCheckpoint]
 		return p || a || (cause == CauseCorrupt && c)
 	}
 	return true
 }
-
-func riskOf(cause string) string {
-	switch cause {
-	case CauseNotWritable:
-		return "checkpoint not writable (no live symptom yet: the next batch will fail to commit)"
-	case CauseCorrupt:
-		return "corrupt checkpoint file (no live symptom of it)"
-	case CauseGroupMismatch:
-		return "consumer group (no live symptom of it)"
-	case CauseTopicMismatch:
-		return "topics (no live symptom of it)"
-	case CauseClusterMismatch:
-		return "Kafka cluster (no live symptom of it)"
-	case CauseCheckpointMismatch:
-		return "checkpoint location (no live symptom of it)"
-	case CauseOffsetsGone:
-		return "records deleted unread (the query skips them: failOnDataLoss=false)"
-	case CausePartitionsUnknown:
-		return "partitions not in the checkpoint (no live symptom of them)"
-	}
-	return cause
-}
-
-func logEvidence(m driverlog.Match) string {
-	when := ""
-	if !m.Last.IsZero() {
-		when = " (last " + human.Stamp(m.Last) + ")"
-	}
-	return fmt.Sprintf("driver log: %s ×%d%s: %s", m.Signature.Title, m.Count, when, m.Example)
-}
-
-func fileEvidence(f spark.Finding) string {
-	s := f.Summary
-	if f.File != "" && !strings.Contains(s, f.File) {
-		s = f.File + ": " + s
-	}
-	return s
-}
-
-func stamp(t time.Time) string { return human.Stamp(t) }

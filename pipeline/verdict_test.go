@@ -84,25 +84,34 @@ type want struct {
 	healthy  bool
 	causes   []string // "ID confidence", in order
 	symptoms []string
-	risks    []string // substrings, one per risk
-	history  []string // substrings
-	notes    []string // substrings
+	risks    []pipeline.Fact // patterns (hasFact), one per risk
+	history  []pipeline.Fact // patterns
+	notes    []pipeline.Fact // patterns
 }
 
-// TestJudge: one scenario per rule of the verdict: symptoms first, a cause only when it
-// explains one, confidence from independent signals, old evidence as history, config text
-// as a risk.
-func TestJudge(t *testing.T) {
-	cases := []struct {
-		name string
-		in   pipeline.Inputs
-		want want
-	}{
+type judgeCase struct {
+	name string
+	in   pipeline.Inputs
+	want want
+}
+
+// verdictInputs are the inputs of every scenario of TestJudge.
+func verdictInputs() []pipeline.Inputs {
+	var out []pipeline.Inputs
+	for _, c := range judgeCases() {
+		out = append(out, c.in)
+	}
+	return out
+}
+
+func judgeCases() []judgeCase {
+	return []judgeCase{
 		{"healthy", pipeline.Inputs{Lag: healthyLag(), Checkpoint: committing(), Probe: probeWith(true), Logs: &driverlog.Report{}},
 			want{healthy: true}},
 		{"healthy, the missing group id is a risk, not a cause",
 			pipeline.Inputs{Lag: healthyLag(), Checkpoint: committing(), Probe: probeWith(true), Drift: []deployconf.Difference{missingGroup}},
-			want{healthy: true, risks: []string{"consumer group (no live symptom of it): deployed config: group documented \"sms-replies-prod\""}}},
+			want{healthy: true, risks: []pipeline.Fact{{Risk: pipeline.CauseGroupMismatch, Kind: pipeline.FactContradiction, Contradiction: &pipeline.Contradiction{
+				Kind: pipeline.ContraDeployed, Field: pipeline.FieldGroup, Documented: "sms-replies-prod", Source: pipeline.SourceConfig}}}}},
 		{"not writable while records wait: confirmed",
 			pipeline.Inputs{Lag: healthyLag(), Checkpoint: stopped(), Probe: probeWith(false)},
 			want{causes: []string{"CHECKPOINT_NOT_WRITABLE confirmed"}, symptoms: []string{"PROGRESS_STOPPED", "PROBE_FAILING"}}},
@@ -112,14 +121,15 @@ func TestJudge(t *testing.T) {
 				r.Status, r.Class = probe.StatusOK, ""
 				return r
 			}()},
-			want{healthy: true, risks: []string{"checkpoint not writable (no live symptom yet: the next batch will fail to commit): uid 185"}}},
+			want{healthy: true, risks: []pipeline.Fact{{Risk: pipeline.CauseNotWritable, Kind: pipeline.FactText, Text: "uid 185 groups [185] (job_user) may not create files in /cp"}}}},
 		{"a permission error older than the newest commit is history",
 			pipeline.Inputs{Lag: healthyLag(), Checkpoint: committing(), Probe: probeWith(true), Logs: permissionLine(at.Add(-40 * time.Minute)),
 				LastWrite: &probe.Result{Status: probe.StatusFailed, Class: probe.ClassPermissionDenied, Started: at.Add(-30 * time.Minute), Reason: "permission denied writing /cp/_streamwatch_probe/probe-1"}},
-			want{healthy: true, history: []string{"driver log: Permission denied", "probe 2026-11-30 10:11:05Z: permission denied writing"}}},
+			want{healthy: true, history: []pipeline.Fact{{Kind: pipeline.FactLog, Title: sig("PERMISSION_DENIED").Title, N: 3, At: at.Add(-40 * time.Minute)},
+				{Kind: pipeline.FactProbe, At: at.Add(-30 * time.Minute), Text: "permission denied writing"}}}},
 		{"the access check contradicts newer permission errors: no cause, the stop is unexplained",
 			pipeline.Inputs{Lag: healthyLag(), Checkpoint: stopped(), Probe: probeWith(true), Logs: permissionLine(at.Add(-10 * time.Minute))},
-			want{symptoms: []string{"PROGRESS_STOPPED", "LOG_ERRORS"}, notes: []string{"contradicted by the access check"}}},
+			want{symptoms: []string{"PROGRESS_STOPPED", "LOG_ERRORS"}, notes: []pipeline.Fact{{Kind: pipeline.FactLogContradicted, Title: sig("PERMISSION_DENIED").Title}}}},
 		{"gs://: streamwatch's identity lacks storage.objects.create while records wait: confirmed",
 			pipeline.Inputs{Lag: healthyLag(), Checkpoint: stopped(), Probe: gcsProbe("storage.objects.delete")},
 			want{causes: []string{"CHECKPOINT_NOT_WRITABLE confirmed"}, symptoms: []string{"PROGRESS_STOPPED", "PROBE_FAILING"}}},
@@ -156,7 +166,13 @@ func TestJudge(t *testing.T) {
 			pipeline.Inputs{Lag: healthyLag(), Checkpoint: stopped(), Probe: probeWith(true)},
 			want{symptoms: []string{"PROGRESS_STOPPED"}}},
 	}
-	for _, c := range cases {
+}
+
+// TestJudge: one scenario per rule of the verdict: symptoms first, a cause only when it
+// explains one, confidence from independent signals, old evidence as history, config text
+// as a risk.
+func TestJudge(t *testing.T) {
+	for _, c := range judgeCases() {
 		t.Run(c.name, func(t *testing.T) {
 			c.in.Pipeline, c.in.Now = "sms-replies", at
 			v := pipeline.Judge(c.in)
@@ -171,8 +187,8 @@ func TestJudge(t *testing.T) {
 			var causes []string
 			for _, cause := range v.Causes {
 				causes = append(causes, cause.ID+" "+string(cause.Confidence))
-				if len(cause.Evidence) == 0 || cause.Next == "" || len(cause.Explains) == 0 {
-					t.Errorf("cause without evidence, next step or symptom: %+v", cause)
+				if len(cause.Evidence) == 0 || len(cause.Explains) == 0 {
+					t.Errorf("cause without evidence or symptom: %+v", cause)
 				}
 			}
 			if strings.Join(causes, ",") != strings.Join(c.want.causes, ",") {
@@ -186,27 +202,31 @@ func TestJudge(t *testing.T) {
 				t.Errorf("symptoms %v, want %v", symptoms, c.want.symptoms)
 			}
 			if len(v.Risks) != len(c.want.risks) {
-				t.Errorf("risks %q, want %d", v.Risks, len(c.want.risks))
+				t.Errorf("risks %+v, want %d", v.Risks, len(c.want.risks))
 			}
 			for _, group := range []struct {
-				have []string
-				want []string
+				have []pipeline.Fact
+				want []pipeline.Fact
 			}{{v.Risks, c.want.risks}, {v.History, c.want.history}, {v.Notes, c.want.notes}} {
 				for _, w := range group.want {
-					if !strings.Contains(strings.Join(group.have, "\n"), w) {
-						t.Errorf("%q lacks %q", group.have, w)
+					if !hasFact(group.have, w) {
+						t.Errorf("%+v lacks %+v", group.have, w)
 					}
 				}
 			}
-			whose := "uid 185 groups [185] (job_user)"
-			if c.in.Probe != nil && c.in.Probe.Access.Identity != "" {
-				whose = "streamwatch's identity "
-				if !strings.Contains(v.Access, "job_user was not judged") {
-					t.Errorf("the verdict does not say job_user was not judged: %q", v.Access)
-				}
+			if c.in.Probe == nil {
+				return
 			}
-			if c.in.Probe != nil && !strings.HasPrefix(v.Access, whose) {
-				t.Errorf("the verdict does not say whose access it judged: %q", v.Access)
+			a := v.Access
+			switch {
+			case a == nil:
+				t.Errorf("the verdict does not say whose access it judged")
+			case c.in.Probe.Access.Identity != "":
+				if !a.Identity || !strings.HasPrefix(a.Reason, "streamwatch's identity ") || !strings.Contains(a.Reason+a.Note, "job_user was not judged") {
+					t.Errorf("the verdict does not say it judged streamwatch's identity, not job_user: %+v", a)
+				}
+			case a.User != "uid 185 groups [185] (job_user)" || a.Writable != c.in.Probe.Access.Writable:
+				t.Errorf("the verdict does not say whose access it judged, or what: %+v", a)
 			}
 		})
 	}

@@ -102,12 +102,20 @@ func (w *world) diagnose() pipeline.Verdict {
 	return v
 }
 
-func evidenceOf(v pipeline.Verdict) string {
-	var out []string
+func evidenceOf(v pipeline.Verdict) []pipeline.Fact {
+	var out []pipeline.Fact
 	for _, c := range v.Causes {
 		out = append(out, c.Evidence...)
 	}
-	return strings.Join(append(out, v.Risks...), "\n")
+	return append(out, v.Risks...)
+}
+
+// deployed is the pattern of a contradiction of field by the deployed config, as a risk of
+// cause when it is not "".
+func deployed(field, documented, observed, risk string) pipeline.Fact {
+	f := contra(pipeline.Contradiction{Kind: pipeline.ContraDeployed, Source: pipeline.SourceConfig, Field: field, Documented: documented, Observed: observed})
+	f.Risk = risk
+	return f
 }
 
 // TestDiagnoseWorlds: for each documented fact of the pipeline, a world where the deployment
@@ -119,8 +127,8 @@ func TestDiagnoseWorlds(t *testing.T) {
 	cases := []struct {
 		name  string
 		build func(w *world)
-		first string   // the first cause; "" for healthy
-		want  []string // in the causes' evidence (or the risks, when healthy)
+		first string          // the first cause; "" for healthy
+		want  []pipeline.Fact // patterns of the causes' evidence (or the risks, when healthy)
 	}{
 		{"topics: the job subscribes to another topic; its checkpoint names it; the documented topic fills up unread",
 			func(w *world) {
@@ -132,14 +140,15 @@ func TestDiagnoseWorlds(t *testing.T) {
 				w.produce(documentedTopic, 30, now.Add(-20*time.Minute))
 				w.deploy(map[string]string{"spark.kafka.subscribe": documentedTopic + ".v2"})
 			}, pipeline.CauseTopicMismatch,
-			[]string{`checkpoint files: topics documented "client.replies.sms" (pipelines[sms-replies].kafka.topics), read "client.replies.sms.v2" (checkpoint offsets/3)`,
-				`deployed config: topics documented "client.replies.sms" (pipelines[sms-replies].kafka.topics), deployed "client.replies.sms.v2" (`}},
+			[]pipeline.Fact{contra(pipeline.Contradiction{Kind: pipeline.ContraCheckpointTopics, Source: pipeline.SourceCheckpoint, Field: pipeline.FieldTopics,
+				Documented: "client.replies.sms", DocumentedAt: "pipelines[sms-replies].kafka.topics", Observed: "client.replies.sms.v2", ObservedAt: "offsets/3"}),
+				deployed(pipeline.FieldTopics, "client.replies.sms", "client.replies.sms.v2", "")}},
 		{"topics: the deployed file names another topic, the query reads and commits the documented one",
 			func(w *world) {
 				w.produce(documentedTopic, 40, now.Add(-time.Hour))
 				w.query(documentedTopic, now.Add(-5*time.Second))
 				w.deploy(map[string]string{"spark.kafka.subscribe": documentedTopic + ".v2"})
-			}, "", []string{`topics (no live symptom of it): deployed config: topics documented "client.replies.sms"`}},
+			}, "", []pipeline.Fact{deployed(pipeline.FieldTopics, "client.replies.sms", "", pipeline.CauseTopicMismatch)}},
 		{"bootstrap servers: the job reads another cluster while records wait on the documented one",
 			func(w *world) {
 				w.produce(documentedTopic, 40, now.Add(-time.Hour))
@@ -147,13 +156,13 @@ func TestDiagnoseWorlds(t *testing.T) {
 				w.produce(documentedTopic, 5, now.Add(-30*time.Minute))
 				w.deploy(map[string]string{"spark.kafka.bootstrap.servers": "kafka-dr-0.example:9092"})
 			}, pipeline.CauseClusterMismatch,
-			[]string{`deployed config: bootstrap servers documented`, `deployed "kafka-dr-0.example:9092" (`}},
+			[]pipeline.Fact{deployed(pipeline.FieldBrokers, "", "kafka-dr-0.example:9092", "")}},
 		{"bootstrap servers: another cluster in the file, the query progresses",
 			func(w *world) {
 				w.produce(documentedTopic, 40, now.Add(-time.Hour))
 				w.query(documentedTopic, now.Add(-5*time.Second))
 				w.deploy(map[string]string{"spark.kafka.bootstrap.servers": "kafka-dr-0.example:9092"})
-			}, "", []string{`Kafka cluster (no live symptom of it): deployed config: bootstrap servers documented`}},
+			}, "", []pipeline.Fact{deployed(pipeline.FieldBrokers, "", "", pipeline.CauseClusterMismatch)}},
 		{"checkpoint location: the job writes elsewhere; the documented checkpoint is stale while records wait",
 			func(w *world) {
 				w.produce(documentedTopic, 40, now.Add(-time.Hour))
@@ -161,13 +170,13 @@ func TestDiagnoseWorlds(t *testing.T) {
 				w.produce(documentedTopic, 5, now.Add(-30*time.Minute))
 				w.deploy(map[string]string{"option.checkpointLocation": "/var/lib/spark/checkpoints/sms-replies-v2"})
 			}, pipeline.CauseCheckpointMismatch,
-			[]string{`checkpoint location documented`, `deployed "/var/lib/spark/checkpoints/sms-replies-v2" (`}},
+			[]pipeline.Fact{deployed(pipeline.FieldCheckpoint, "", "/var/lib/spark/checkpoints/sms-replies-v2", "")}},
 		{"checkpoint location: another in the file, the documented checkpoint commits",
 			func(w *world) {
 				w.produce(documentedTopic, 40, now.Add(-time.Hour))
 				w.query(documentedTopic, now.Add(-5*time.Second))
 				w.deploy(map[string]string{"option.checkpointLocation": "/var/lib/spark/checkpoints/sms-replies-v2"})
-			}, "", []string{`checkpoint location (no live symptom of it): deployed config: checkpoint location documented`}},
+			}, "", []pipeline.Fact{deployed(pipeline.FieldCheckpoint, "", "", pipeline.CauseCheckpointMismatch)}},
 		{"group: the job consumes as another group, the documented one is idle",
 			func(w *world) {
 				ctx := context.Background()
@@ -187,7 +196,7 @@ func TestDiagnoseWorlds(t *testing.T) {
 				})
 				w.deploy(map[string]string{"spark.kafka.group.id": "sms-replies-v2"})
 			}, pipeline.CauseGroupMismatch,
-			[]string{`group documented "sms-replies-prod" (pipelines[sms-replies].kafka.group), deployed "sms-replies-v2" (`}},
+			[]pipeline.Fact{deployed(pipeline.FieldGroup, "sms-replies-prod", "sms-replies-v2", "")}},
 		{"offsets no longer on the brokers: retention deleted 60 records the stopped query never read",
 			func(w *world) {
 				w.produce(documentedTopic, 60, now.Add(-2*time.Hour))
@@ -198,8 +207,7 @@ func TestDiagnoseWorlds(t *testing.T) {
 				w.produce(documentedTopic, 5, now.Add(-30*time.Minute))
 				w.deploy(nil)
 			}, pipeline.CauseOffsetsGone,
-			[]string{"60 records on 3 partitions of offsets/3 are no longer on the brokers",
-				"on restart Spark fails on them (failOnDataLoss=true,"}},
+			[]pipeline.Fact{{Kind: pipeline.FactOffsetsGone, N: 60, M: 3, File: "offsets/3", Restart: pipeline.RestartFail, Value: "true"}}},
 		{"a partition the checkpoint does not know holds 7 records",
 			func(w *world) {
 				w.produce(documentedTopic, 40, now.Add(-time.Hour))
@@ -212,7 +220,7 @@ func TestDiagnoseWorlds(t *testing.T) {
 				}
 				w.deploy(nil)
 			}, pipeline.CausePartitionsUnknown,
-			[]string{"7 records on 1 partition of the topics the query reads are not in its newest offsets"}},
+			[]pipeline.Fact{{Kind: pipeline.FactNewPartitions, N: 7, M: 1}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -222,7 +230,7 @@ func TestDiagnoseWorlds(t *testing.T) {
 			ev := evidenceOf(v)
 			defer func() {
 				if t.Failed() {
-					t.Logf("verdict: healthy %v symptoms %+v\ncauses %+v\nrisks %q\nnotes %q", v.Healthy, v.Symptoms, v.Causes, v.Risks, v.Notes)
+					t.Logf("verdict: healthy %v symptoms %+v\ncauses %+v\nrisks %+v\nnotes %+v", v.Healthy, v.Symptoms, v.Causes, v.Risks, v.Notes)
 				}
 			}()
 			switch {
@@ -232,8 +240,8 @@ func TestDiagnoseWorlds(t *testing.T) {
 				t.Fatalf("want %s first", c.first)
 			}
 			for _, want := range c.want {
-				if !strings.Contains(ev, want) {
-					t.Errorf("lacks %q in:\n%s", want, ev)
+				if !hasFact(ev, want) {
+					t.Errorf("lacks %+v in:\n%+v", want, ev)
 				}
 			}
 		})

@@ -1,0 +1,147 @@
+package pipeline
+
+import (
+	"reflect"
+	"slices"
+	"time"
+)
+
+// FactKind says which finding of a diagnosis a Fact is; commands words it with the Fact's
+// fields (commands/render_facts.go).
+type FactKind string
+
+// The facts, with the Fact fields each uses. Text is always text an integration produced (a
+// finding's summary, a probe's reason, a log line, an error's message), passed on verbatim.
+const (
+	// FactText is an integration's own line of evidence (Text): the Kafka judgment, the access
+	// check's reason, a checkpoint finding's evidence, a file's owner, an error.
+	FactText FactKind = "text"
+	// FactGroupIdle: the documented group makes no progress while another consumes (Text:
+	// Kafka's evidence; when it gave none, Group, Status: why, Detail).
+	FactGroupIdle FactKind = "group_idle"
+	// FactGroupStopped: the documented group stalled or stopped (Group, Status, Text: Kafka's
+	// evidence).
+	FactGroupStopped FactKind = "group_stopped"
+	// FactUnavailable: a part of the Kafka reading failed (What, N: partitions, Text: the error).
+	FactUnavailable FactKind = "unavailable"
+	// FactSamplesUnread: the stored lag samples could not be read (What, Text: the error).
+	FactSamplesUnread FactKind = "samples_unread"
+	// FactStalePending: the checkpoint is stale while records wait (Text: the finding's
+	// summary, N: records waiting).
+	FactStalePending FactKind = "stale_pending"
+	// FactRecordsWaiting: records have waited with no checkpoint commit (N: records, Wait,
+	// StaleAfter; At, Batch: the last commit, At zero when none).
+	FactRecordsWaiting FactKind = "records_waiting"
+	// FactIdleCheckpoint: the checkpoint is stale but nothing waits (Text: the finding's
+	// summary).
+	FactIdleCheckpoint FactKind = "idle_checkpoint"
+	// FactFinding: a checkpoint finding (Text: its summary, File).
+	FactFinding FactKind = "finding"
+	// FactCheckpointRisk: a checkpoint finding worth fixing (Text: its summary, File).
+	FactCheckpointRisk FactKind = "checkpoint_risk"
+	// FactPartitionGone: the checkpoint reads a partition the brokers no longer have (Text: the
+	// finding's summary, File, Items: its evidence).
+	FactPartitionGone FactKind = "partition_gone"
+	// FactOffsetsGone: retention deleted records the query had not read (N: records, M:
+	// partitions, File; Restart, Value: the deployed failOnDataLoss ("" for Spark's
+	// default), Source: where it is set).
+	FactOffsetsGone FactKind = "offsets_gone"
+	// FactProbe: a probe failed (At: when it ran, Text: its reason).
+	FactProbe FactKind = "probe"
+	// FactProbeCorrupt: the probe read a corrupt checkpoint file (Text: its reason).
+	FactProbeCorrupt FactKind = "probe_corrupt"
+	// FactOwnProbeRefused: streamwatch's own probe was refused while the job's user may write
+	// (Text: the probe's reason).
+	FactOwnProbeRefused FactKind = "own_probe_refused"
+	// FactIAMWriteRefused: testIamPermissions allowed a write that a real write was refused.
+	FactIAMWriteRefused FactKind = "iam_write_refused"
+	// FactWriteRefused: the access check judged the location writable but a real write was
+	// refused.
+	FactWriteRefused FactKind = "write_refused"
+	// FactLog: a driver log signature matched (Title: the signature's, N: how often, At: the
+	// last line's time, zero when undated, Text: an example line).
+	FactLog FactKind = "log"
+	// FactLogContradicted: the access check contradicts a driver log permission error (Title:
+	// the signature's; the verdict's Access says what the check judged).
+	FactLogContradicted FactKind = "log_contradicted"
+	// FactContradiction: a documented fact something observed contradicts (Contradiction).
+	FactContradiction FactKind = "contradiction"
+	// FactNotSet: the deployed config does not set a documented field (What: the deployed
+	// config's field, Value: the documented value, Source: the deployed config's evidence,
+	// Text: its reason, or "").
+	FactNotSet FactKind = "not_set"
+	// FactUnreadTopics: documented topics the checkpoint has no offsets for hold records
+	// (Items: the topics, N: records, File: the checkpoint's offsets file).
+	FactUnreadTopics FactKind = "unread_topics"
+	// FactUnknownPartitions: partitions of read topics the checkpoint does not know hold
+	// records (N: records, M: partitions, File: the checkpoint's offsets file).
+	FactUnknownPartitions FactKind = "unknown_partitions"
+	// FactNewPartitions: the same partitions as PARTITIONS_UNKNOWN's evidence (N: records, M:
+	// partitions).
+	FactNewPartitions FactKind = "new_partitions"
+	// FactPartitionsAbove0: of the unknown partitions, M start above offset 0 (Restart, Value:
+	// the deployed failOnDataLoss ("" for Spark's default), Source: where it is set).
+	FactPartitionsAbove0 FactKind = "partitions_above_0"
+	// FactCheckError: a check failed, or the checkpoint was unreadable (Check: which, Check*;
+	// Text: the error, or the checkpoint finding's summary).
+	FactCheckError FactKind = "check_error"
+)
+
+// Restart is what Spark does on restart with records it cannot read.
+type Restart string
+
+// The restarts.
+const (
+	RestartFail Restart = "fail" // failOnDataLoss true (Spark's default): the query fails
+	RestartSkip Restart = "skip" // failOnDataLoss false: the query skips the deleted records
+	RestartRead Restart = "read" // failOnDataLoss false: a new partition is read from its earliest offset
+)
+
+// Fact is one finding of a diagnosis, as data: its Kind says what it is and which fields it
+// uses; commands words it. A Fact holds no error and no function, so a Verdict encodes as JSON.
+type Fact struct {
+	Kind   FactKind
+	Text   string   `json:",omitempty"` // text an integration produced
+	Detail string   `json:",omitempty"`
+	Check  string   `json:",omitempty"` // Check*
+	What   string   `json:",omitempty"`
+	Group  string   `json:",omitempty"`
+	Status string   `json:",omitempty"`
+	Title  string   `json:",omitempty"`
+	File   string   `json:",omitempty"`
+	Value  string   `json:",omitempty"`
+	Source string   `json:",omitempty"`
+	Items  []string `json:",omitempty"`
+	N      int64    `json:",omitempty"`
+	M      int64    `json:",omitempty"`
+	Batch  int64    `json:",omitempty"`
+	At     time.Time
+	// Wait and StaleAfter are how long records waited and when a checkpoint counts as stale.
+	Wait          time.Duration  `json:",omitempty"`
+	StaleAfter    time.Duration  `json:",omitempty"`
+	Restart       Restart        `json:",omitempty"`
+	Contradiction *Contradiction `json:",omitempty"`
+	// Risk is the cause whose evidence this is when that cause explains no present symptom
+	// (Verdict.Risks); "" otherwise.
+	Risk string `json:",omitempty"`
+}
+
+// text is an integration's line of evidence as a Fact.
+func text(s string) Fact { return Fact{Kind: FactText, Text: s} }
+
+// Equal says whether two facts are the same finding, field by field (times by the instant).
+func (f Fact) Equal(g Fact) bool {
+	if !f.At.Equal(g.At) {
+		return false
+	}
+	f.At, g.At = time.Time{}, time.Time{}
+	return reflect.DeepEqual(f, g)
+}
+
+// appendFact appends f unless facts hold it already.
+func appendFact(facts []Fact, f Fact) []Fact {
+	if slices.ContainsFunc(facts, f.Equal) {
+		return facts
+	}
+	return append(facts, f)
+}

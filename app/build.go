@@ -73,6 +73,7 @@ func (a *App) build() error {
 		probeStore = chartedProbes{Store: store, progress: progress, log: log}
 	}
 	probes := pipeline.NewProbes(cfg, probeStore, getenv)
+	probes.Words = commands.ProbeMessage
 	probes.Lag, probes.Now = samples, now
 	checkpoints := &pipeline.Checkpoints{Config: cfg, Getenv: getenv, Kafka: a.kafka, History: store, BrokerTimeout: a.opt.BrokerTimeout}
 	a.diag = &pipeline.Diagnoser{Config: cfg, Getenv: getenv, Lag: monitor, Checkpoints: checkpoints, Probes: store}

@@ -38,8 +38,8 @@ func (stubs) TopicGroups(context.Context, string, string) (*kafka.GroupsReport, 
 	return nil, errStub
 }
 func (stubs) Diagnose(context.Context, string) (*spark.Report, error) { return nil, errStub }
-func (stubs) StartWatch(context.Context, string, string, string, string, time.Duration) (string, error) {
-	return "batch 7", nil
+func (stubs) StartWatch(context.Context, string, string, string, string, time.Duration) (pipeline.Progress, error) {
+	return pipeline.Progress{Batch: 7, HasBatch: true}, nil
 }
 func (stubs) Backup(context.Context, string, string) (*remediate.BackupResult, error) {
 	return nil, errStub

@@ -49,7 +49,7 @@ func (stubs) Propose(context.Context, commands.Kind, string, string, string) (*c
 	return nil, errStub
 }
 func (stubs) Confirm(context.Context, commands.Confirmation) (*commands.Outcome, error) {
-	return nil, &commands.RefusalError{Reason: "no verified backup"}
+	return nil, &commands.RefusalError{Code: pipeline.RefusedNoVerifiedBackup, Pipeline: "sms-replies"}
 }
 
 type diagnoser struct{}

@@ -24,8 +24,9 @@
 // deployconf, remediate) and records through small interfaces that state.Store satisfies. It
 // returns data, never Slack text: commands turns results into replies. What detection posts is
 // a Message (message.go: a typed kind and its numbers) that the Detector's Words, the app's
-// commands.DetectMessage, turns into text; `status` gets StatusNotes; a diagnosis's checked
-// causes carry a CheckReason. The verdict's titles, evidence, risks and notes, and the probe,
-// watch and repair notes, are still sentences made here (docs/architecture.md). It knows
-// neither Slack nor the command grammar.
+// commands.DetectMessage, turns into text; the probes' messages (ProbeMessage) and a watch's
+// end (WatchReport) likewise go through Probes.Words and Watcher.Words; a refused remediation
+// is a RefusalError with a RefusalCode; `status` gets StatusNotes; a diagnosis's checked causes
+// carry a CheckReason. The verdict's titles, evidence, risks and notes are still sentences made
+// here (docs/architecture.md). It knows neither Slack nor the command grammar.
 package pipeline

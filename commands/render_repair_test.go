@@ -24,7 +24,7 @@ func TestRefusalText(t *testing.T) {
 		"Stop the query first: query.stop() in the driver, or stop the job (spark-submit --kill, yarn application -kill, kubectl delete sparkapplication).",
 		"Then wait until nothing is written for 2m0s (repair.quiet_for) and confirm again; `--force REASON` (remediators, audited) overrides.",
 	}
-	r := func(code pipeline.RefusalCode) pipeline.RefusalError {
+	r := func(code pipeline.RepairRefusal) pipeline.RefusalError {
 		return pipeline.RefusalError{Code: code, Pipeline: "sms-replies", Kind: pipeline.KindRepair, Plan: "P-3"}
 	}
 	with := func(e pipeline.RefusalError, f func(*pipeline.RefusalError)) pipeline.RefusalError { f(&e); return e }

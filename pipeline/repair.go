@@ -116,48 +116,48 @@ type AliveSign struct {
 	Probed time.Time
 }
 
-// RefusalCode says which safety rule refused a remediation.
-type RefusalCode string
+// RepairRefusal says which safety rule refused a remediation.
+type RepairRefusal string
 
 // The refusals. Each names the fields of RefusalError it uses besides Code and Pipeline.
 const (
 	// RefusedNoBackupLocation: the pipeline has no checkpoint.backup_location: no backup, no
 	// repair.
-	RefusedNoBackupLocation RefusalCode = "no_backup_location"
+	RefusedNoBackupLocation RepairRefusal = "no_backup_location"
 	// RefusedBusy: another remediation of the pipeline holds its lock (Holder).
-	RefusedBusy RefusalCode = "busy"
+	RefusedBusy RepairRefusal = "busy"
 	// RefusedBackupName: Backup is not a backup's name.
-	RefusedBackupName RefusalCode = "backup_name"
+	RefusedBackupName RepairRefusal = "backup_name"
 	// RefusedNoSuchBackup: the pipeline has no backup Backup.
-	RefusedNoSuchBackup RefusalCode = "no_such_backup"
+	RefusedNoSuchBackup RepairRefusal = "no_such_backup"
 	// RefusedNothingQuarantined: no backup of the pipeline holds quarantined files.
-	RefusedNothingQuarantined RefusalCode = "nothing_quarantined"
+	RefusedNothingQuarantined RepairRefusal = "nothing_quarantined"
 	// RefusedUnknownPlan: Plan is unknown, expired (Limit: repair.confirm_within) or already
 	// carried out (Kind).
-	RefusedUnknownPlan RefusalCode = "unknown_plan"
+	RefusedUnknownPlan RepairRefusal = "unknown_plan"
 	// RefusedOtherPlan: Plan is a PlanKind of PlanPipeline, not a Kind of the pipeline.
-	RefusedOtherPlan RefusalCode = "other_plan"
+	RefusedOtherPlan RepairRefusal = "other_plan"
 	// RefusedMoved: Plan was made for the checkpoint at PlanLocation; it is now at Location
 	// (Kind).
-	RefusedMoved RefusalCode = "moved"
+	RefusedMoved RepairRefusal = "moved"
 	// RefusedAlive: the query looks alive (Kind, Alive; Limit: repair.quiet_for); nothing was
 	// changed.
-	RefusedAlive RefusalCode = "alive"
+	RefusedAlive RepairRefusal = "alive"
 	// RefusedNoVerifiedBackup: the pipeline has no verified backup.
-	RefusedNoVerifiedBackup RefusalCode = "no_verified_backup"
+	RefusedNoVerifiedBackup RepairRefusal = "no_verified_backup"
 	// RefusedOldBackup: the newest verified backup is Age old, older than Limit
 	// (repair.backup_max_age).
-	RefusedOldBackup RefusalCode = "old_backup"
+	RefusedOldBackup RepairRefusal = "old_backup"
 	// RefusedChanged: the checkpoint (a repair), or the quarantine or the checkpoint (a
 	// restore), changed since dry run Plan with digest Digest (Kind, Changes); nothing was
 	// moved.
-	RefusedChanged RefusalCode = "changed"
+	RefusedChanged RepairRefusal = "changed"
 )
 
 // RefusalError is a remediation refused by a safety rule, with its evidence: commands words
 // it. Code says which rule; the fields each code uses are listed with it.
 type RefusalError struct {
-	Code     RefusalCode
+	Code     RepairRefusal
 	Pipeline string
 	Kind     Kind
 	Plan     string
@@ -453,7 +453,7 @@ func (r *Repairs) Confirm(ctx context.Context, c Confirmation) (*Outcome, error)
 }
 
 func (r *Repairs) confirm(ctx context.Context, c Confirmation) (*Outcome, error) {
-	refusal := func(code RefusalCode) *RefusalError {
+	refusal := func(code RepairRefusal) *RefusalError {
 		return &RefusalError{Code: code, Pipeline: c.Pipeline, Kind: c.Kind, Plan: c.Plan}
 	}
 	data, err := r.Store.Plan(ctx, c.Plan)

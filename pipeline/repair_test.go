@@ -55,7 +55,7 @@ func TestRepairPolicy(t *testing.T) {
 		before func(t *testing.T, w *repairWorld, c *pipeline.Confirmation)
 		// refusal is the rule that refuses ("" when the confirmation goes through); check reads
 		// its evidence.
-		refusal pipeline.RefusalCode
+		refusal pipeline.RepairRefusal
 		check   func(t *testing.T, re *pipeline.RefusalError, prop *pipeline.Proposal)
 	}{
 		{"no verified backup", true, nil, pipeline.RefusedNoVerifiedBackup, nil},

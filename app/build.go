@@ -73,10 +73,11 @@ func (a *App) build() error {
 		probeStore = chartedProbes{Store: store, progress: progress, log: log}
 	}
 	probes := pipeline.NewProbes(cfg, probeStore, getenv)
+	probes.Words = commands.ProbeMessage
 	probes.Lag, probes.Now = samples, now
 	checkpoints := &pipeline.Checkpoints{Config: cfg, Getenv: getenv, Kafka: a.kafka, History: store, BrokerTimeout: a.opt.BrokerTimeout}
 	a.diag = &pipeline.Diagnoser{Config: cfg, Getenv: getenv, Lag: monitor, Checkpoints: checkpoints, Probes: store}
-	watcher := &pipeline.Watcher{Config: cfg, Store: store, Checkpoints: checkpoints, Kafka: a.kafka, Now: now, Log: log}
+	watcher := &pipeline.Watcher{Config: cfg, Store: store, Checkpoints: checkpoints, Kafka: a.kafka, Now: now, Log: log, Words: commands.WatchReport}
 	repairs := &pipeline.Repairs{Config: cfg, Getenv: getenv, Now: now, Store: store, Replica: a.opt.Replica}
 
 	handler := commands.New(cfg.Slack.Command, store)

@@ -206,5 +206,5 @@ func (r *recorder) Propose(_ context.Context, k commands.Kind, p, backup, _ stri
 }
 func (r *recorder) Confirm(_ context.Context, c commands.Confirmation) (*commands.Outcome, error) {
 	r.got = "confirm " + string(c.Kind) + " " + c.Pipeline + " " + c.Plan + " force=" + c.Force
-	return &commands.Outcome{Text: "done"}, nil
+	return &commands.Outcome{Kind: c.Kind, Pipeline: c.Pipeline, Plan: c.Plan}, nil
 }

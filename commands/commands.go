@@ -327,10 +327,12 @@ func (h *Handler) run(ctx context.Context, req Request, c *Command, args []strin
 		}
 		return Reply{Text: ue.Msg + ".", Sections: []Section{{Lines: lines, Pre: true}}, Usage: true}
 	}
-	reply := Reply{Text: "Sorry: " + strings.TrimSuffix(err.Error(), ".") + "."}
+	reply := Reply{Text: "Sorry: " + strings.TrimSuffix(errText(err), ".") + "."}
 	var re *RefusalError
-	if errors.As(err, &re) && len(re.Details) > 0 {
-		reply.Sections = []Section{{Lines: re.Details, Pre: true}}
+	if errors.As(err, &re) {
+		if _, details := RefusalText(re); len(details) > 0 {
+			reply.Sections = []Section{{Lines: details, Pre: true}}
+		}
 	}
 	return reply
 }

@@ -38,8 +38,8 @@ func (stubs) TopicGroups(context.Context, string, string) (*kafka.GroupsReport, 
 	return nil, errStub
 }
 func (stubs) Diagnose(context.Context, string) (*spark.Report, error) { return nil, errStub }
-func (stubs) StartWatch(context.Context, string, string, string, string, time.Duration) (string, error) {
-	return "batch 7", nil
+func (stubs) StartWatch(context.Context, string, string, string, string, time.Duration) (pipeline.Progress, error) {
+	return pipeline.Progress{Batch: 7, HasBatch: true}, nil
 }
 func (stubs) Backup(context.Context, string, string) (*remediate.BackupResult, error) {
 	return nil, errStub
@@ -49,7 +49,7 @@ func (stubs) Propose(context.Context, commands.Kind, string, string, string) (*c
 	return nil, errStub
 }
 func (stubs) Confirm(context.Context, commands.Confirmation) (*commands.Outcome, error) {
-	return nil, &commands.RefusalError{Reason: "no verified backup"}
+	return nil, &commands.RefusalError{Code: pipeline.RefusedNoVerifiedBackup, Pipeline: "sms-replies"}
 }
 
 type diagnoser struct{}

@@ -58,7 +58,7 @@ func (h *Handler) RegisterRemediation(r Remediation, notes Notes) {
 			}
 			b, err := r.Backup(ctx, pipeline, req.Actor())
 			if err != nil {
-				h.audit(ctx, req, "checkpoint backup", pipeline, outcomeOf(err), err.Error())
+				h.audit(ctx, req, "checkpoint backup", pipeline, outcomeOf(err), errText(err))
 				return Reply{}, err
 			}
 			text := fmt.Sprintf("Backed up %s: %d files, %d bytes to %s, verified against its manifest (SHA-256).", pipeline, b.Files, b.Bytes, b.Location)
@@ -167,17 +167,18 @@ func (h *Handler) remediation(ctx context.Context, r Remediation, notes Notes, r
 	}
 	if err != nil {
 		outcome := outcomeOf(err)
-		h.audit(ctx, req, action, a.pipeline, outcome, detail(err.Error()))
-		h.note(ctx, notes, req, a.pipeline, fmt.Sprintf("Checkpoint %s of %s (plan %s) by %s %s: %v", kind, a.pipeline, a.plan, req.Actor(), outcome, err))
+		h.audit(ctx, req, action, a.pipeline, outcome, detail(errText(err)))
+		h.note(ctx, notes, req, a.pipeline, fmt.Sprintf("Checkpoint %s of %s (plan %s) by %s %s: %s", kind, a.pipeline, a.plan, req.Actor(), outcome, errText(err)))
 		return Reply{}, err
 	}
-	text := out.Text
+	text := OutcomeText(out)
+	forced := strings.Join(aliveLines(out.Forced), "; ")
 	if a.force != "" && len(out.Forced) > 0 {
-		text += " Forced by " + req.Actor() + " (" + a.force + ") over: " + strings.Join(out.Forced, "; ") + "."
+		text += " Forced by " + req.Actor() + " (" + a.force + ") over: " + forced + "."
 	}
 	done := strings.Join(out.Files, ", ")
 	if len(out.Forced) > 0 {
-		done += "; overrode: " + strings.Join(out.Forced, "; ")
+		done += "; overrode: " + forced
 	}
 	h.audit(ctx, req, action, a.pipeline, "done", detail(done))
 	next := " Restart the query, then `watch " + a.pipeline + "`."
@@ -222,8 +223,8 @@ func (h *Handler) proposalReply(kind Kind, p *Proposal) Reply {
 		reply.Actions = []Action{{ID: "restore_confirm", Label: fmt.Sprintf("Restore %d file(s)", p.Files), Command: confirm, Danger: true,
 			Confirm: fmt.Sprintf("Put exactly the %d file(s) of plan %s back into the checkpoint of %s?", p.Files, p.ID, p.Pipeline)}}
 	}
-	if len(p.Warnings) > 0 {
-		reply.Sections = append(reply.Sections, Section{Title: "A confirmation now would be refused", Lines: p.Warnings})
+	if len(p.Alive) > 0 {
+		reply.Sections = append(reply.Sections, Section{Title: "A confirmation now would be refused", Lines: append(aliveLines(p.Alive), stopAdvice(p.QuietFor)...)})
 	}
 	return reply
 }

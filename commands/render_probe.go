@@ -7,7 +7,28 @@ import (
 	"github.com/streamwatch/streamwatch/integrations/access"
 	"github.com/streamwatch/streamwatch/integrations/probe"
 	"github.com/streamwatch/streamwatch/internal/human"
+	"github.com/streamwatch/streamwatch/pipeline"
 )
+
+// ProbeMessage words what a probe stores and posts (pipeline.Probes.Words): the title of
+// incident probe:<name>, its thread notes and resolve, and the channel's notices.
+func ProbeMessage(m pipeline.ProbeMessage) string {
+	switch m.Kind {
+	case pipeline.ProbeTitle:
+		return "Checkpoint probe failed for " + m.Pipeline + ": " + m.Reason
+	case pipeline.ProbeFailingAgain:
+		return fmt.Sprintf("Failing again since %s: %s", human.Clock(m.At), m.Failure)
+	case pipeline.ProbeFailsDifferently:
+		return fmt.Sprintf("The probe now fails differently (%s): %s\nbefore: %s", human.Clock(m.At), m.Failure, m.Before)
+	case pipeline.ProbeFailed:
+		return fmt.Sprintf("Checkpoint probe of %s FAILED (%s): %s", m.Pipeline, m.Class, m.Reason)
+	case pipeline.ProbeOKAgain:
+		return fmt.Sprintf("checkpoint probe of %s is %s again (%s)", m.Pipeline, m.Status, human.Clock(m.At))
+	case pipeline.ProbeRecovered:
+		return fmt.Sprintf("Checkpoint probe of %s recovered: %s", m.Pipeline, m.Status)
+	}
+	return string(m.Kind) + ": " + m.Pipeline
+}
 
 // ProbeLines lays a probe result out for a reply or a terminal: a heading, one line per step
 // (✓ passed, ✗ failed, - skipped) with its timing, the ownership of a local directory, the

@@ -12,6 +12,7 @@ import (
 	"github.com/streamwatch/streamwatch/integrations/probe"
 	"github.com/streamwatch/streamwatch/integrations/spark/sparktest"
 	"github.com/streamwatch/streamwatch/integrations/storage/storagetest"
+	"github.com/streamwatch/streamwatch/pipeline"
 )
 
 // TestProbeLines: a probe laid out step by step, with the ownership of the folder, the access
@@ -97,5 +98,33 @@ func TestProbeLinesGCS(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestProbeMessage: every message a probe stores or posts, worded as the incident's title, its
+// thread and resolve, and the channel's notices show it.
+func TestProbeMessage(t *testing.T) {
+	at := time.Date(2026, 11, 30, 10, 40, 5, 0, time.UTC)
+	const failure = "NOT_FOUND: no checkpoint at /cp"
+	for _, c := range []struct {
+		msg  pipeline.ProbeMessage
+		want string
+	}{
+		{pipeline.ProbeMessage{Kind: pipeline.ProbeTitle, Pipeline: "sms-replies", Reason: "no checkpoint at /cp"},
+			"Checkpoint probe failed for sms-replies: no checkpoint at /cp"},
+		{pipeline.ProbeMessage{Kind: pipeline.ProbeFailingAgain, Pipeline: "sms-replies", At: at, Failure: failure},
+			"Failing again since 10:40:05Z: NOT_FOUND: no checkpoint at /cp"},
+		{pipeline.ProbeMessage{Kind: pipeline.ProbeFailsDifferently, Pipeline: "sms-replies", At: at, Failure: "CORRUPT: holds no metadata", Before: failure},
+			"The probe now fails differently (10:40:05Z): CORRUPT: holds no metadata\nbefore: NOT_FOUND: no checkpoint at /cp"},
+		{pipeline.ProbeMessage{Kind: pipeline.ProbeFailed, Pipeline: "sms-replies", Class: probe.ClassNotFound, Reason: "no checkpoint at /cp"},
+			"Checkpoint probe of sms-replies FAILED (NOT_FOUND): no checkpoint at /cp"},
+		{pipeline.ProbeMessage{Kind: pipeline.ProbeOKAgain, Pipeline: "sms-replies", Status: probe.StatusOK, At: at},
+			"checkpoint probe of sms-replies is OK again (10:40:05Z)"},
+		{pipeline.ProbeMessage{Kind: pipeline.ProbeRecovered, Pipeline: "sms-replies", Status: probe.StatusOK},
+			"Checkpoint probe of sms-replies recovered: OK"},
+	} {
+		if got := commands.ProbeMessage(c.msg); got != c.want {
+			t.Errorf("%s:\n got %q\nwant %q", c.msg.Kind, got, c.want)
+		}
 	}
 }

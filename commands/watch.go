@@ -4,13 +4,15 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/streamwatch/streamwatch/pipeline"
 )
 
 // Watcher starts recovery watches.
 type Watcher interface {
 	// StartWatch records the pipeline's progress now and watches it for d; it reports into
 	// incident's thread when set, else into channel. It returns the baseline it measured.
-	StartWatch(ctx context.Context, pipeline, incident, channel, by string, d time.Duration) (string, error)
+	StartWatch(ctx context.Context, pipeline, incident, channel, by string, d time.Duration) (pipeline.Progress, error)
 }
 
 // RegisterWatch adds `watch`.
@@ -44,6 +46,6 @@ func (h *Handler) RegisterWatch(w Watcher) {
 			if incident != "" {
 				where = incident + "'s thread"
 			}
-			return Reply{Text: fmt.Sprintf("Watching %s for %s; I will report in %s when progress resumes or the time runs out. Now: %s", args[0], d, where, base), Public: true}, nil
+			return Reply{Text: fmt.Sprintf("Watching %s for %s; I will report in %s when progress resumes or the time runs out. Now: %s", args[0], d, where, ProgressText(base)), Public: true}, nil
 		}})
 }

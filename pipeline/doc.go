@@ -27,9 +27,11 @@
 // deployconf, remediate) and records through small interfaces that state.Store satisfies. It
 // returns data, never Slack text: commands turns results into replies. What detection posts is
 // a Message (message.go: a typed kind and its numbers) that the Detector's Words, the app's
-// commands.DetectMessage, turns into text; `status` gets StatusNotes; a diagnosis's checked
-// causes carry a CheckReason; a Verdict's symptoms and causes are IDs and its evidence, risks,
-// notes and history Facts, worded by commands/render_facts.go. The probe, watch and repair
-// notes are still sentences made here (docs/architecture.md). It knows neither Slack nor the
-// command grammar.
+// commands.DetectMessage, turns into text; the probes' messages (ProbeMessage) and a watch's
+// end (WatchReport) likewise go through Probes.Words and Watcher.Words; a refused remediation
+// is a RefusalError with a RepairRefusal code; `status` gets StatusNotes; a diagnosis's
+// checked causes carry a CheckReason; a Verdict's symptoms and causes are IDs and its
+// evidence, risks, notes and history Facts, worded by commands/render_facts.go. No file here
+// makes a sentence (TestNoSentencesInTextFreeFiles). It knows neither Slack nor the command
+// grammar.
 package pipeline

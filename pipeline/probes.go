@@ -9,7 +9,6 @@ import (
 
 	"github.com/streamwatch/streamwatch/config"
 	"github.com/streamwatch/streamwatch/integrations/probe"
-	"github.com/streamwatch/streamwatch/internal/human"
 	"github.com/streamwatch/streamwatch/state"
 )
 
@@ -51,6 +50,51 @@ type Probes struct {
 	// Notes, when set, adds lines to the digest and `status` (detection's symptoms and
 	// publish_group refusals: Detector).
 	Notes StatusNotes
+	// Words words what a probe stores and posts (commands.ProbeMessage: text is made in
+	// commands); nil stores each message's kind and pipeline.
+	Words func(ProbeMessage) string
+}
+
+// ProbeMessageKind says which of the probes' messages a ProbeMessage is.
+type ProbeMessageKind string
+
+// The probes' messages. Each names the fields of ProbeMessage it uses besides Pipeline.
+const (
+	// ProbeTitle is the title of incident probe:<name> a failure opens (Reason).
+	ProbeTitle ProbeMessageKind = "title"
+	// ProbeFailingAgain is the thread note when the probe fails again after a recovery (At,
+	// Failure).
+	ProbeFailingAgain ProbeMessageKind = "failing_again"
+	// ProbeFailsDifferently is the thread note when the failure's class or reason changes
+	// (At, Failure, Before).
+	ProbeFailsDifferently ProbeMessageKind = "fails_differently"
+	// ProbeFailed is the channel's notice of a failure without an incident (Class, Reason).
+	ProbeFailed ProbeMessageKind = "failed"
+	// ProbeOKAgain is the detail of the resolve that closes the incident on recovery (Status,
+	// At).
+	ProbeOKAgain ProbeMessageKind = "ok_again"
+	// ProbeRecovered is the channel's notice of a recovery without an incident (Status).
+	ProbeRecovered ProbeMessageKind = "recovered"
+)
+
+// ProbeMessage is one thing a probe stores or posts, as data: commands words it
+// (Probes.Words).
+type ProbeMessage struct {
+	Kind     ProbeMessageKind
+	Pipeline string
+	At       time.Time // when the probe started
+	Status   probe.Status
+	Class    probe.Class
+	Reason   string
+	// Failure is the failure's class and reason (probe.FailureKey); Before the previous one's.
+	Failure, Before string
+}
+
+func (s *Probes) say(m ProbeMessage) string {
+	if s.Words != nil {
+		return s.Words(m)
+	}
+	return string(m.Kind) + " " + m.Pipeline
 }
 
 // StatusNotes are what the digest and `status` show below the table (Detector).
@@ -132,7 +176,7 @@ func (s *Probes) record(ctx context.Context, p ProbeTarget, res probe.Result) er
 	switch {
 	case failed && p.OpenIncident:
 		out, err := s.Store.RecordAlert(ctx, state.AlertRecord{
-			Key: key, Fingerprint: key, Title: "Checkpoint probe failed for " + p.Name + ": " + res.Reason,
+			Key: key, Fingerprint: key, Title: s.say(ProbeMessage{Kind: ProbeTitle, Pipeline: p.Name, Reason: res.Reason}),
 			Severity: 2, Pipeline: p.Name, Channel: p.Channel, Source: "probe", Detail: failure,
 			// A label silence can name them: alertname=streamwatch_probe_failed, pipeline=….
 			Labels: probeLabels(p.Name),
@@ -151,22 +195,22 @@ func (s *Probes) record(ctx context.Context, p ProbeTarget, res probe.Result) er
 			// The failure joined the pipeline's open incident; the join says so in its thread.
 		case !wasFailed:
 			_, err = s.Store.Note(ctx, out.Incident, "probe", "probe",
-				fmt.Sprintf("Failing again since %s: %s", human.Clock(res.Started), failure), "")
+				s.say(ProbeMessage{Kind: ProbeFailingAgain, Pipeline: p.Name, At: res.Started, Failure: failure}), "")
 		case probe.FailureKey(probe.Class(before.Last.Class), before.Last.Reason) != failure:
 			_, err = s.Store.Note(ctx, out.Incident, "probe", "probe",
-				fmt.Sprintf("The probe now fails differently (%s): %s\nbefore: %s", human.Clock(res.Started), failure,
-					probe.FailureKey(probe.Class(before.Last.Class), before.Last.Reason)), "")
+				s.say(ProbeMessage{Kind: ProbeFailsDifferently, Pipeline: p.Name, At: res.Started, Failure: failure,
+					Before: probe.FailureKey(probe.Class(before.Last.Class), before.Last.Reason)}), "")
 		}
 		return err
 	case failed && !wasFailed:
-		err = s.Store.EnqueueNotice(ctx, p.Channel, fmt.Sprintf("Checkpoint probe of %s FAILED (%s): %s", p.Name, res.Class, res.Reason))
+		err = s.Store.EnqueueNotice(ctx, p.Channel, s.say(ProbeMessage{Kind: ProbeFailed, Pipeline: p.Name, Class: res.Class, Reason: res.Reason}))
 	case !failed && wasFailed && p.OpenIncident:
 		_, err = s.Store.RecordAlert(ctx, state.AlertRecord{
 			Key: key, Fingerprint: key, Resolved: true, Pipeline: p.Name, Channel: p.Channel, Source: "probe", Labels: probeLabels(p.Name),
-			Detail: fmt.Sprintf("checkpoint probe of %s is %s again (%s)", p.Name, res.Status, human.Clock(res.Started)),
+			Detail: s.say(ProbeMessage{Kind: ProbeOKAgain, Pipeline: p.Name, Status: res.Status, At: res.Started}),
 		})
 	case !failed && wasFailed:
-		err = s.Store.EnqueueNotice(ctx, p.Channel, fmt.Sprintf("Checkpoint probe of %s recovered: %s", p.Name, res.Status))
+		err = s.Store.EnqueueNotice(ctx, p.Channel, s.say(ProbeMessage{Kind: ProbeRecovered, Pipeline: p.Name, Status: res.Status}))
 	}
 	return err
 }

@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,17 +36,19 @@ func TestProbesSpeakOnChange(t *testing.T) {
 		{"notices", false, "", []step{
 			{"ok", probe.StatusOK, nil},
 			{"ok", probe.StatusOK, nil},
-			{"missing", probe.StatusFailed, []string{"notice C0PIPE: Checkpoint probe of sms-replies FAILED (NOT_FOUND): "}},
+			{"missing", probe.StatusFailed, []string{`notice C0PIPE: failed sms-replies: class=NOT_FOUND status= reason="no checkpoint at DIR: the location does not exist" failure="" before=""`}},
 			{"missing", probe.StatusFailed, nil},
-			{"ok", probe.StatusOK, []string{"notice C0PIPE: Checkpoint probe of sms-replies recovered: OK"}},
+			{"ok", probe.StatusOK, []string{`notice C0PIPE: recovered sms-replies: class= status=OK reason=""`}},
 			{"ok", probe.StatusOK, nil},
 		}, 0},
 		{"an incident", true, "", []step{
 			{"missing", probe.StatusFailed, []string{"root"}},
 			{"missing", probe.StatusFailed, nil},
-			{"empty", probe.StatusFailed, []string{"event INC-1 probe: The probe now fails differently"}},
-			{"ok", probe.StatusOK, []string{"event INC-1 all_resolved: checkpoint probe of sms-replies is OK again"}},
-			{"missing", probe.StatusFailed, []string{"event INC-1 probe: Failing again since"}},
+			{"empty", probe.StatusFailed, []string{`event INC-1 probe: fails_differently sms-replies: class= status= reason="" ` +
+				`failure="NOT_FOUND: no checkpoint at DIR: it holds no metadata, offsets/ or commits/" before="NOT_FOUND: no checkpoint at DIR: the location does not exist" started=true`}},
+			{"ok", probe.StatusOK, []string{`event INC-1 all_resolved: ok_again sms-replies: class= status=OK reason="" failure="" before="" started=true`}},
+			{"missing", probe.StatusFailed, []string{`event INC-1 probe: failing_again sms-replies: class= status= reason="" ` +
+				`failure="NOT_FOUND: no checkpoint at DIR: the location does not exist" before="" started=true`}},
 		}, 1},
 		{"a label silence holds the failure", true, "alertname=streamwatch_probe_failed,pipeline=sms-replies", []step{
 			{"missing", probe.StatusFailed, nil},
@@ -62,7 +65,7 @@ func TestProbesSpeakOnChange(t *testing.T) {
 			st, _ := newStore(t)
 			dir := filepath.Join(t.TempDir(), "cp")
 			ps := &pipeline.Probes{Store: st, Pipelines: []pipeline.ProbeTarget{{Name: "sms-replies", Channel: "C0PIPE", OpenIncident: c.incident,
-				Probe: probe.Options{Pipeline: "sms-replies", Location: dir, StaleAfter: time.Hour}}}}
+				Probe: probe.Options{Pipeline: "sms-replies", Location: dir, StaleAfter: time.Hour}}}, Words: probeWords}
 			if c.silence != "" {
 				ms, err := state.ParseMatchers(c.silence)
 				if err != nil {
@@ -87,6 +90,9 @@ func TestProbesSpeakOnChange(t *testing.T) {
 					t.Fatalf("step %d: %s %v, want %s", i+1, res.Status, err, s.status)
 				}
 				got := outbox(t, st)
+				for j := range got {
+					got[j] = strings.ReplaceAll(got[j], dir, "DIR")
+				}
 				if len(got) != len(s.want) {
 					t.Fatalf("step %d (%s): the outbox got %q, want %q", i+1, s.checkpoint, got, s.want)
 				}
@@ -99,6 +105,13 @@ func TestProbesSpeakOnChange(t *testing.T) {
 			waiting, err := st.ClaimDiagnoses(ctx, 10, time.Minute)
 			if err != nil || len(waiting) != c.opened || (c.opened > 0 && waiting[0] != (state.Waiting{Incident: "INC-1", Pipeline: "sms-replies"})) {
 				t.Fatalf("the automatic diagnoses waiting are %v (%v), want %d for INC-1 of sms-replies", waiting, err, c.opened)
+			}
+			if c.opened > 0 {
+				inc, err := st.Get(ctx, "INC-1")
+				want := `title sms-replies: class= status= reason="no checkpoint at ` + dir + `: the location does not exist"`
+				if err != nil || !strings.HasPrefix(inc.Title, want) {
+					t.Fatalf("the incident's title: %v, want %q", inc, want)
+				}
 			}
 			hist, err := ps.History(ctx, "sms-replies", 100)
 			if err != nil || len(hist) != len(c.steps) {
@@ -136,4 +149,11 @@ func outbox(t *testing.T, st *state.Store) []string {
 		}
 	}
 	return out
+}
+
+// probeWords words a probe's message as its kind and fields, for tests to read (the app's
+// words are commands.ProbeMessage's, tested there).
+func probeWords(m pipeline.ProbeMessage) string {
+	return fmt.Sprintf("%s %s: class=%s status=%s reason=%q failure=%q before=%q started=%t",
+		m.Kind, m.Pipeline, m.Class, m.Status, m.Reason, m.Failure, m.Before, !m.At.IsZero())
 }

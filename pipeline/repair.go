@@ -65,8 +65,11 @@ type Proposal struct {
 	Expires  time.Time
 	Repair   *remediate.Plan        // KindRepair: the plan
 	Restore  *remediate.RestorePlan // KindRestore: the plan
-	Warnings []string               // what would make a confirmation refused now (the query looks alive)
 	Backup   string                 // restore: the backup the files come from
+	// Alive are the signs that the query runs, which would make a confirmation refused now;
+	// QuietFor is repair.quiet_for, how long nothing must be written.
+	Alive    []AliveSign
+	QuietFor time.Duration
 }
 
 // Confirmation is a click on a dry run's button, or the command it stands for.
@@ -78,21 +81,117 @@ type Confirmation struct {
 	Force    string // the reason given with --force; "" without
 }
 
-// Outcome is what a confirmation did.
+// Outcome is what a confirmation did: commands words it.
 type Outcome struct {
-	Text   string   // one sentence for the reply and the thread
-	Files  []string // the files moved or put back
-	Forced []string // the evidence --force overrode
+	Kind     Kind
+	Pipeline string
+	Plan     string
+	Files    []string    // the files moved or put back
+	Forced   []AliveSign // the evidence --force overrode
+	// A repair: the quarantine the files went into, and the backup verified before the move.
+	Quarantine, Backup string
+	// A restore: the quarantine the files came from.
+	From string
 }
 
-// RefusalError is a remediation refused by a safety rule; Reason says which, Details show
-// the evidence (files that changed, writes that make the query look alive).
+// AliveSignKind says what made the query look alive.
+type AliveSignKind string
+
+// The signs that the query runs, within repair.quiet_for.
+const (
+	// SignWritten: the checkpoint's file Path was written At.
+	SignWritten AliveSignKind = "written"
+	// SignProbeCommit: the newest probe, started Probed, saw a commit written At.
+	SignProbeCommit AliveSignKind = "probe_commit"
+	// SignDriverLog: the driver log Path was written At.
+	SignDriverLog AliveSignKind = "driver_log"
+)
+
+// AliveSign is one sign, within repair.quiet_for, that the query is running.
+type AliveSign struct {
+	Kind   AliveSignKind
+	Path   string
+	At     time.Time
+	Ago    time.Duration // how long before the judgment At was
+	Probed time.Time
+}
+
+// RepairRefusal says which safety rule refused a remediation.
+type RepairRefusal string
+
+// The refusals. Each names the fields of RefusalError it uses besides Code and Pipeline.
+const (
+	// RefusedNoBackupLocation: the pipeline has no checkpoint.backup_location: no backup, no
+	// repair.
+	RefusedNoBackupLocation RepairRefusal = "no_backup_location"
+	// RefusedBusy: another remediation of the pipeline holds its lock (Holder).
+	RefusedBusy RepairRefusal = "busy"
+	// RefusedBackupName: Backup is not a backup's name.
+	RefusedBackupName RepairRefusal = "backup_name"
+	// RefusedNoSuchBackup: the pipeline has no backup Backup.
+	RefusedNoSuchBackup RepairRefusal = "no_such_backup"
+	// RefusedNothingQuarantined: no backup of the pipeline holds quarantined files.
+	RefusedNothingQuarantined RepairRefusal = "nothing_quarantined"
+	// RefusedUnknownPlan: Plan is unknown, expired (Limit: repair.confirm_within) or already
+	// carried out (Kind).
+	RefusedUnknownPlan RepairRefusal = "unknown_plan"
+	// RefusedOtherPlan: Plan is a PlanKind of PlanPipeline, not a Kind of the pipeline.
+	RefusedOtherPlan RepairRefusal = "other_plan"
+	// RefusedMoved: Plan was made for the checkpoint at PlanLocation; it is now at Location
+	// (Kind).
+	RefusedMoved RepairRefusal = "moved"
+	// RefusedAlive: the query looks alive (Kind, Alive; Limit: repair.quiet_for); nothing was
+	// changed.
+	RefusedAlive RepairRefusal = "alive"
+	// RefusedNoVerifiedBackup: the pipeline has no verified backup.
+	RefusedNoVerifiedBackup RepairRefusal = "no_verified_backup"
+	// RefusedOldBackup: the newest verified backup is Age old, older than Limit
+	// (repair.backup_max_age).
+	RefusedOldBackup RepairRefusal = "old_backup"
+	// RefusedChanged: the checkpoint (a repair), or the quarantine or the checkpoint (a
+	// restore), changed since dry run Plan with digest Digest (Kind, Changes); nothing was
+	// moved.
+	RefusedChanged RepairRefusal = "changed"
+)
+
+// RefusalError is a remediation refused by a safety rule, with its evidence: commands words
+// it. Code says which rule; the fields each code uses are listed with it.
 type RefusalError struct {
-	Reason  string
-	Details []string
+	Code     RepairRefusal
+	Pipeline string
+	Kind     Kind
+	Plan     string
+	Backup   string
+	// Holder is the lock's owner as it recorded itself: "checkpoint backup by bob since
+	// 10:40:00Z".
+	Holder string
+	// The stored plan: its kind, pipeline and checkpoint; Location is the checkpoint's now.
+	PlanKind               Kind
+	PlanPipeline           string
+	PlanLocation, Location string
+	Digest                 string
+	Age, Limit             time.Duration
+	Alive                  []AliveSign
+	Changes                PlanChanges
 }
 
-func (e *RefusalError) Error() string { return e.Reason }
+// Error is the refusal's code and pipeline, for logs: commands words it.
+func (e *RefusalError) Error() string { return "refused " + string(e.Code) + ": " + e.Pipeline }
+
+// PlanChanges are the differences between a dry run and what a confirmation finds.
+type PlanChanges struct {
+	// Files are the files that changed, one line each (remediate.Diff).
+	Files []string
+	// Added are files the checkpoint now needs moved that the plan shown did not hold;
+	// Dropped files the plan held that no longer need moving (a repair).
+	Added   []remediate.PlanFile
+	Dropped []string
+}
+
+// Empty says nothing changed.
+func (c PlanChanges) Empty() bool {
+	return len(c.Files) == 0 && len(c.Added) == 0 && len(c.Dropped) == 0
+}
 
 // storedPlan is a dry run as it was shown, kept in Redis (state.SavePlan) until it is
 // confirmed or expires.
@@ -131,7 +230,7 @@ func (r *Repairs) stores(pipeline string) (*config.Pipeline, storage.Store, stor
 		return nil, nil, nil, err
 	}
 	if p.Checkpoint.BackupLocation == "" {
-		return p, src, nil, &RefusalError{Reason: "pipelines[" + pipeline + "].checkpoint.backup_location is not set: no backup, no repair"}
+		return p, src, nil, &RefusalError{Code: RefusedNoBackupLocation, Pipeline: pipeline}
 	}
 	dst, err := storage.Open(p.Checkpoint.BackupLocation, StorageOptions(r.Config, r.Getenv))
 	if err != nil {
@@ -140,15 +239,17 @@ func (r *Repairs) stores(pipeline string) (*config.Pipeline, storage.Store, stor
 	return p, src, dst, nil
 }
 
-// exclusive runs f while holding the pipeline's remediation lock in Redis: one backup, repair
-// or restore at a time per pipeline. The lock lives a minute and is renewed while f runs, so
-// a replica that dies mid-way frees it soon.
-func (r *Repairs) exclusive(ctx context.Context, pipeline, what, actor string, f func(ctx context.Context) error) error {
+// exclusive runs f, a checkpoint backup, repair or restore (op), while holding the pipeline's
+// remediation lock in Redis: one at a time per pipeline. The lock lives a minute and is
+// renewed while f runs, so a replica that dies mid-way frees it soon. Its owner names the
+// operation, who asked, since when and the replica; a replica that finds the lock taken shows
+// the part before " (" (RefusalError.Holder), so the shape holds across versions.
+func (r *Repairs) exclusive(ctx context.Context, pipeline, op, actor string, f func(ctx context.Context) error) error {
 	const ttl = time.Minute
 	name := "remediate:" + pipeline
 	nonce := make([]byte, 4)
 	_, _ = rand.Read(nonce)
-	owner := fmt.Sprintf("%s by %s since %s (%s #%s)", what, actor, human.Clock(r.Now()), r.Replica, hex.EncodeToString(nonce))
+	owner := fmt.Sprintf("checkpoint %s by %s since %s (%s #%s)", op, actor, human.Clock(r.Now()), r.Replica, hex.EncodeToString(nonce))
 	ok, err := r.Store.TryLock(ctx, name, owner, ttl)
 	if err != nil {
 		return err
@@ -158,7 +259,7 @@ func (r *Repairs) exclusive(ctx context.Context, pipeline, what, actor string, f
 		if i := strings.Index(holder, " ("); i > 0 {
 			holder = holder[:i]
 		}
-		return &RefusalError{Reason: fmt.Sprintf("another remediation of %s is running (%s); one at a time per pipeline: try again when it is done", pipeline, holder)}
+		return &RefusalError{Code: RefusedBusy, Pipeline: pipeline, Holder: holder}
 	}
 	defer func() { _ = r.Store.Unlock(context.WithoutCancel(ctx), name, owner) }()
 	done := make(chan struct{})
@@ -186,7 +287,7 @@ func (r *Repairs) Backup(ctx context.Context, pipeline, actor string) (*remediat
 		return nil, err
 	}
 	var res *remediate.BackupResult
-	err = r.exclusive(ctx, pipeline, "checkpoint backup", actor, func(ctx context.Context) error {
+	err = r.exclusive(ctx, pipeline, "backup", actor, func(ctx context.Context) error {
 		res, err = remediate.Backup(ctx, src, dst, pipeline, r.Now())
 		return err
 	})
@@ -268,7 +369,7 @@ func (r *Repairs) Propose(ctx context.Context, kind Kind, pipeline, backup, acto
 		prop.Files = len(sp.Restore.Files)
 	}
 	if alive, err := r.alive(ctx, p, src); err == nil && len(alive) > 0 {
-		prop.Warnings = append(alive, stopAdvice(r.Config.Repair.QuietFor)...)
+		prop.Alive, prop.QuietFor = alive, r.Config.Repair.QuietFor
 	}
 	return prop, nil
 }
@@ -285,70 +386,65 @@ func (r *Repairs) restoreSource(ctx context.Context, dst storage.Store, pipeline
 	if backup != "" {
 		backup = strings.TrimPrefix(backup, pipeline+"/")
 		if !backupName.MatchString(backup) {
-			return "", &RefusalError{Reason: fmt.Sprintf("%q is not a backup name such as 20261130T104105Z: see `checkpoint backups %s`", backup, pipeline)}
+			return "", &RefusalError{Code: RefusedBackupName, Pipeline: pipeline, Backup: backup}
 		}
 		for _, b := range list {
 			if b.Dir == pipeline+"/"+backup {
 				return b.Dir, nil
 			}
 		}
-		return "", &RefusalError{Reason: fmt.Sprintf("%s has no backup %s: see `checkpoint backups %s`", pipeline, backup, pipeline)}
+		return "", &RefusalError{Code: RefusedNoSuchBackup, Pipeline: pipeline, Backup: backup}
 	}
 	for _, b := range list {
 		if b.Quarantined > 0 {
 			return b.Dir, nil
 		}
 	}
-	return "", &RefusalError{Reason: fmt.Sprintf("no backup of %s holds quarantined files: there is nothing to restore", pipeline)}
+	return "", &RefusalError{Code: RefusedNothingQuarantined, Pipeline: pipeline}
 }
 
 // alive lists the signs, within repair.quiet_for, that the query is running: a checkpoint
 // commit or offsets file, a commit the newest probe saw, a driver-log write.
-func (r *Repairs) alive(ctx context.Context, p *config.Pipeline, src storage.Store) ([]string, error) {
+func (r *Repairs) alive(ctx context.Context, p *config.Pipeline, src storage.Store) ([]AliveSign, error) {
 	quiet := r.Config.Repair.QuietFor
 	if quiet <= 0 {
 		return nil, nil
 	}
 	now := r.Now()
 	since := now.Add(-quiet)
-	ago := func(t time.Time) string {
-		return fmt.Sprintf("%s ago (%s)", now.Sub(t).Round(time.Second), human.Clock(t))
+	sign := func(kind AliveSignKind, path string, at time.Time) AliveSign {
+		return AliveSign{Kind: kind, Path: path, At: at, Ago: now.Sub(at)}
 	}
-	var out []string
+	var out []AliveSign
 	acts, err := remediate.RecentActivity(ctx, src, since)
 	if err != nil {
 		return nil, err
 	}
 	for _, a := range acts {
-		out = append(out, fmt.Sprintf("%s was written %s", a.Path, ago(a.At)))
+		out = append(out, sign(SignWritten, a.Path, a.At))
 	}
 	if last, err := r.Store.LastProbe(ctx, p.Name); err == nil && len(last.Last.Result) > 0 {
 		var res probe.Result
 		if json.Unmarshal(last.Last.Result, &res) == nil && res.NewestCommit.After(since) {
-			out = append(out, fmt.Sprintf("the probe of %s saw a commit written %s", human.Clock(res.Started), ago(res.NewestCommit)))
+			s := sign(SignProbeCommit, "", res.NewestCommit)
+			s.Probed = res.Started
+			out = append(out, s)
 		}
 	}
 	if len(p.Logs.Paths) > 0 {
 		opts := StorageOptions(r.Config, r.Getenv)
 		name, at, err := driverlog.LastWriteIn(ctx, p.Logs.Paths, &opts)
 		if err == nil && at.After(since) {
-			out = append(out, fmt.Sprintf("the driver log %s was written %s", name, ago(at)))
+			out = append(out, sign(SignDriverLog, name, at))
 		}
 	}
 	return out, nil
 }
 
-func stopAdvice(quiet time.Duration) []string {
-	return []string{
-		"Stop the query first: query.stop() in the driver, or stop the job (spark-submit --kill, yarn application -kill, kubectl delete sparkapplication).",
-		fmt.Sprintf("Then wait until nothing is written for %s (repair.quiet_for) and confirm again; `--force REASON` (remediators, audited) overrides.", quiet),
-	}
-}
-
 // Confirm carries out a stored plan, under the pipeline's lock, after every check.
 func (r *Repairs) Confirm(ctx context.Context, c Confirmation) (*Outcome, error) {
 	var out *Outcome
-	err := r.exclusive(ctx, c.Pipeline, "checkpoint "+string(c.Kind), c.Actor, func(ctx context.Context) error {
+	err := r.exclusive(ctx, c.Pipeline, string(c.Kind), c.Actor, func(ctx context.Context) error {
 		var err error
 		out, err = r.confirm(ctx, c)
 		return err
@@ -357,11 +453,14 @@ func (r *Repairs) Confirm(ctx context.Context, c Confirmation) (*Outcome, error)
 }
 
 func (r *Repairs) confirm(ctx context.Context, c Confirmation) (*Outcome, error) {
-	again := fmt.Sprintf("run `checkpoint %s %s` again", c.Kind, c.Pipeline)
+	refusal := func(code RepairRefusal) *RefusalError {
+		return &RefusalError{Code: code, Pipeline: c.Pipeline, Kind: c.Kind, Plan: c.Plan}
+	}
 	data, err := r.Store.Plan(ctx, c.Plan)
 	if errors.Is(err, state.ErrNotFound) {
-		return nil, &RefusalError{Reason: fmt.Sprintf("plan %s is unknown, expired (plans last %s, repair.confirm_within) or already carried out: %s",
-			c.Plan, r.Config.Repair.ConfirmWithin, again)}
+		re := refusal(RefusedUnknownPlan)
+		re.Limit = r.Config.Repair.ConfirmWithin
+		return nil, re
 	}
 	if err != nil {
 		return nil, err
@@ -371,25 +470,29 @@ func (r *Repairs) confirm(ctx context.Context, c Confirmation) (*Outcome, error)
 		return nil, fmt.Errorf("read plan %s: %w", c.Plan, err)
 	}
 	if sp.Pipeline != c.Pipeline || sp.Kind != c.Kind {
-		return nil, &RefusalError{Reason: fmt.Sprintf("plan %s is a %s of %s, not a %s of %s", c.Plan, sp.Kind, sp.Pipeline, c.Kind, c.Pipeline)}
+		re := refusal(RefusedOtherPlan)
+		re.PlanKind, re.PlanPipeline = sp.Kind, sp.Pipeline
+		return nil, re
 	}
 	p, src, dst, err := r.stores(c.Pipeline)
 	if err != nil {
 		return nil, err
 	}
 	if src.Location() != sp.Location {
-		return nil, &RefusalError{Reason: fmt.Sprintf("plan %s was made for %s; the checkpoint is now %s: %s", c.Plan, sp.Location, src.Location(), again)}
+		re := refusal(RefusedMoved)
+		re.PlanLocation, re.Location = sp.Location, src.Location()
+		return nil, re
 	}
-	out := &Outcome{}
+	out := &Outcome{Kind: c.Kind, Pipeline: c.Pipeline, Plan: sp.ID}
 	alive, err := r.alive(ctx, p, src)
 	if err != nil {
 		return nil, err
 	}
 	if len(alive) > 0 {
 		if c.Force == "" {
-			return nil, &RefusalError{
-				Reason:  fmt.Sprintf("%s looks alive: a checkpoint %s now could break the running query; nothing was changed", c.Pipeline, c.Kind),
-				Details: append(append([]string{"Seen within " + r.Config.Repair.QuietFor.String() + " (repair.quiet_for):"}, alive...), stopAdvice(r.Config.Repair.QuietFor)...)}
+			re := refusal(RefusedAlive)
+			re.Alive, re.Limit = alive, r.Config.Repair.QuietFor
+			return nil, re
 		}
 		out.Forced = alive
 	}
@@ -401,19 +504,20 @@ func (r *Repairs) confirm(ctx context.Context, c Confirmation) (*Outcome, error)
 			return nil, err
 		}
 		if b == nil || !b.Verified {
-			return nil, &RefusalError{Reason: "no verified backup of " + c.Pipeline + ": run `checkpoint backup " + c.Pipeline + "` first"}
+			return nil, refusal(RefusedNoVerifiedBackup)
 		}
 		if age := now.Sub(b.Manifest.Created); age > r.Config.Repair.BackupMaxAge {
-			return nil, &RefusalError{Reason: fmt.Sprintf("the newest verified backup of %s is %s old, older than repair.backup_max_age (%s): back up again first",
-				c.Pipeline, age.Round(time.Second), r.Config.Repair.BackupMaxAge)}
+			re := refusal(RefusedOldBackup)
+			re.Age, re.Limit = age, r.Config.Repair.BackupMaxAge
+			return nil, re
 		}
 		if diff, err := r.repairChanges(ctx, src, &sp, now); err != nil {
 			return nil, err
-		} else if len(diff) > 0 {
+		} else if !diff.Empty() {
 			_ = r.Store.DeletePlan(ctx, sp.ID)
-			return nil, &RefusalError{
-				Reason:  fmt.Sprintf("the checkpoint of %s changed since dry run %s (digest %.12s): nothing was moved; %s and look at the new plan", c.Pipeline, sp.ID, sp.Digest, again),
-				Details: diff}
+			re := refusal(RefusedChanged)
+			re.Plan, re.Digest, re.Changes = sp.ID, sp.Digest, diff
+			return nil, re
 		}
 		q, err := remediate.Quarantine(ctx, src, dst, b, sp.Repair)
 		if q != nil {
@@ -425,8 +529,7 @@ func (r *Repairs) confirm(ctx context.Context, c Confirmation) (*Outcome, error)
 		if err != nil {
 			return nil, err
 		}
-		out.Text = fmt.Sprintf("Quarantined %d file(s) of %s into %s (plan %s): %s. Backup %s was verified before the move.",
-			len(out.Files), c.Pipeline, q.Destination, sp.ID, strings.Join(out.Files, ", "), b.Location)
+		out.Quarantine, out.Backup = q.Destination, b.Location
 	case KindRestore:
 		var now2 []remediate.FileState
 		for _, f := range sp.Restore.Files {
@@ -442,9 +545,9 @@ func (r *Repairs) confirm(ctx context.Context, c Confirmation) (*Outcome, error)
 		}
 		if diff := remediate.Diff(sp.Files, now2); len(diff) > 0 {
 			_ = r.Store.DeletePlan(ctx, sp.ID)
-			return nil, &RefusalError{
-				Reason:  fmt.Sprintf("the quarantine or the checkpoint of %s changed since dry run %s (digest %.12s): nothing was put back; %s", c.Pipeline, sp.ID, sp.Digest, again),
-				Details: diff}
+			re := refusal(RefusedChanged)
+			re.Plan, re.Digest, re.Changes = sp.ID, sp.Digest, PlanChanges{Files: diff}
+			return nil, re
 		}
 		res, err := remediate.Restore(ctx, src, dst, sp.Restore, now)
 		if res != nil {
@@ -454,27 +557,26 @@ func (r *Repairs) confirm(ctx context.Context, c Confirmation) (*Outcome, error)
 		if err != nil {
 			return nil, err
 		}
-		out.Text = fmt.Sprintf("Restored %d file(s) of %s from %s (plan %s), each verified against the quarantine's manifest: %s.",
-			len(out.Files), c.Pipeline, res.From, sp.ID, strings.Join(out.Files, ", "))
+		out.From = res.From
 	}
 	return out, nil
 }
 
 // repairChanges re-reads the plan's files and plans again: every difference from what the dry
-// run showed, one sentence each.
-func (r *Repairs) repairChanges(ctx context.Context, src storage.Store, sp *storedPlan, now time.Time) ([]string, error) {
+// run showed.
+func (r *Repairs) repairChanges(ctx context.Context, src storage.Store, sp *storedPlan, now time.Time) (PlanChanges, error) {
 	var seen []remediate.FileState
 	for _, f := range sp.Files {
 		st, err := remediate.Observe(ctx, src, f.Path, true)
 		if err != nil {
-			return nil, err
+			return PlanChanges{}, err
 		}
 		seen = append(seen, st)
 	}
-	diff := remediate.Diff(sp.Files, seen)
+	diff := PlanChanges{Files: remediate.Diff(sp.Files, seen)}
 	fresh, err := remediate.PlanRepair(ctx, src, now)
 	if err != nil {
-		return nil, err
+		return PlanChanges{}, err
 	}
 	shown := map[string]bool{}
 	for _, f := range sp.Files {
@@ -484,12 +586,12 @@ func (r *Repairs) repairChanges(ctx context.Context, src storage.Store, sp *stor
 	for _, f := range fresh.Files {
 		planned[f.Path] = true
 		if !shown[f.Path] {
-			diff = append(diff, f.Path+": not in the plan that was shown, the checkpoint now needs it moved too ("+f.Reason+")")
+			diff.Added = append(diff.Added, f)
 		}
 	}
 	for _, f := range sp.Files {
 		if !planned[f.Path] {
-			diff = append(diff, f.Path+": in the plan that was shown, no longer one to move")
+			diff.Dropped = append(diff.Dropped, f.Path)
 		}
 	}
 	return diff, nil

@@ -45,51 +45,79 @@ func newRepairWorld(t *testing.T, backups bool) *repairWorld {
 }
 
 // TestRepairPolicy: a confirmation carries out the plan it names only when every rule holds,
-// and otherwise says which rule refused it, moving nothing.
+// and otherwise says which rule refused it, with its evidence, moving nothing.
 func TestRepairPolicy(t *testing.T) {
 	ctx := context.Background()
 	cases := []struct {
 		name    string
 		backups bool
 		// before runs between the dry run and the confirmation; it may change the confirmation.
-		before  func(t *testing.T, w *repairWorld, c *pipeline.Confirmation)
-		refusal string // "" when the confirmation goes through
+		before func(t *testing.T, w *repairWorld, c *pipeline.Confirmation)
+		// refusal is the rule that refuses ("" when the confirmation goes through); check reads
+		// its evidence.
+		refusal pipeline.RepairRefusal
+		check   func(t *testing.T, re *pipeline.RefusalError, prop *pipeline.Proposal)
 	}{
-		{"no verified backup", true, nil, "no verified backup of sms-replies: run `checkpoint backup sms-replies` first"},
+		{"no verified backup", true, nil, pipeline.RefusedNoVerifiedBackup, nil},
 		{"a backup older than repair.backup_max_age", true, func(t *testing.T, w *repairWorld, _ *pipeline.Confirmation) {
 			backup(t, w)
 			w.skew.Store(int64(2 * time.Hour))
-		}, "older than repair.backup_max_age (1h0m0s): back up again first"},
+		}, pipeline.RefusedOldBackup, func(t *testing.T, re *pipeline.RefusalError, _ *pipeline.Proposal) {
+			if re.Limit != time.Hour || re.Age < 2*time.Hour || re.Age > 3*time.Hour {
+				t.Errorf("age %s, limit %s; want about 2h over 1h", re.Age, re.Limit)
+			}
+		}},
 		{"a planned file changed", true, func(t *testing.T, w *repairWorld, _ *pipeline.Confirmation) {
 			backup(t, w)
 			fi, _ := os.Stat(w.offsets4)
 			os.WriteFile(w.offsets4, []byte("v1\n{\"bat"), 0o644)
 			os.Chtimes(w.offsets4, fi.ModTime(), fi.ModTime())
-		}, "the checkpoint of sms-replies changed since dry run"},
+		}, pipeline.RefusedChanged, func(t *testing.T, re *pipeline.RefusalError, prop *pipeline.Proposal) {
+			if re.Plan != prop.ID || re.Digest != prop.Digest || len(re.Changes.Files) != 1 || !strings.HasPrefix(re.Changes.Files[0], "offsets/4: size 0 → 8 bytes") {
+				t.Errorf("plan %s digest %.12s changes %+v; want plan %s's offsets/4 grown to 8 bytes", re.Plan, re.Digest, re.Changes, prop.ID)
+			}
+		}},
 		{"the query writes", true, func(t *testing.T, w *repairWorld, _ *pipeline.Confirmation) {
 			backup(t, w)
 			os.WriteFile(filepath.Join(w.dir, "offsets", ".5.9f1c.tmp"), []byte("v1\n"), 0o644)
-		}, "sms-replies looks alive: a checkpoint repair now could break the running query; nothing was changed"},
+		}, pipeline.RefusedAlive, func(t *testing.T, re *pipeline.RefusalError, _ *pipeline.Proposal) {
+			if re.Kind != pipeline.KindRepair || re.Limit != 2*time.Minute || len(re.Alive) != 1 || re.Alive[0].Kind != pipeline.SignWritten ||
+				re.Alive[0].Path != "offsets/.5.9f1c.tmp" || re.Alive[0].Ago < 0 || re.Alive[0].Ago > time.Minute {
+				t.Errorf("kind %s, quiet_for %s, signs %+v; want offsets/.5.9f1c.tmp written just now", re.Kind, re.Limit, re.Alive)
+			}
+		}},
 		{"the query writes, forced", true, func(t *testing.T, w *repairWorld, c *pipeline.Confirmation) {
 			backup(t, w)
 			os.WriteFile(filepath.Join(w.dir, "offsets", ".5.9f1c.tmp"), []byte("v1\n"), 0o644)
 			c.Force = "query stopped by hand"
-		}, ""},
+		}, "", nil},
 		{"another remediation holds the lock", true, func(t *testing.T, w *repairWorld, _ *pipeline.Confirmation) {
 			backup(t, w)
 			if ok, err := w.r.Store.TryLock(ctx, "remediate:sms-replies", "checkpoint backup by bob since 10:40:00Z (replica-b #1)", time.Minute); !ok || err != nil {
 				t.Fatal("lock", err)
 			}
-		}, "another remediation of sms-replies is running (checkpoint backup by bob since 10:40:00Z); one at a time per pipeline"},
+		}, pipeline.RefusedBusy, func(t *testing.T, re *pipeline.RefusalError, _ *pipeline.Proposal) {
+			if re.Holder != "checkpoint backup by bob since 10:40:00Z" {
+				t.Errorf("holder %q", re.Holder)
+			}
+		}},
 		{"the plan of another kind", true, func(t *testing.T, w *repairWorld, c *pipeline.Confirmation) {
 			backup(t, w)
 			c.Kind = pipeline.KindRestore
-		}, "is a repair of sms-replies, not a restore of sms-replies"},
+		}, pipeline.RefusedOtherPlan, func(t *testing.T, re *pipeline.RefusalError, _ *pipeline.Proposal) {
+			if re.PlanKind != pipeline.KindRepair || re.PlanPipeline != "sms-replies" || re.Kind != pipeline.KindRestore {
+				t.Errorf("plan of a %s of %s, asked a %s", re.PlanKind, re.PlanPipeline, re.Kind)
+			}
+		}},
 		{"an unknown plan", true, func(t *testing.T, w *repairWorld, c *pipeline.Confirmation) {
 			backup(t, w)
 			c.Plan = "P-999"
-		}, "plan P-999 is unknown, expired (plans last 3m0s, repair.confirm_within) or already carried out"},
-		{"every rule holds", true, func(t *testing.T, w *repairWorld, _ *pipeline.Confirmation) { backup(t, w) }, ""},
+		}, pipeline.RefusedUnknownPlan, func(t *testing.T, re *pipeline.RefusalError, _ *pipeline.Proposal) {
+			if re.Plan != "P-999" || re.Limit != 3*time.Minute {
+				t.Errorf("plan %s, confirm_within %s", re.Plan, re.Limit)
+			}
+		}},
+		{"every rule holds", true, func(t *testing.T, w *repairWorld, _ *pipeline.Confirmation) { backup(t, w) }, "", nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -98,8 +126,8 @@ func TestRepairPolicy(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if prop.ID == "" || prop.Files != 1 || len(prop.Warnings) != 0 {
-				t.Fatalf("dry run %+v, want a plan of one file and no warning", prop)
+			if prop.ID == "" || prop.Files != 1 || len(prop.Alive) != 0 {
+				t.Fatalf("dry run %+v, want a plan of one file and no sign of a running query", prop)
 			}
 			conf := pipeline.Confirmation{Kind: pipeline.KindRepair, Pipeline: "sms-replies", Plan: prop.ID, Actor: "alice"}
 			if c.before != nil {
@@ -108,8 +136,11 @@ func TestRepairPolicy(t *testing.T) {
 			out, err := w.r.Confirm(ctx, conf)
 			var re *pipeline.RefusalError
 			if c.refusal != "" {
-				if !errors.As(err, &re) || !strings.Contains(re.Error(), c.refusal) {
-					t.Fatalf("confirm: %v, want a refusal saying %q", err, c.refusal)
+				if !errors.As(err, &re) || re.Code != c.refusal || re.Pipeline != "sms-replies" {
+					t.Fatalf("confirm: %v, want a refusal %s of sms-replies", err, c.refusal)
+				}
+				if c.check != nil {
+					c.check(t, re, prop)
 				}
 				if _, err := os.Stat(w.offsets4); err != nil {
 					t.Fatalf("a refused repair moved offsets/4: %v", err)
@@ -119,16 +150,17 @@ func TestRepairPolicy(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(out.Files) != 1 || out.Files[0] != "offsets/4" || !strings.HasPrefix(out.Text, "Quarantined 1 file(s) of sms-replies") {
+			if out.Kind != pipeline.KindRepair || out.Pipeline != "sms-replies" || out.Plan != prop.ID || len(out.Files) != 1 || out.Files[0] != "offsets/4" ||
+				!strings.HasPrefix(out.Quarantine, filepath.Join(filepath.Dir(w.dir), "backups")) || out.Backup == "" {
 				t.Fatalf("outcome %+v", out)
 			}
-			if conf.Force != "" && len(out.Forced) == 0 {
-				t.Fatalf("a forced repair names nothing it overrode")
+			if conf.Force != "" && (len(out.Forced) != 1 || out.Forced[0].Path != "offsets/.5.9f1c.tmp") {
+				t.Fatalf("a forced repair names %+v as what it overrode, want the write of offsets/.5.9f1c.tmp", out.Forced)
 			}
 			if _, err := os.Stat(w.offsets4); !os.IsNotExist(err) {
 				t.Fatalf("offsets/4 after the repair: %v", err)
 			}
-			if _, err := w.r.Confirm(ctx, conf); err == nil || !strings.Contains(err.Error(), "is unknown, expired") {
+			if _, err := w.r.Confirm(ctx, conf); !errors.As(err, &re) || re.Code != pipeline.RefusedUnknownPlan {
 				t.Fatalf("the plan was carried out twice: %v", err)
 			}
 			// The query is stopped for good; the restore puts back exactly what was quarantined.
@@ -138,7 +170,7 @@ func TestRepairPolicy(t *testing.T) {
 				t.Fatalf("restore dry run %+v %v", rp, err)
 			}
 			back, err := w.r.Confirm(ctx, pipeline.Confirmation{Kind: pipeline.KindRestore, Pipeline: "sms-replies", Plan: rp.ID, Actor: "alice"})
-			if err != nil || len(back.Files) != 1 {
+			if err != nil || len(back.Files) != 1 || back.Kind != pipeline.KindRestore || back.Plan != rp.ID || back.From == "" {
 				t.Fatalf("restore %+v %v", back, err)
 			}
 			if b, err := os.ReadFile(w.offsets4); err != nil || len(b) != 0 {
@@ -153,7 +185,7 @@ func TestRepairWithoutBackupLocation(t *testing.T) {
 	w := newRepairWorld(t, false)
 	_, err := w.r.Backup(context.Background(), "sms-replies", "alice")
 	var re *pipeline.RefusalError
-	if !errors.As(err, &re) || !strings.Contains(re.Reason, "pipelines[sms-replies].checkpoint.backup_location is not set: no backup, no repair") {
+	if !errors.As(err, &re) || re.Code != pipeline.RefusedNoBackupLocation || re.Pipeline != "sms-replies" {
 		t.Fatalf("backup without a location: %v", err)
 	}
 	if _, err := w.r.Backup(context.Background(), "nope", "alice"); err == nil || !strings.Contains(err.Error(), `unknown pipeline "nope"`) {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/streamwatch/streamwatch/config"
@@ -33,21 +32,27 @@ func (p Progress) idle() bool {
 	return p.HasWaiting && p.Waiting == 0 && (!p.HasCommitted || p.Lag == 0)
 }
 
-func (p Progress) String() string {
-	var parts []string
-	if p.HasBatch {
-		parts = append(parts, fmt.Sprintf("checkpoint commit batch %d", p.Batch))
-	}
-	if p.HasWaiting {
-		parts = append(parts, fmt.Sprintf("%d records wait beyond the checkpoint", p.Waiting))
-	}
-	if p.HasCommitted {
-		parts = append(parts, fmt.Sprintf("group committed %d records in total, lag %d", p.Committed, p.Lag))
-	}
-	if len(parts) == 0 {
-		return "no progress signal could be read"
-	}
-	return strings.Join(parts, "; ")
+// WatchEnd says how a recovery watch ended.
+type WatchEnd string
+
+// How a watch ends. Each names the fields of WatchReport it uses besides Pipeline.
+const (
+	// WatchRecovered: progress resumed (Base, Now: the checkpoint's new batch, the group's
+	// offsets and lag).
+	WatchRecovered WatchEnd = "recovered"
+	// WatchNothingWaited: the time ran out while nothing waited for the query, so no progress
+	// was due and the watch cannot tell whether the fix took (For, Now).
+	WatchNothingWaited WatchEnd = "nothing_waited"
+	// WatchNoProgress: the time ran out while records waited: the fix did not take (For, Now).
+	WatchNoProgress WatchEnd = "no_progress"
+)
+
+// WatchReport is how a watch ended, as data: commands words it (Watcher.Words).
+type WatchReport struct {
+	End       WatchEnd
+	Pipeline  string
+	For       time.Duration // the watch's length
+	Base, Now Progress      // when the watch started, and at its end
 }
 
 // WatchStore keeps recovery watches and reports their end into incident threads or channels
@@ -72,6 +77,9 @@ type Watcher struct {
 	// Recovered, when set, is told of each recovery the watch reports in an incident's thread
 	// (the app follows it with a chart). It must not block.
 	Recovered func(incident, pipeline string)
+	// Words words a watch's report (commands.WatchReport: text is made in commands); nil
+	// stores its end and pipeline.
+	Words func(WatchReport) string
 }
 
 // WatchEvery is how often recovery watches look for progress.
@@ -107,17 +115,18 @@ func (w *Watcher) measure(ctx context.Context, name string) (Progress, error) {
 	return pr, nil
 }
 
-// StartWatch records the pipeline's progress now and watches it for d (commands.Watcher).
-func (w *Watcher) StartWatch(ctx context.Context, name, incident, channel, by string, d time.Duration) (string, error) {
+// StartWatch records the pipeline's progress now and watches it for d (commands.Watcher). It
+// returns the progress it recorded.
+func (w *Watcher) StartWatch(ctx context.Context, name, incident, channel, by string, d time.Duration) (Progress, error) {
 	base, err := w.measure(ctx, name)
 	if err != nil {
-		return "", err
+		return Progress{}, err
 	}
 	raw, _ := json.Marshal(base)
 	now := w.Now()
 	err = w.Store.StartWatch(ctx, state.Watch{Pipeline: name, Incident: incident, Channel: channel, By: by,
 		Started: now, Until: now.Add(d), Baseline: raw})
-	return base.String(), err
+	return base, err
 }
 
 // Tick checks every active watch once; each ends (and is reported) exactly once. Its time
@@ -137,24 +146,21 @@ func (w *Watcher) Tick(ctx context.Context) error {
 			w.logger().Warn("watch", "pipeline", wt.Pipeline, "err", err)
 			continue
 		}
-		var msg string
-		recovered := false
+		rep := WatchReport{Pipeline: wt.Pipeline, For: wt.Until.Sub(wt.Started), Base: base, Now: cur}
 		switch {
 		case cur.HasBatch && base.HasBatch && cur.Batch > base.Batch, cur.HasBatch && !base.HasBatch,
 			cur.HasCommitted && cur.Committed > base.Committed:
-			msg = fmt.Sprintf("Recovery: %s is progressing again. %s", wt.Pipeline, describeProgress(base, cur))
-			recovered = true
+			rep.End = WatchRecovered
 		case !w.Now().After(wt.Until):
 			continue
 		case cur.idle():
-			msg = fmt.Sprintf("Nothing waited for %s during %s of watching (%s): no progress was due, so the watch cannot tell whether the fix took; run `diagnose %s` once records arrive.",
-				wt.Pipeline, wt.Until.Sub(wt.Started).Round(time.Second), cur, wt.Pipeline)
-		case !cur.Oldest.IsZero() && w.Now().Sub(cur.Oldest) < wt.Until.Sub(wt.Started):
+			rep.End = WatchNothingWaited
+		case !cur.Oldest.IsZero() && w.Now().Sub(cur.Oldest) < rep.For:
 			continue // the records began to wait during the watch: they get its whole length
 		default:
-			msg = fmt.Sprintf("No progress on %s within %s of watching: %s. The fix did not take; run `diagnose %s`.",
-				wt.Pipeline, wt.Until.Sub(wt.Started).Round(time.Second), cur, wt.Pipeline)
+			rep.End = WatchNoProgress
 		}
+		msg, recovered := w.say(rep), rep.End == WatchRecovered
 		if ended, err := w.Store.EndWatch(ctx, wt.Pipeline); err != nil || !ended {
 			continue
 		}
@@ -172,23 +178,11 @@ func (w *Watcher) Tick(ctx context.Context) error {
 	return nil
 }
 
-func describeProgress(base, cur Progress) string {
-	var parts []string
-	if cur.HasBatch && (!base.HasBatch || cur.Batch > base.Batch) {
-		from := "none"
-		if base.HasBatch {
-			from = fmt.Sprint(base.Batch)
-		}
-		parts = append(parts, fmt.Sprintf("first new checkpoint commit: batch %s → %d", from, cur.Batch))
+func (w *Watcher) say(r WatchReport) string {
+	if w.Words != nil {
+		return w.Words(r)
 	}
-	if cur.HasCommitted && cur.Committed > base.Committed {
-		trend := "falling"
-		if cur.Lag >= base.Lag {
-			trend = "not falling yet"
-		}
-		parts = append(parts, fmt.Sprintf("group offsets advanced by %d; lag %d → %d (%s)", cur.Committed-base.Committed, base.Lag, cur.Lag, trend))
-	}
-	return strings.Join(parts, "; ") + "."
+	return string(r.End) + " " + r.Pipeline
 }
 
 func (w *Watcher) logger() *slog.Logger {

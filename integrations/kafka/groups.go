@@ -211,11 +211,11 @@ func (m *Monitor) topicGroups(ctx context.Context, c *Cluster, topic string, kno
 		var live []PartitionSample
 		for p, off := range cm {
 			if end, ok := ends[p]; ok {
-				tg.Lag += max(end-off, 0)
-				tg.LagKnown = true
 				live = append(live, PartitionSample{Partition: p, Committed: off, LogEnd: end, UnixMilli: now.UnixMilli()})
 			}
 		}
+		lag, known := SumLag(live)
+		tg.Lag, tg.LagKnown = lag, known > 0
 		if m.store != nil && len(cm) > 0 {
 			if w, err := m.store.Window(ctx, SampleKey{Cluster: c.Name(), Group: name, Topic: topic}); err == nil {
 				tg.Movement = movement(w, live, now)

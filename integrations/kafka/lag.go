@@ -403,16 +403,17 @@ func (m *Monitor) fetchAges(ctx context.Context, c *Cluster, snap *groupSnapshot
 	}
 }
 
+// totals sums a report's partitions: the lag through SumLag, the partitions it could not
+// count by why, and the oldest unconsumed record.
 func totals(ps []PartitionLag) LagTotals {
 	t := LagTotals{Partitions: len(ps)}
+	t.Lag, _ = SumLag(ps)
 	for _, p := range ps {
 		switch {
 		case p.LogEnd < 0 || p.Committed == UnknownOffset:
 			t.Unknown++
 		case p.Committed == NoOffset:
 			t.NoCommit++
-		default:
-			t.Lag += p.Lag
 		}
 		if p.Age > t.MaxAge || p.Age == t.MaxAge && p.AgeSource == AgeRecord && t.MaxAgeFrom != AgeRecord && p.Age > 0 {
 			t.MaxAge, t.MaxAgeAt, t.MaxAgeFrom = p.Age, TopicPartition{p.Topic, p.Partition}, p.AgeSource

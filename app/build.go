@@ -75,7 +75,8 @@ func (a *App) build() error {
 	probes := pipeline.NewProbes(cfg, probeStore, getenv)
 	probes.Lag, probes.Now = samples, now
 	checkpoints := &pipeline.Checkpoints{Config: cfg, Getenv: getenv, Kafka: a.kafka, History: store, BrokerTimeout: a.opt.BrokerTimeout}
-	a.diag = &pipeline.Diagnoser{Config: cfg, Getenv: getenv, Lag: monitor, Checkpoints: checkpoints, Probes: store}
+	a.diag = &pipeline.Diagnoser{Config: cfg, Getenv: getenv, Lag: monitor, Checkpoints: checkpoints, Probes: store,
+		MismatchWords: commands.MismatchEvidence}
 	watcher := &pipeline.Watcher{Config: cfg, Store: store, Checkpoints: checkpoints, Kafka: a.kafka, Now: now, Log: log}
 	repairs := &pipeline.Repairs{Config: cfg, Getenv: getenv, Now: now, Store: store, Replica: a.opt.Replica}
 

@@ -24,6 +24,8 @@ type Checks struct {
 	// Running, when set, counts the checks' goroutines: Run returns at its deadline, and a
 	// check that ignores its context's end is waited for by whoever waits on Running.
 	Running *sync.WaitGroup
+	// MismatchWords words the lag report's wrong-group finding (Inputs.MismatchWords).
+	MismatchWords func(*kafka.LagReport) string
 }
 
 // Run runs every check concurrently under one deadline and judges what finished; the checks
@@ -32,7 +34,7 @@ func (c Checks) Run(ctx context.Context, pipeline string, timeout time.Duration)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var mu sync.Mutex
-	in := Inputs{Pipeline: pipeline, Contract: c.Contract}
+	in := Inputs{Pipeline: pipeline, Contract: c.Contract, MismatchWords: c.MismatchWords}
 	pending := map[string]bool{}
 	done := make(chan struct{}, 8)
 	running := c.Running

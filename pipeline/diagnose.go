@@ -32,6 +32,9 @@ type Diagnoser struct {
 	Lag         LagMonitor // nil: no pipeline has Kafka
 	Checkpoints *Checkpoints
 	Probes      LastProbes
+	// MismatchWords words the lag report's wrong-group finding as the verdict quotes it
+	// (commands.MismatchEvidence: text is made in commands); nil quotes its codes and names.
+	MismatchWords func(*kafka.LagReport) string
 
 	running sync.WaitGroup // checks still running past their deadline
 }
@@ -48,7 +51,7 @@ func (d *Diagnoser) Diagnose(ctx context.Context, name string) (Verdict, error) 
 	if !ok {
 		return Verdict{}, fmt.Errorf("unknown pipeline %q", name)
 	}
-	c := Checks{Running: &d.running, Contract: ContractOf(d.Config, p)}
+	c := Checks{Running: &d.running, Contract: ContractOf(d.Config, p), MismatchWords: d.MismatchWords}
 	if p.Kafka.Enabled() && d.Lag != nil {
 		c.Lag = func(ctx context.Context) (*kafka.LagReport, error) { return d.Lag.PipelineLag(ctx, name) }
 	}

@@ -57,6 +57,8 @@ type Inputs struct {
 	// Contract is what the configuration documents about the pipeline.
 	Contract   Contract
 	Unfinished []string // checks still running at the deadline
+	// MismatchWords words the lag report's wrong-group finding (commands.MismatchEvidence).
+	MismatchWords func(*kafka.LagReport) string
 }
 
 // Symptom IDs: what is wrong now, seen live.
@@ -373,10 +375,7 @@ func (j *judge) kafka() {
 		return
 	}
 	if mm := l.Mismatch; mm != nil {
-		ev := mm.Evidence
-		if ev == "" {
-			ev = fmt.Sprintf("documented group %s is %s: %s", mm.Documented, mm.Reason, mm.Detail)
-		}
+		ev := j.in.mismatchEvidence()
 		j.symptom(SymptomDocumentedGroupIdle, "the documented consumer group makes no progress while another group consumes the topic", srcKafka, ev)
 		if len(mm.Active) > 0 {
 			j.signal(CauseGroupMismatch, srcKafka, true, ev)

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
-	"github.com/streamwatch/streamwatch/internal/human"
 )
 
 // topicEnds is one topic's partitions and log ends.
@@ -223,10 +222,9 @@ func (m *Monitor) topicGroups(ctx context.Context, c *Cluster, topic string, kno
 		}
 		switch {
 		case tg.Members > 0 && info.State != "Empty" && info.State != "Dead":
-			tg.Active, tg.ActiveReason = true, fmt.Sprintf("%s on the topic (%s)", human.Count(tg.Members, "member"), info.State)
+			tg.Active, tg.ActiveBy = true, ActiveMembers
 		case tg.Movement != nil && tg.Movement.Advanced > 0:
-			tg.Active, tg.ActiveReason = true, fmt.Sprintf("commits advanced %s in %s", human.Digits(tg.Movement.Advanced),
-				human.Age(tg.Movement.Span))
+			tg.Active, tg.ActiveBy = true, ActiveCommits
 		}
 		r.Groups = append(r.Groups, tg)
 	}

@@ -223,15 +223,17 @@ func idleDetail(r *kafka.LagReport) string {
 		return r.Evidence
 	case kafka.IdleNoCommits:
 		return fmt.Sprintf("no member on %s and no commits", topics)
+	case kafka.IdleEmpty:
+		state := r.Group.State
+		if state == "" {
+			state = "unknown state"
+		}
+		if !mm.Watched {
+			return fmt.Sprintf("%s, no member on %s, no stored samples to show commits moving", state, topics)
+		}
+		return fmt.Sprintf("%s, no member on %s, commits unchanged over %s", state, topics, human.Age(mm.Unchanged))
 	}
-	state := r.Group.State
-	if state == "" {
-		state = "unknown state"
-	}
-	if !mm.Watched {
-		return fmt.Sprintf("%s, no member on %s, no stored samples to show commits moving", state, topics)
-	}
-	return fmt.Sprintf("%s, no member on %s, commits unchanged over %s", state, topics, human.Age(mm.Unchanged))
+	return string(mm.Reason)
 }
 
 // activity is what a consuming group does on the topic: its members, how far its commits

@@ -40,7 +40,7 @@ func TestREADMECommandsAreInTheGrammar(t *testing.T) {
 	h.RegisterLifecycle(nil)
 	h.RegisterSilences(nil)
 	h.RegisterPostmortem(nil)
-	h.RegisterChart(nil)
+	h.RegisterChart(nil, nil)
 	rows := row.FindAllStringSubmatch(section, -1)
 	if len(rows) < 15 {
 		t.Fatalf("found %d commands in the README's reference", len(rows))

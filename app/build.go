@@ -100,36 +100,25 @@ func (a *App) build() error {
 	handler.RegisterDiagnose(a.diag)
 	handler.RegisterWatch(watcher)
 	handler.RegisterAudit(store)
-	handler.RegisterIncidentDiagnose(store)
 	handler.RegisterRemediation(repairs, store)
 	// The incident lifecycle: severity and owner, silences, the postmortem draft.
 	handler.RegisterLifecycle(store)
 	handler.RegisterSilences(store)
 	handler.RegisterPostmortem(store)
-	handler.RegisterChart(&pipeline.Charts{Config: cfg, Samples: progress, Incidents: store, Now: now})
+	handler.RegisterChart(&pipeline.Charts{Config: cfg, Samples: progress, Incidents: store, Now: now}, store)
 
-	// The automatic diagnosis of an incident an alert or a failing probe opens, once, in its
-	// thread; `incident diagnose` (the "Diagnose again" button) posts a fresh one.
-	// The chart of its pipeline follows it, once per incident; each recovery reply is followed
-	// by another.
+	// The automatic diagnosis of every incident opened for a pipeline (an alert, a failing
+	// probe, detection), once, in its thread: the record script queues it, the "diagnose" job
+	// hands it to pipeline.Verdicts; `incident diagnose` (the "Diagnose again" button) posts a
+	// fresh one. The chart of its pipeline follows it, once per incident; each recovery reply
+	// is followed by another.
 	a.diagnoses = &background{limit: 4}
-	opened := func(incident, name string) {
-		a.diagnoses.Go(func(ctx context.Context) {
-			if err := handler.PostDiagnosis(ctx, incident, name, false); err != nil {
-				log.Warn("automatic diagnosis", "incident", incident, "pipeline", name, "err", err)
-			}
-			if cfg.Charts.Enabled {
-				if err := handler.PostChart(ctx, incident, name, "chart"); err != nil {
-					log.Warn("chart", "incident", incident, "pipeline", name, "err", err)
-				}
-			}
-		})
-	}
+	verdicts := &pipeline.Verdicts{Diagnoser: a.diag, Store: store, Lease: 2 * a.opt.CommandTimeout}
+	handler.RegisterIncidentDiagnose(verdicts)
 	var recovered func(incident, name string)
 	if cfg.Charts.Enabled {
 		recovered = func(incident, name string) { a.postChart(handler, incident, name, "") }
 	}
-	probes.Opened = opened
 	watcher.Recovered = recovered
 	// Detection judges every pipeline on each sampling round.
 	var detector *pipeline.Detector
@@ -139,7 +128,7 @@ func (a *App) build() error {
 			return err
 		}
 		detector = &pipeline.Detector{CheckpointTimeout: a.opt.CheckpointTimeout, Config: cfg, Getenv: getenv, Rounds: sampler, Kafka: a.kafka, Store: store, Now: now,
-			Log: log, Opened: opened, Recovered: recovered, Words: commands.DetectMessage,
+			Log: log, Recovered: recovered, Words: commands.DetectMessage,
 			TimeToDetect: func(d time.Duration) { m.TimeToDetect.WithLabelValues(state.SourceDetect).Observe(d.Seconds()) }}
 		if cfg.Charts.Enabled {
 			detector.Progress = progress
@@ -166,7 +155,7 @@ func (a *App) build() error {
 		WebhookToken: sec.WebhookToken, AllowUnauthenticated: cfg.HTTP.AllowUnauthenticatedWebhooks,
 		MaxBodyBytes: cfg.HTTP.MaxBodyBytes, Replica: a.opt.Replica, AllowedChannels: cfg.Slack.AllowedChannels, DefaultChannel: cfg.Slack.DefaultChannel,
 		Metrics: m, HTTPClient: httpClient, ClaimAfter: a.opt.ClaimAfter, DeliveryTimeout: a.opt.DeliveryTimeout, CommandTimeout: a.opt.CommandTimeout,
-		Opened: opened, Now: now, Pager: botPager, Descriptions: descriptions(cfg),
+		Now: now, Pager: botPager, Descriptions: descriptions(cfg),
 	}
 	if beats != nil {
 		opts.Heartbeats = beats
@@ -180,6 +169,7 @@ func (a *App) build() error {
 	scheduleSampler(a.sched, detector, cfg.Kafka.SampleInterval, m)
 	scheduleHeartbeats(a.sched, beats)
 	scheduleHousekeeping(a.sched, store, m, log, now, a.opt.MaintainEvery)
+	a.scheduleDiagnoses(verdicts, handler, a.opt.MaintainEvery)
 	return a.listen()
 }
 

@@ -62,6 +62,10 @@ func TestE2EProbeTransitions(t *testing.T) {
 	if !strings.Contains(root.Text, "Checkpoint probe failed for sms-replies") {
 		t.Fatalf("failure message %q", root.Text)
 	}
+	waitFor(t, s, "the automatic diagnosis of the failure", func(s *slackfake.Server) bool {
+		r := replies(s, "C0PIPE", root.TS)
+		return len(r) == 1 && strings.HasPrefix(r[0].Text, "Automatic diagnosis — sms-replies")
+	})
 	if err := os.Rename(hidden, dir); err != nil {
 		t.Fatal(err)
 	}

@@ -219,3 +219,30 @@ func (g *gauges) set(stats state.Stats) {
 		g.flooded[ch] = true
 	}
 }
+
+// scheduleDiagnoses hands the incidents waiting for their automatic diagnosis to verdicts,
+// once per tick in the whole deployment (every `every`): as many as there are idle diagnosis
+// slots on the replica that holds the tick. With charts on, the chart of the pipeline follows
+// each verdict.
+func (a *App) scheduleDiagnoses(verdicts *pipeline.Verdicts, handler *commands.Handler, every time.Duration) {
+	charts := a.opt.Config.Charts.Enabled
+	a.sched.Add(scheduler.Job{Name: "diagnose", Schedule: cron.ConstantDelaySchedule{Delay: every},
+		Run: func(ctx context.Context, _ time.Time, _ int) error {
+			due, err := verdicts.Due(ctx, a.diagnoses.idle())
+			for _, w := range due {
+				a.diagnoses.Go(func(ctx context.Context) {
+					ctx, cancel := context.WithTimeout(ctx, a.opt.CommandTimeout)
+					defer cancel()
+					if err := verdicts.Automatic(ctx, w); err != nil {
+						a.log.Warn("automatic diagnosis", "incident", w.Incident, "pipeline", w.Pipeline, "err", err)
+					}
+					if charts {
+						if err := handler.PostChart(ctx, w.Incident, w.Pipeline, "chart"); err != nil {
+							a.log.Warn("chart", "incident", w.Incident, "pipeline", w.Pipeline, "err", err)
+						}
+					}
+				})
+			}
+			return err
+		}})
+}

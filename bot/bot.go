@@ -50,9 +50,6 @@ type Options struct {
 	Pager Pager
 	// AllowedChannels, when not empty, are the only channels where commands are answered.
 	AllowedChannels []string
-	// Opened, when set, is told of every incident an alert of a known pipeline opens (the
-	// app queues its automatic diagnosis). It must not block: the webhook waits for it.
-	Opened func(incident, pipeline string)
 	// Heartbeats, when set, notes the arrival of expected alerts (alerts.heartbeats), which
 	// then open no incident.
 	Heartbeats Heartbeats

@@ -212,7 +212,12 @@ func threadBody(d state.Delivery) string {
 			return fmt.Sprintf("⏰ Acknowledged, but nobody has touched it for %s: it is unacknowledged again, and escalates.", d.After)
 		case "merged_into":
 			return "Merged into " + mrkdwn(oneLine(d.Other)) + by + ": its alerts and later duplicates go to " + mrkdwn(oneLine(d.Other)) + "'s thread."
-		case "note": // a reply (the diagnosis), as data
+		case state.EventDiagnosis: // a verdict, as data
+			if r, ok := commands.DiagnosisReply(d.Detail); ok {
+				return replyText(r)
+			}
+			return mrkdwn(d.Detail)
+		case "note": // a reply (the diagnosis of an earlier version), as data
 			if r, ok := commands.DecodeReply(d.Detail); ok {
 				return replyText(r)
 			}

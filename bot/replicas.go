@@ -18,17 +18,12 @@ import (
 // notReplicated answers a webhook whose alerts the primary recorded but fewer replicas than
 // asked for confirmed: 503, so that the sender retries. The retry finds the incidents and
 // counts the alerts once more as duplicates; when a failover lost them, it records them again.
-// The incidents the batch opened are handed to Opened now, as the retry will call them
-// duplicates.
 func (b *Bot) notReplicated(w http.ResponseWriter, source string, list []alerts.Alert, outs []state.Outcome, err error) {
 	m := b.opt.Metrics
 	m.AlertsReceived.WithLabelValues(source, "unreplicated").Add(float64(len(list)))
-	for i, out := range outs {
+	for _, out := range outs {
 		if out.Result == state.ResultOpened || out.FloodOpened {
 			m.IncidentsOpened.Inc()
-		}
-		if out.Result == state.ResultOpened && b.opt.Opened != nil && list[i].Pipeline != "" {
-			b.opt.Opened(out.Incident, list[i].Pipeline)
 		}
 	}
 	b.log.Warn("webhook refused: the redis replicas did not confirm it", "source", source, "err", err)

@@ -140,9 +140,6 @@ func (b *Bot) webhook(source string, decode func([]byte) ([]alerts.Alert, error)
 			switch out.Result {
 			case state.ResultOpened:
 				m.IncidentsOpened.Inc()
-				if b.opt.Opened != nil && a.Pipeline != "" {
-					b.opt.Opened(out.Incident, a.Pipeline)
-				}
 			case state.ResultFlooded:
 				if out.FloodOpened {
 					m.IncidentsOpened.Inc()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/streamwatch/streamwatch/charts"
+	"github.com/streamwatch/streamwatch/internal/human"
 	"github.com/streamwatch/streamwatch/pipeline"
 )
 
@@ -34,9 +35,9 @@ type Chart struct {
 
 // RegisterChart adds `chart PIPELINE [for DURATION]`: the pipeline's progress chart, posted in
 // the channel or the thread the command was typed in. PostChart and the postmortem draft use
-// src too.
-func (h *Handler) RegisterChart(src ChartSource) {
-	h.charts = src
+// src too; PostChart posts into t.
+func (h *Handler) RegisterChart(src ChartSource, t Thread) {
+	h.charts, h.thread = src, t
 	h.Register(&Command{Path: "chart", Args: "PIPELINE [for DURATION]",
 		Summary: "a chart of the pipeline's progress (records waiting, group lag, oldest record's age, commits, the incident's events), posted here",
 		Min:     1, Max: 3, Example: "chart sms-replies for 2h", Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
@@ -53,7 +54,7 @@ func (h *Handler) RegisterChart(src ChartSource) {
 			data, err := src.Chart(ctx, args[0], span, incident)
 			var no *pipeline.NoChartError
 			if errors.As(err, &no) {
-				return Reply{Text: no.Reason}, nil
+				return Reply{Text: noChart(no)}, nil
 			}
 			if err != nil {
 				return Reply{}, err
@@ -99,7 +100,7 @@ func (h *Handler) PostChart(ctx context.Context, incident, pipelineName, once st
 	case errors.As(err, &no) && no.Unsampled:
 		return nil
 	case errors.As(err, &no):
-		_, err = h.thread.NoteWithSummary(ctx, incident, "chart", "streamwatch", no.Reason, no.Reason, once)
+		_, err = h.thread.NoteWithSummary(ctx, incident, "chart", "streamwatch", noChart(no), noChart(no), once)
 		return err
 	case err != nil:
 		return err
@@ -107,4 +108,18 @@ func (h *Handler) PostChart(ctx context.Context, incident, pipelineName, once st
 	r := ChartReply(data, incident)
 	_, err = h.thread.NoteWithSummary(ctx, incident, "chart", "streamwatch", r.Text, EncodeReply(r), once)
 	return err
+}
+
+// noChart says in one sentence why a chart cannot be drawn.
+func noChart(e *pipeline.NoChartError) string {
+	switch e.Why {
+	case pipeline.NoChartOff:
+		return "Charts are off (charts.enabled: false)."
+	case pipeline.NoChartNoKafka:
+		return "No chart of " + e.Pipeline + ": it has no kafka section, so streamwatch samples no progress of it."
+	case pipeline.NoChartYet:
+		return fmt.Sprintf("No chart of %s yet: no progress samples in the last %s (a sampling round every %s keeps one).",
+			e.Pipeline, human.Age(e.Span), human.Age(e.Every))
+	}
+	return e.Error()
 }

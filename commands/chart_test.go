@@ -63,9 +63,9 @@ func TestChartAlt(t *testing.T) {
 // cannot be drawn answers its reason in one line.
 func TestChartCommand(t *testing.T) {
 	ctx := context.Background()
-	h, _ := newHandler(t)
+	h, st := newHandler(t)
 	src := &chartSource{chart: stalledChart()}
-	h.RegisterChart(src)
+	h.RegisterChart(src, st)
 	r := h.Handle(ctx, commands.Request{UserID: "U1", UserName: "alice", ChannelID: "C0PIPE", ThreadTS: "1.2", Text: "chart sms-replies for 2h"})
 	if r.Chart == nil || r.Chart.Channel != "C0PIPE" || r.Chart.ThreadTS != "1.2" || r.Text != "Posted the chart of sms-replies here." {
 		t.Fatalf("reply %+v", r)
@@ -83,10 +83,21 @@ func TestChartCommand(t *testing.T) {
 			t.Errorf("%q: %+v, want usage", bad, r)
 		}
 	}
-	src.err = &pipeline.NoChartError{Reason: "No chart of sms-replies yet: no progress samples in the last 6h (a sampling round every 30s keeps one)."}
-	r = h.Handle(ctx, commands.Request{ChannelID: "C0PIPE", Text: "chart sms-replies"})
-	if r.Chart != nil || r.Text != src.err.Error() || len(r.Sections) > 0 {
-		t.Errorf("no samples: %+v", r)
+	for _, c := range []struct {
+		err  pipeline.NoChartError
+		want string
+	}{
+		{pipeline.NoChartError{Why: pipeline.NoChartYet, Pipeline: "sms-replies", Span: 6 * time.Hour, Every: 30 * time.Second},
+			"No chart of sms-replies yet: no progress samples in the last 6h (a sampling round every 30s keeps one)."},
+		{pipeline.NoChartError{Why: pipeline.NoChartNoKafka, Pipeline: "sms-replies", Unsampled: true},
+			"No chart of sms-replies: it has no kafka section, so streamwatch samples no progress of it."},
+		{pipeline.NoChartError{Why: pipeline.NoChartOff, Pipeline: "sms-replies", Unsampled: true}, "Charts are off (charts.enabled: false)."},
+	} {
+		src.err = &c.err
+		r = h.Handle(ctx, commands.Request{ChannelID: "C0PIPE", Text: "chart sms-replies"})
+		if r.Chart != nil || r.Text != c.want || len(r.Sections) > 0 {
+			t.Errorf("%s: %+v, want %q", c.err.Why, r, c.want)
+		}
 	}
 }
 

@@ -192,8 +192,9 @@ type Handler struct {
 	silences Silences
 
 	diagnoser Diagnoser   // RegisterDiagnose's
-	thread    Thread      // RegisterIncidentDiagnose's
+	verdicts  Verdicts    // RegisterIncidentDiagnose's
 	charts    ChartSource // RegisterChart's
+	thread    Thread      // RegisterChart's
 }
 
 // New returns a Handler with the built-in grammar.

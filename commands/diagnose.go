@@ -23,6 +23,12 @@ type Thread interface {
 	NoteWithSummary(ctx context.Context, id, ev, actor, summary, detail, once string) (bool, error)
 }
 
+// Verdicts posts a pipeline's verdict into an incident's thread (pipeline.Verdicts): as data,
+// which DiagnosisReply words when the bot delivers it.
+type Verdicts interface {
+	Post(ctx context.Context, incident, pipeline string, again bool) error
+}
+
 // RegisterDiagnose adds `diagnose` and `logs`.
 func (h *Handler) RegisterDiagnose(d Diagnoser) {
 	h.diagnoser = d
@@ -54,9 +60,9 @@ func VerdictReply(v pipeline.Verdict) Reply {
 }
 
 // RegisterIncidentDiagnose adds `incident diagnose`, which the root message's "Diagnose again"
-// button stands for; the verdict goes into t.
-func (h *Handler) RegisterIncidentDiagnose(t Thread) {
-	h.thread = t
+// button stands for; the verdict goes into the incident's thread through v.
+func (h *Handler) RegisterIncidentDiagnose(v Verdicts) {
+	h.verdicts = v
 	h.Register(&Command{Path: "incident diagnose", Args: "[ID]", Summary: "diagnose the incident's pipeline again; the verdict goes into its thread",
 		Max: 1, Example: "incident diagnose INC-42", Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
 			id, _, err := h.target(ctx, req, args, "incident diagnose")
@@ -70,7 +76,10 @@ func (h *Handler) RegisterIncidentDiagnose(t Thread) {
 			if inc.Pipeline == "" {
 				return Reply{}, fmt.Errorf("%s belongs to no pipeline: there is nothing to diagnose", id)
 			}
-			err = h.PostDiagnosis(ctx, id, inc.Pipeline, true)
+			if h.verdicts == nil {
+				return Reply{}, errors.New("no diagnosis is set up")
+			}
+			err = h.verdicts.Post(ctx, id, inc.Pipeline, true)
 			h.record(ctx, req, state.AuditEntry{Action: "diagnose again", Target: id, Outcome: outcomeOf(err), Incident: id, Pipeline: inc.Pipeline})
 			if err != nil {
 				return Reply{}, err
@@ -79,23 +88,15 @@ func (h *Handler) RegisterIncidentDiagnose(t Thread) {
 		}})
 }
 
-// PostDiagnosis diagnoses the pipeline and posts the verdict into the incident's thread: when
-// an alert or a failing probe opens an incident, once per incident; again whenever again is
-// set (`incident diagnose`).
-func (h *Handler) PostDiagnosis(ctx context.Context, incident, pipeline string, again bool) error {
-	if h.diagnoser == nil || h.thread == nil {
-		return errors.New("no diagnosis is set up")
+// DiagnosisReply words a verdict posted into an incident's thread (an EventDiagnosis's Detail,
+// as pipeline.Verdicts stores it) when the bot delivers it; ok is false for a detail that is
+// no verdict.
+func DiagnosisReply(detail string) (r Reply, ok bool) {
+	p, ok := pipeline.DecodeVerdict(detail)
+	if !ok {
+		return Reply{}, false
 	}
-	v, err := h.diagnoser.Diagnose(ctx, pipeline)
-	if err != nil {
-		return err
-	}
-	r := VerdictReply(v)
+	r = VerdictReply(p.Verdict)
 	r.Text = "Automatic diagnosis — " + r.Text
-	once := "diagnosis"
-	if again {
-		once = ""
-	}
-	_, err = h.thread.NoteWithSummary(ctx, incident, "note", "streamwatch", r.Text, EncodeReply(r), once)
-	return err
+	return r, true
 }

@@ -92,7 +92,7 @@ func fullHandler(tb testing.TB) *commands.Handler {
 	h.RegisterWatch(stubs{})
 	h.RegisterRemediation(stubs{}, st)
 	h.RegisterAudit(st)
-	h.RegisterIncidentDiagnose(st)
+	h.RegisterIncidentDiagnose(&pipeline.Verdicts{Diagnoser: diagnoser{}, Store: st})
 	r := h.Handle(ctx, commands.Request{ChannelID: "C1", ThreadTS: "1700000000.000100", Text: "incident show"})
 	if r.Text != "INC-2: t b" {
 		tb.Fatalf("the fixture's thread is not INC-2's: %+v", r)

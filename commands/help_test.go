@@ -20,7 +20,7 @@ func fullGrammar() *Handler {
 	h.RegisterLifecycle(nil)
 	h.RegisterSilences(nil)
 	h.RegisterPostmortem(nil)
-	h.RegisterChart(nil)
+	h.RegisterChart(nil, nil)
 	return h
 }
 

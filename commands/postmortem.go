@@ -113,7 +113,7 @@ func (h *Handler) postmortemChart(ctx context.Context, inc *state.Incident) (*Ch
 		if no.Unsampled {
 			return nil, ""
 		}
-		return nil, md(no.Reason)
+		return nil, md(noChart(no))
 	case err != nil:
 		return nil, md("No chart: " + err.Error())
 	}
@@ -277,7 +277,7 @@ func PostmortemDraft(inc *state.Incident, tl []state.Event, dropped int64, conte
 	line("")
 	var diagnoses []state.Event
 	for _, e := range tl {
-		if (e.Name == state.EventNote || e.Name == state.EventProbe) && e.Actor != "" {
+		if (e.Name == state.EventDiagnosis || e.Name == state.EventNote || e.Name == state.EventProbe) && e.Actor != "" {
 			diagnoses = append(diagnoses, e)
 		}
 	}
@@ -285,7 +285,7 @@ func PostmortemDraft(inc *state.Incident, tl []state.Event, dropped int64, conte
 		line("None recorded.")
 	}
 	for _, e := range diagnoses {
-		first, _, _ := strings.Cut(plainText(e.Detail), "\n")
+		first, _, _ := strings.Cut(plainText(EventDetail(e)), "\n")
 		line("- %s %s: %s", human.Stamp(e.At), md(e.Actor), md(clipRunes(first, 500)))
 	}
 	line("")
@@ -352,7 +352,7 @@ func followUps(inc *state.Incident, diagnoses, tl []state.Event, now time.Time) 
 		out = append(out, fmt.Sprintf("It waited %s for an acknowledgement and was escalated: review the on-call rotation.", dur(inc.AckAt.Sub(inc.FirstSeen))))
 	}
 	if len(diagnoses) > 0 {
-		first, _, _ := strings.Cut(plainText(diagnoses[len(diagnoses)-1].Detail), "\n")
+		first, _, _ := strings.Cut(plainText(EventDetail(diagnoses[len(diagnoses)-1])), "\n")
 		if strings.Contains(first, "probable cause") {
 			out = append(out, "Confirm the probable causes of the last diagnosis and fix what remains: "+md(clipRunes(first, 300)))
 		}

@@ -72,7 +72,7 @@ func (h *Handler) RegisterHealth(hs Health) {
 			var bad []string
 			for _, r := range d.Rows {
 				if r.Status != string(probe.StatusOK) {
-					bad = append(bad, r.Pipeline+" "+r.Status)
+					bad = append(bad, r.Pipeline+" "+probeStatus(r.Status))
 				}
 			}
 			text := fmt.Sprintf("%d pipeline%s, all OK", len(d.Rows), human.Plural(len(d.Rows)))

@@ -20,7 +20,7 @@ func digestLines(d pipeline.Digest) []string {
 		if len(r.Lag) > 0 {
 			lag = fmt.Sprint(r.Lag[len(r.Lag)-1])
 		}
-		lines = append(lines, fmt.Sprintf("%-20s %-13s %-12s %-12s %s", r.Pipeline, r.Status, age, lag, sparkline(r.Lag)))
+		lines = append(lines, fmt.Sprintf("%-20s %-13s %-12s %-12s %s", r.Pipeline, probeStatus(r.Status), age, lag, sparkline(r.Lag)))
 	}
 	for _, r := range d.Rows {
 		if r.Description != "" {
@@ -46,10 +46,10 @@ func statusNoteLine(n pipeline.StatusNote) string {
 		}
 		return s
 	case pipeline.NoteLivenessUnwatched:
-		return fmt.Sprintf("%s: liveness is not watched: %s", n.Pipeline, n.Observation.Liveness)
+		return fmt.Sprintf("%s: liveness is not watched: %s", n.Pipeline, livenessGap(n.Observation))
 	case pipeline.NotePublishRefused:
 		return fmt.Sprintf("%s: publish_group %s not committed since %s: %s", n.Pipeline, n.Publish.Group,
-			human.Time(n.Publish.Since), n.Publish.Refused)
+			human.Time(n.Publish.Since), publishRefusal(n.Publish))
 	}
 	return n.Pipeline + ": " + string(n.Kind)
 }
@@ -82,3 +82,50 @@ func sparkline(values []int64) string {
 }
 
 // ago writes how old something is, coarsely: 45s, 7m, 3h10m, 2d4h.
+
+// livenessGap says why a query's liveness is not watched.
+func livenessGap(o pipeline.Observation) string {
+	switch o.Liveness {
+	case pipeline.LivenessNoLog:
+		return "no driver log is configured (logs.paths, logs.kubernetes)"
+	case pipeline.LivenessUnreadable:
+		return "the driver log could not be read: " + o.LivenessErr
+	case pipeline.LivenessNoBeat:
+		return "the driver log has no progress or idle line yet (are INFO lines logged?)"
+	}
+	return string(o.Liveness) // an earlier version's words
+}
+
+// publishRefusal says why publish_group did not commit.
+func publishRefusal(p pipeline.PublishState) string {
+	r := p.Refusal
+	if r == nil {
+		return p.Refused // an earlier version's words
+	}
+	switch r.Code {
+	case pipeline.RefuseGroupUnknown:
+		return "the group could not be described this round (its members are unknown)"
+	case pipeline.RefuseLiveMembers:
+		return fmt.Sprintf("%s has %s (%s): streamwatch commits only to a group nobody consumes with",
+			r.Group, human.Count(len(r.Members), "live member"), strings.Join(r.Members, ", "))
+	case pipeline.RefuseCommitsUnread:
+		return "the group's commits could not be read this round"
+	case pipeline.RefuseCluster:
+		return "the cluster refused the commit: " + r.Err
+	case pipeline.RefuseGroupAhead:
+		held := make([]string, len(r.Held))
+		for i, h := range r.Held {
+			held[i] = fmt.Sprintf("%s (group at %d, checkpoint at %d)", h.Partition, h.Group, h.Checkpoint)
+		}
+		return "the group is ahead of the checkpoint and streamwatch did not put it there; left alone on " + strings.Join(held, ", ")
+	}
+	return string(r.Code)
+}
+
+// probeStatus is a digest row's probe status: OK, DEGRADED, FAILED, or never probed.
+func probeStatus(s string) string {
+	if s == "" {
+		return "never probed"
+	}
+	return s
+}

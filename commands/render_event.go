@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/streamwatch/streamwatch/internal/human"
+	"github.com/streamwatch/streamwatch/pipeline"
 	"github.com/streamwatch/streamwatch/state"
 )
 
@@ -73,6 +74,13 @@ func EventDetail(e state.Event) string {
 		return CorrelatedDetail(e.Title, e.Pipeline, e.Since)
 	case state.EventRecovered:
 		return e.Detail + StillFiring(e.Firing, e.Names)
+	case state.EventDiagnosis: // the timeline keeps the headline, the outbox the whole verdict
+		if h, ok := pipeline.DecodeHeadline(e.Detail); ok {
+			return "Automatic diagnosis — " + headlineText(h)
+		}
+		if r, ok := DiagnosisReply(e.Detail); ok {
+			return r.Text
+		}
 	}
 	return e.Detail
 }

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -97,41 +98,50 @@ func symptomTitle(ss []pipeline.Symptom, id string) string {
 }
 
 // verdictSummary is the verdict in one line.
-func verdictSummary(v pipeline.Verdict) string {
-	if v.Healthy {
-		if n := len(v.Risks); n > 0 {
-			return fmt.Sprintf("%s: healthy, %d risk%s", v.Pipeline, n, map[bool]string{true: "", false: "s"}[n == 1])
-		}
-		return v.Pipeline + ": healthy"
+func verdictSummary(v pipeline.Verdict) string { return headlineText(v.Headline()) }
+
+// symptomTitles name the symptoms by ID, for the lines that only have the IDs (a verdict's
+// headline in a timeline).
+var symptomTitles = map[string]string{
+	pipeline.SymptomProgressStopped:     "progress stopped",
+	pipeline.SymptomDocumentedGroupIdle: "the documented consumer group makes no progress while another group consumes the topic",
+	pipeline.SymptomLagGrowing:          "lag grows while commits advance",
+	pipeline.SymptomProbeFailing:        "the checkpoint-access probe fails",
+	pipeline.SymptomLogErrors:           "the driver log reports checkpoint trouble",
+	pipeline.SymptomBrokersUnreachable:  "the Kafka brokers do not answer",
+	pipeline.SymptomRecordsUnread:       "records wait on documented topics the query does not read",
+}
+
+func symptomNames(ids []string) string {
+	titles := make([]string, len(ids))
+	for i, id := range ids {
+		titles[i] = cmp.Or(symptomTitles[id], id)
 	}
-	if len(v.Causes) == 0 {
-		if len(v.Symptoms) == 0 {
-			return v.Pipeline + ": no live symptom among the checks that finished"
+	return strings.Join(titles, "; ")
+}
+
+// headlineText is a verdict's headline in one line.
+func headlineText(h pipeline.Headline) string {
+	if h.Healthy {
+		if h.Risks > 0 {
+			return fmt.Sprintf("%s: healthy, %d risk%s", h.Pipeline, h.Risks, human.Plural(h.Risks))
 		}
-		var titles []string
-		for _, s := range v.Symptoms {
-			titles = append(titles, s.Title)
+		return h.Pipeline + ": healthy"
+	}
+	if len(h.Causes) == 0 {
+		if len(h.Symptoms) == 0 {
+			return h.Pipeline + ": no live symptom among the checks that finished"
 		}
-		ruled := 0
-		for _, c := range v.Checked {
-			if c.Status == pipeline.CheckRuledOut {
-				ruled++
-			}
-		}
-		return fmt.Sprintf("%s: %s; no probable cause found (%d causes ruled out); next: %s", v.Pipeline, strings.Join(titles, "; "), ruled,
-			nextStepShort[v.Next])
+		return fmt.Sprintf("%s: %s; no probable cause found (%d causes ruled out); next: %s", h.Pipeline, symptomNames(h.Symptoms), h.RuledOut,
+			nextStepShort[h.Next])
 	}
 	var ids []string
-	for _, c := range v.Causes {
+	for _, c := range h.Causes {
 		ids = append(ids, fmt.Sprintf("%s (%s)", c.ID, c.Confidence))
 	}
-	s := v.Pipeline + ": probable cause " + strings.Join(ids, ", ")
-	if len(v.Unexplained) > 0 {
-		var titles []string
-		for _, id := range v.Unexplained {
-			titles = append(titles, symptomTitle(v.Symptoms, id))
-		}
-		s += "; no cause found for " + strings.Join(titles, "; ")
+	s := h.Pipeline + ": probable cause " + strings.Join(ids, ", ")
+	if len(h.Unexplained) > 0 {
+		s += "; no cause found for " + symptomNames(h.Unexplained)
 	}
 	return s
 }

@@ -1,12 +1,17 @@
 package commands
 
 import (
+	"encoding/json"
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/streamwatch/streamwatch/integrations/kafka"
 	"github.com/streamwatch/streamwatch/internal/human"
 	"github.com/streamwatch/streamwatch/pipeline"
+	"github.com/streamwatch/streamwatch/state"
 )
 
 // TestVerdictReply: a verdict in one line and in full: causes ranked with their confidence and
@@ -48,7 +53,7 @@ func TestVerdictReply(t *testing.T) {
 	for v, want := range map[*pipeline.Verdict]string{
 		{Pipeline: "p", Healthy: true}:                       "p: healthy",
 		{Pipeline: "p", Healthy: true, Risks: []string{"x"}}: "p: healthy, 1 risk",
-		{Pipeline: "p", Symptoms: []pipeline.Symptom{{Title: "progress stopped"}}, Next: pipeline.NextReadLogs,
+		{Pipeline: "p", Symptoms: []pipeline.Symptom{{ID: pipeline.SymptomProgressStopped}}, Next: pipeline.NextReadLogs,
 			Checked: []pipeline.Check{{Status: pipeline.CheckRuledOut}, {Status: pipeline.CheckNotChecked}}}: "p: progress stopped; no probable cause found (1 causes ruled out); next: read the driver log",
 	} {
 		if got := verdictSummary(*v); got != want {
@@ -125,5 +130,28 @@ func TestCheckEvidence(t *testing.T) {
 		if got := checkEvidence(c.c); got != c.want {
 			t.Errorf("%s:\n got %q\nwant %q", c.c.Reason, got, c.want)
 		}
+	}
+}
+
+// TestDiagnosisAsData: a verdict stored as data (pipeline.Verdicts) reads in the thread as the
+// verdict itself, and in the timeline as its one line; text that is no verdict is not read as
+// one.
+func TestDiagnosisAsData(t *testing.T) {
+	v := pipeline.Judge(pipeline.Inputs{Pipeline: "sms-replies", LagErr: fmt.Errorf("metadata: %w", kafka.ErrUnreachable)})
+	detail, _ := json.Marshal(pipeline.PostedVerdict{Verdict: v})
+	head, _ := json.Marshal(v.Headline())
+	want := VerdictReply(v)
+	r, ok := DiagnosisReply(string(detail))
+	if !ok || r.Text != "Automatic diagnosis — sms-replies: probable cause BROKER_UNREACHABLE (likely)" ||
+		!reflect.DeepEqual(r.Sections, want.Sections) {
+		t.Fatalf("the thread reads %+v (%v), want the verdict %+v", r, ok, want)
+	}
+	for _, detail := range []string{string(head), string(detail)} {
+		if got := EventDetail(state.Event{Name: state.EventDiagnosis, Detail: detail}); got != r.Text {
+			t.Errorf("the timeline reads %q, want %q", got, r.Text)
+		}
+	}
+	if _, ok := DiagnosisReply(`{"text":"a reply"}`); ok {
+		t.Error("a reply was read as a verdict")
 	}
 }

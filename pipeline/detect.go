@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -76,9 +75,6 @@ type Detector struct {
 	Store             DetectStore
 	Now               func() time.Time
 	Log               *slog.Logger
-	// Opened, when set, is told of each incident detection opens (the app queues its
-	// automatic diagnosis). It must not block.
-	Opened func(incident, pipeline string)
 	// Recovered, when set, is told of each recovery note detection posts (the app follows it
 	// with a chart). It must not block.
 	Recovered func(incident, pipeline string)
@@ -371,13 +367,13 @@ func liveness(x *detected, obs *Observation) {
 	case p.Detect.HeartbeatAfter <= 0:
 		return // turned off: nothing to say
 	case !p.Logs.Configured():
-		obs.Liveness = "no driver log is configured (logs.paths, logs.kubernetes)"
+		obs.Liveness = LivenessNoLog
 		return
 	case x.berr != nil:
-		obs.Liveness = "the driver log could not be read: " + x.berr.Error()
+		obs.Liveness, obs.LivenessErr = LivenessUnreadable, x.berr.Error()
 		return
 	case len(x.beats) == 0:
-		obs.Liveness = "the driver log has no progress or idle line yet (are INFO lines logged?)"
+		obs.Liveness = LivenessNoBeat
 		return
 	}
 	b := x.beats[0]
@@ -899,9 +895,6 @@ func (d *Detector) begin(ctx context.Context, p *config.Pipeline, st *DetectStat
 		if err := d.update(ctx, p, st, active, obs, line); err != nil {
 			return err
 		}
-		if d.Opened != nil {
-			d.Opened(out.Incident, p.Name)
-		}
 		if at := faultAt(active, obs); !at.IsZero() {
 			if err := d.Store.SetFaultAt(ctx, out.Incident, at); err != nil {
 				return err
@@ -966,14 +959,14 @@ func (d *Detector) publish(ctx context.Context, x *detected, pub *PublishState) 
 	if x.prog == nil || x.prog.Batch < 0 || len(x.checkpoint) == 0 || x.round.Err != nil {
 		return // nothing to publish this round
 	}
-	refuse := func(reason string) {
-		if pub.refuse(reason, d.now()) {
-			log.Warn("publish_group: not committed", "reason", reason)
+	refuse := func(r Refusal) {
+		if pub.refuse(r, d.now()) {
+			log.Warn("publish_group: not committed", "refusal", r.Code, "members", r.Members, "err", r.Err, "held", r.Held)
 		}
 	}
 	plan := planPublish(x.checkpoint, x.round.Publish, *pub)
-	if plan.refusal != "" {
-		refuse(plan.refusal)
+	if plan.refusal != nil {
+		refuse(*plan.refusal)
 		return
 	}
 	if len(plan.offsets) > 0 {
@@ -982,7 +975,7 @@ func (d *Detector) publish(ctx context.Context, x *detected, pub *PublishState) 
 		var refused *kafka.CommitRefusedError
 		switch {
 		case errors.As(err, &refused):
-			refuse(fmt.Sprintf("the cluster refused the commit: %s (%v)", refused.Refusal, refused.Err))
+			refuse(Refusal{Code: RefuseCluster, Err: fmt.Sprintf("%s (%v)", refused.Refusal, refused.Err)})
 			return
 		case err != nil:
 			log.Warn("publish_group: commit failed; next round tries again", "err", err)
@@ -1004,13 +997,13 @@ func (d *Detector) publish(ctx context.Context, x *detected, pub *PublishState) 
 		}
 	}
 	if len(plan.held) > 0 {
-		refuse("the group is ahead of the checkpoint and streamwatch did not put it there; left alone on " + strings.Join(plan.held, ", "))
+		refuse(Refusal{Code: RefuseGroupAhead, Held: plan.held})
 		return
 	}
-	if pub.Refused != "" {
-		log.Info("publish_group: committing again", "was", pub.Refused)
+	if pub.Refusing() {
+		log.Info("publish_group: committing again", "was", pub.Refusal, "since", pub.Since)
 	}
-	pub.Refused, pub.Since = "", time.Time{}
+	pub.committed()
 }
 
 // Observations returns the last observation of every pipeline detection judges, by pipeline.
@@ -1068,7 +1061,7 @@ func (d *Detector) StatusNotes(ctx context.Context) ([]StatusNote, error) {
 		if obs.Liveness != "" && obs.HeartbeatAfter > 0 {
 			notes = append(notes, StatusNote{Kind: NoteLivenessUnwatched, Pipeline: name, Observation: obs})
 		}
-		if pub.Refused != "" {
+		if pub.Refusing() {
 			notes = append(notes, StatusNote{Kind: NotePublishRefused, Pipeline: name, Publish: pub})
 		}
 	}

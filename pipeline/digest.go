@@ -13,7 +13,7 @@ import (
 type DigestRow struct {
 	Pipeline    string
 	Description string // pipelines[].description
-	Status      string // OK, DEGRADED, FAILED, or "never probed"
+	Status      string // OK, DEGRADED, FAILED, or "" (never probed)
 	Since       time.Time
 	CommitAge   time.Duration // -1 when unknown
 	Lag         []int64       // recent total lag samples, oldest first
@@ -67,9 +67,6 @@ func (s *Probes) Digest(ctx context.Context) (Digest, error) {
 			return d, err
 		}
 		row := DigestRow{Pipeline: p.Name, Description: p.Description, Status: last.Status, Since: last.Since, CommitAge: -1}
-		if row.Status == "" {
-			row.Status = "never probed"
-		}
 		var res probe.Result
 		if json.Unmarshal(last.Last.Result, &res) == nil && !res.NewestCommit.IsZero() {
 			row.CommitAge = d.At.Sub(res.NewestCommit)

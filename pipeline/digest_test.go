@@ -54,7 +54,7 @@ func TestDigest(t *testing.T) {
 	if r := rows["replies"]; r.Status != "OK" || r.CommitAge.Round(time.Minute) != 4*time.Minute || len(r.Lag) != 5 || r.Lag[4] != 160 {
 		t.Fatalf("replies row %+v, want OK, the commit 4m old, the lag samples", r)
 	}
-	if r := rows["never"]; r.Status != "never probed" || r.CommitAge != -1 {
+	if r := rows["never"]; r.Status != "" || r.CommitAge != -1 {
 		t.Fatalf("never row %+v", r)
 	}
 	if _, err := hs.Probe(ctx, "nope"); err == nil || !strings.Contains(err.Error(), "unknown pipeline") {

@@ -5,7 +5,9 @@
 //     then the causes that explain them, with confidence, risks and history; docs/diagnosis.md).
 //     contract.go: the documented facts against the deployment, the checkpoint and the brokers,
 //     and the checkpoint's offsets against what the brokers hold; checked.go:
-//     what was checked when a symptom has no cause, and the one next step.
+//     what was checked when a symptom has no cause, and the one next step. verdicts.go: the
+//     automatic diagnosis of every incident opened for a pipeline, from the state's queue, and
+//     the verdict stored as data in the incident's thread (Verdicts).
 //   - checkpoint.go: the Spark checkpoint read against what the brokers hold (Checkpoints).
 //   - lag.go, lagsamples.go: the lag and groups commands' reports (Lags), and the sampler's
 //     rounds kept in the state with the digest's lag trend (LagSamples).

@@ -12,7 +12,11 @@ import (
 // textFree are the files of pipeline that make no sentences: their results are codes and
 // fields that commands/render_*.go words (issue 29). A file joins the list once its text has
 // moved; the rest of the package still makes some (docs/architecture.md).
-var textFree = []string{"signals.go", "message.go", "checked.go", "lagwords.go"}
+var textFree = []string{"signals.go", "message.go", "checked.go", "detect.go", "digest.go", "progress.go", "publish.go", "verdicts.go", "lagwords.go"}
+
+// data are literals with words that are no text for people: the metadata publish_group
+// writes with its offsets into Kafka, which tools show beside them.
+var data = map[string]bool{"streamwatch: checkpoint of %s, batch %d": true}
 
 // words is what a sentence has and a code or a separator has not: two words and a space.
 var words = regexp.MustCompile(`[A-Za-z]{2,} +[A-Za-z]{2,}`)
@@ -50,7 +54,7 @@ func TestNoSentencesInTextFreeFiles(t *testing.T) {
 			if !ok || lit.Kind != token.STRING || allowed[lit] {
 				return true
 			}
-			if s, err := strconv.Unquote(lit.Value); err == nil && words.MatchString(s) {
+			if s, err := strconv.Unquote(lit.Value); err == nil && words.MatchString(s) && !data[s] {
 				t.Errorf("%s: %q is a sentence: return a code and fields, and word it in commands/render_*.go", fset.Position(lit.Pos()), s)
 			}
 			return true

@@ -48,9 +48,6 @@ type Probes struct {
 	Lag       LagSource // optional
 	Timeout   time.Duration
 	Now       func() time.Time
-	// Opened, when set, is told of each incident a failing probe opens (the app queues its
-	// automatic diagnosis). It must not block.
-	Opened func(incident, pipeline string)
 	// Notes, when set, adds lines to the digest and `status` (detection's symptoms and
 	// publish_group refusals: Detector).
 	Notes StatusNotes
@@ -149,9 +146,6 @@ func (s *Probes) record(ctx context.Context, p ProbeTarget, res probe.Result) er
 		case out.Result == "opened":
 			if err := s.Store.MarkQuiet(ctx, out.Incident); err != nil {
 				return err
-			}
-			if s.Opened != nil {
-				s.Opened(out.Incident, p.Name)
 			}
 		case out.Result == state.ResultCorrelated:
 			// The failure joined the pipeline's open incident; the join says so in its thread.

@@ -16,7 +16,7 @@ import (
 
 // TestProbesSpeakOnChange: a probe says something only when health changes: nothing on a
 // repeated result; one notice on failure and one on recovery; with probe.open_incident the
-// failure opens an incident (diagnosed once, through Opened), a repeated failure only edits
+// failure opens an incident (its automatic diagnosis queued once), a repeated failure only edits
 // its root, a different failure and a failure after a recovery each post one note, and the
 // recovery resolves its alert.
 func TestProbesSpeakOnChange(t *testing.T) {
@@ -61,10 +61,8 @@ func TestProbesSpeakOnChange(t *testing.T) {
 			ctx := context.Background()
 			st, _ := newStore(t)
 			dir := filepath.Join(t.TempDir(), "cp")
-			var opened []string
 			ps := &pipeline.Probes{Store: st, Pipelines: []pipeline.ProbeTarget{{Name: "sms-replies", Channel: "C0PIPE", OpenIncident: c.incident,
-				Probe: probe.Options{Pipeline: "sms-replies", Location: dir, StaleAfter: time.Hour}}},
-				Opened: func(incident, p string) { opened = append(opened, incident+" "+p) }}
+				Probe: probe.Options{Pipeline: "sms-replies", Location: dir, StaleAfter: time.Hour}}}}
 			if c.silence != "" {
 				ms, err := state.ParseMatchers(c.silence)
 				if err != nil {
@@ -98,8 +96,9 @@ func TestProbesSpeakOnChange(t *testing.T) {
 					}
 				}
 			}
-			if len(opened) != c.opened || (c.opened > 0 && opened[0] != "INC-1 sms-replies") {
-				t.Fatalf("Opened was told of %q, want %d time(s) for INC-1", opened, c.opened)
+			waiting, err := st.ClaimDiagnoses(ctx, 10, time.Minute)
+			if err != nil || len(waiting) != c.opened || (c.opened > 0 && waiting[0] != (state.Waiting{Incident: "INC-1", Pipeline: "sms-replies"})) {
+				t.Fatalf("the automatic diagnoses waiting are %v (%v), want %d for INC-1 of sms-replies", waiting, err, c.opened)
 			}
 			hist, err := ps.History(ctx, "sms-replies", 100)
 			if err != nil || len(hist) != len(c.steps) {

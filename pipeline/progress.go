@@ -10,7 +10,6 @@ import (
 	"github.com/streamwatch/streamwatch/charts"
 	"github.com/streamwatch/streamwatch/config"
 	"github.com/streamwatch/streamwatch/integrations/spark"
-	"github.com/streamwatch/streamwatch/internal/human"
 	"github.com/streamwatch/streamwatch/state"
 )
 
@@ -73,14 +72,27 @@ type Charts struct {
 	Now       func() time.Time
 }
 
-// NoChartError says in one sentence why a pipeline's chart cannot be drawn. Unsampled: the
-// pipeline has no samples and never will (charts are off, or it has no kafka section).
+// NoChartError says why a pipeline's chart cannot be drawn (commands words it). Unsampled:
+// the pipeline has no samples and never will (charts are off, or it has no kafka section).
 type NoChartError struct {
-	Reason    string
-	Unsampled bool
+	Why      NoChart
+	Pipeline string
+	// Span and Every are, for NoChartYet, the span without samples and the sampling interval.
+	Span, Every time.Duration
+	Unsampled   bool
 }
 
-func (e *NoChartError) Error() string { return e.Reason }
+// NoChart is why a chart cannot be drawn.
+type NoChart string
+
+// The reasons a chart cannot be drawn.
+const (
+	NoChartOff     NoChart = "charts_off" // charts.enabled is false
+	NoChartNoKafka NoChart = "no_kafka"   // the pipeline has no kafka section: nothing samples it
+	NoChartYet     NoChart = "no_samples" // no progress sample in Span yet
+)
+
+func (e *NoChartError) Error() string { return e.Pipeline + ": " + string(e.Why) }
 
 // auditScan bounds how far back the audit trail is read for a chart's repairs.
 const auditScan = 20000
@@ -98,9 +110,9 @@ func (c *Charts) Chart(ctx context.Context, pipeline string, span time.Duration,
 	case !ok:
 		return charts.Chart{}, fmt.Errorf("no pipeline named %q", pipeline)
 	case !cfg.Charts.Enabled || c.Samples == nil:
-		return charts.Chart{}, &NoChartError{Reason: "Charts are off (charts.enabled: false).", Unsampled: true}
+		return charts.Chart{}, &NoChartError{Why: NoChartOff, Pipeline: pipeline, Unsampled: true}
 	case !p.Kafka.Enabled():
-		return charts.Chart{}, &NoChartError{Reason: fmt.Sprintf("No chart of %s: it has no kafka section, so streamwatch samples no progress of it.", pipeline), Unsampled: true}
+		return charts.Chart{}, &NoChartError{Why: NoChartNoKafka, Pipeline: pipeline, Unsampled: true}
 	}
 	window := c.Samples.Window()
 	if span <= 0 || span > window {
@@ -113,8 +125,7 @@ func (c *Charts) Chart(ctx context.Context, pipeline string, span time.Duration,
 		return charts.Chart{}, err
 	}
 	if len(samples) == 0 {
-		return charts.Chart{}, &NoChartError{Reason: fmt.Sprintf("No chart of %s yet: no progress samples in the last %s (a sampling round every %s keeps one).",
-			pipeline, human.Age(span), human.Age(cfg.Kafka.SampleInterval))}
+		return charts.Chart{}, &NoChartError{Why: NoChartYet, Pipeline: pipeline, Span: span, Every: cfg.Kafka.SampleInterval}
 	}
 	// The span begins with the first sample, but is never narrower than minChartSpan.
 	if first := samples[0].At; first.After(from) {
@@ -192,7 +203,7 @@ func (c *Charts) events(ctx context.Context, p *config.Pipeline, inc *state.Inci
 	}
 	if c.Incidents != nil {
 		fixes, err := c.Incidents.AuditTrail(ctx, func(e state.AuditEntry) bool {
-			return e.Pipeline == p.Name && e.Outcome == "done" && (e.Action == "checkpoint repair" || e.Action == "checkpoint restore") &&
+			return e.Pipeline == p.Name && e.Outcome == "done" && (e.Action == auditAction(KindRepair) || e.Action == auditAction(KindRestore)) &&
 				!e.At.Before(from) && !e.At.After(to)
 		}, 20, auditScan)
 		if err != nil {
@@ -200,7 +211,7 @@ func (c *Charts) events(ctx context.Context, p *config.Pipeline, inc *state.Inci
 		}
 		for _, f := range fixes {
 			label := "repaired"
-			if f.Action == "checkpoint restore" {
+			if f.Action == auditAction(KindRestore) {
 				label = "restored"
 			}
 			add(f.At, charts.Fixed, label)
@@ -281,3 +292,6 @@ func pickStall(stalls []charts.Span, opened time.Time) *charts.Span {
 	}
 	return &stalls[len(stalls)-1]
 }
+
+// auditAction is the audit trail's action of a repair or restore: its command's path.
+func auditAction(k Kind) string { return "checkpoint " + string(k) }

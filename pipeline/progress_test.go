@@ -138,14 +138,18 @@ func TestChartEvents(t *testing.T) {
 	}
 }
 
-// TestChartCannotBeDrawn: no samples, no kafka section, charts off: one sentence why.
+// TestChartCannotBeDrawn: no samples, no kafka section, charts off: each says why, with its
+// numbers (commands.TestChartCommand words them).
 func TestChartCannotBeDrawn(t *testing.T) {
 	ctx := context.Background()
 	st, clock := newStore(t)
-	for _, tc := range []struct{ name, pipelineYAML, more, want string }{
-		{"no samples yet", chartPipelineYAML, chartMore, "No chart of sms-replies yet: no progress samples in the last 3h (a sampling round every 30s keeps one)."},
-		{"no kafka section", "", "", "No chart of sms-replies: it has no kafka section, so streamwatch samples no progress of it."},
-		{"charts off", chartPipelineYAML, chartMore + "", "Charts are off (charts.enabled: false)."},
+	for _, tc := range []struct {
+		name, pipelineYAML, more string
+		want                     pipeline.NoChartError
+	}{
+		{"no samples yet", chartPipelineYAML, chartMore, pipeline.NoChartError{Why: pipeline.NoChartYet, Pipeline: "sms-replies", Span: 3 * time.Hour, Every: 30 * time.Second}},
+		{"no kafka section", "", "", pipeline.NoChartError{Why: pipeline.NoChartNoKafka, Pipeline: "sms-replies", Unsampled: true}},
+		{"charts off", chartPipelineYAML, chartMore + "", pipeline.NoChartError{Why: pipeline.NoChartOff, Pipeline: "sms-replies", Unsampled: true}},
 	} {
 		more := tc.more
 		if tc.name == "charts off" {
@@ -155,8 +159,8 @@ func TestChartCannotBeDrawn(t *testing.T) {
 		c := &pipeline.Charts{Config: cfg, Samples: state.NewProgress(st, cfg.Charts.Window), Incidents: st, Now: clock.Now}
 		_, err := c.Chart(ctx, "sms-replies", 0, "")
 		var nc *pipeline.NoChartError
-		if !errors.As(err, &nc) || nc.Reason != tc.want {
-			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		if !errors.As(err, &nc) || *nc != tc.want {
+			t.Errorf("%s: %+v, want %+v", tc.name, err, tc.want)
 		}
 	}
 }

@@ -2,12 +2,11 @@ package pipeline
 
 import (
 	"fmt"
+	"reflect"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/streamwatch/streamwatch/integrations/kafka"
-	"github.com/streamwatch/streamwatch/internal/human"
 )
 
 // PublishState is what publish_group keeps between rounds.
@@ -17,24 +16,60 @@ type PublishState struct {
 	Committed map[string]int64 `json:"committed,omitempty"`
 	Batch     int64            `json:"batch"`
 	At        time.Time        `json:"at,omitempty"`
-	// Refused is why the last round did not commit (live members, ACLs, a group ahead of the
-	// checkpoint), "" when it did or had nothing to do; Since is when the refusals began,
+	// Refusal is why the last round did not commit (live members, ACLs, a group ahead of the
+	// checkpoint), nil when it did or had nothing to do; Since is when the refusals began,
 	// whatever their reasons since (the group has not been committed to since then).
-	Refused string    `json:"refused,omitempty"`
+	Refusal *Refusal  `json:"refusal,omitempty"`
 	Since   time.Time `json:"since,omitempty"`
+	// Refused is the refusal as an earlier version stored it, in words; read, never written.
+	Refused string `json:"refused,omitempty"`
+}
+
+// Refusing says whether the last round refused to commit.
+func (p PublishState) Refusing() bool { return p.Refusal != nil || p.Refused != "" }
+
+// RefusalCode says why publish_group did not commit.
+type RefusalCode string
+
+// The refusals, with the Refusal fields each uses.
+const (
+	RefuseGroupUnknown  RefusalCode = "group_unknown"  // the group could not be described this round
+	RefuseLiveMembers   RefusalCode = "live_members"   // Group has Members (their client IDs)
+	RefuseCommitsUnread RefusalCode = "commits_unread" // the group's commits could not be read
+	RefuseCluster       RefusalCode = "cluster"        // the cluster refused the commit: Err (Kafka's error code and message)
+	RefuseGroupAhead    RefusalCode = "group_ahead"    // Held: partitions where the group is ahead and streamwatch did not put it there
+)
+
+// Refusal is one round's reason not to commit to the publish group.
+type Refusal struct {
+	Code    RefusalCode `json:"code"`
+	Group   string      `json:"group,omitempty"`
+	Members []string    `json:"members,omitempty"`
+	Err     string      `json:"err,omitempty"`
+	Held    []Held      `json:"held,omitempty"`
+}
+
+// Held is a partition left alone: the group is at Group, the checkpoint at Checkpoint.
+type Held struct {
+	Partition  string `json:"partition"`
+	Group      int64  `json:"group"`
+	Checkpoint int64  `json:"checkpoint"`
 }
 
 // refuse records a round's refusal at now and says whether its reason changed. The clock of
 // the refusals starts at the first one and runs while they last, whatever their reasons: a
 // changed reason is no commit.
-func (p *PublishState) refuse(reason string, now time.Time) bool {
-	if p.Refused == "" {
+func (p *PublishState) refuse(r Refusal, now time.Time) bool {
+	if !p.Refusing() {
 		p.Since = now
 	}
-	changed := p.Refused != reason
-	p.Refused = reason
+	changed := p.Refusal == nil || !reflect.DeepEqual(*p.Refusal, r)
+	p.Refusal, p.Refused = &r, ""
 	return changed
 }
+
+// committed records a round that committed (or had nothing to commit): the refusals end.
+func (p *PublishState) committed() { p.Refusal, p.Refused, p.Since = nil, "", time.Time{} }
 
 // publishPlan is what one round commits to the publish group.
 type publishPlan struct {
@@ -43,9 +78,9 @@ type publishPlan struct {
 	rewound []Rewind
 	// held are the partitions left alone: the group is ahead of the checkpoint, and not
 	// because streamwatch put it there.
-	held []string
-	// refusal is why nothing may be committed at all ("" when something may).
-	refusal string
+	held []Held
+	// refusal is why nothing may be committed at all (nil when something may).
+	refusal *Refusal
 }
 
 func tpKey(tp kafka.TopicPartition) string { return fmt.Sprintf("%s/%d", tp.Topic, tp.Partition) }
@@ -57,18 +92,17 @@ func planPublish(checkpoint map[kafka.TopicPartition]int64, group *kafka.GroupSt
 	var p publishPlan
 	switch {
 	case group == nil || !group.Known:
-		p.refusal = "the group could not be described this round (its members are unknown)"
+		p.refusal = &Refusal{Code: RefuseGroupUnknown}
 		return p
 	case len(group.Info.Members) > 0:
-		var clients []string
+		r := &Refusal{Code: RefuseLiveMembers, Group: group.Info.Name}
 		for _, m := range group.Info.Members {
-			clients = append(clients, m.ClientID)
+			r.Members = append(r.Members, m.ClientID)
 		}
-		p.refusal = fmt.Sprintf("%s has %s (%s): streamwatch commits only to a group nobody consumes with",
-			group.Info.Name, human.Count(len(group.Info.Members), "live member"), strings.Join(clients, ", "))
+		p.refusal = r
 		return p
 	case group.Commits == nil:
-		p.refusal = "the group's commits could not be read this round"
+		p.refusal = &Refusal{Code: RefuseCommitsUnread}
 		return p
 	}
 	tps := make([]kafka.TopicPartition, 0, len(checkpoint))
@@ -90,7 +124,7 @@ func planPublish(checkpoint map[kafka.TopicPartition]int64, group *kafka.GroupSt
 				p.rewound = append(p.rewound, Rewind{Partition: tpKey(tp), From: l, To: c})
 				continue
 			}
-			p.held = append(p.held, fmt.Sprintf("%s (group at %d, checkpoint at %d)", tpKey(tp), g, c))
+			p.held = append(p.held, Held{Partition: tpKey(tp), Group: g, Checkpoint: c})
 		}
 	}
 	return p

@@ -83,7 +83,7 @@ type Observation struct {
 	// written at BeatAt, of run BeatRun), SilentFor how long ago (-1: no such line, or not
 	// watched); LogWritten when the log was last written (a running driver writes it); BeatLog
 	// the log and BeatNote what its source says of the driver (a pod's phase);
-	// Liveness says why liveness is not watched ("" when it is).
+	// Liveness says why liveness is not watched ("" when it is; LivenessErr the read's error).
 	BeatAt         time.Time     `json:"beat_at,omitzero"`
 	BeatLine       string        `json:"beat_line,omitempty"`
 	BeatRun        string        `json:"beat_run,omitempty"`
@@ -91,7 +91,8 @@ type Observation struct {
 	LogWritten     time.Time     `json:"log_written,omitzero"`
 	BeatLog        string        `json:"beat_log,omitempty"`  // the log the line is in
 	BeatNote       string        `json:"beat_note,omitempty"` // whether its driver pod still runs, where known
-	Liveness       string        `json:"liveness,omitempty"`
+	Liveness       LivenessGap   `json:"liveness,omitempty"`
+	LivenessErr    string        `json:"liveness_err,omitempty"`
 	HeartbeatAfter time.Duration `json:"heartbeat_after,omitempty"`
 
 	// Retention headroom: the largest share of its topic's retention.ms an unread record has
@@ -220,3 +221,14 @@ func Step(prev DetectState, obs Observation) (DetectState, Change, []Signal) {
 	}
 	return next, Persists, nil
 }
+
+// LivenessGap says why detection does not watch a query's liveness. An observation an earlier
+// version stored holds the reason in words instead.
+type LivenessGap string
+
+// The liveness gaps.
+const (
+	LivenessNoLog      LivenessGap = "no_log"     // no driver log is configured
+	LivenessUnreadable LivenessGap = "unreadable" // the driver log could not be read (LivenessErr)
+	LivenessNoBeat     LivenessGap = "no_beat"    // the log has no progress or idle line yet
+)

@@ -51,7 +51,7 @@ func TestCallBudget(t *testing.T) {
 			}
 			return as
 		}},
-		{"new key (opens its incident)", 19, 16, func(t *testing.T, s *state.Store, c *clock, n int) []state.AlertRecord {
+		{"new key (opens its incident, and queues its automatic diagnosis)", 20, 17, func(t *testing.T, s *state.Store, c *clock, n int) []state.AlertRecord {
 			var as []state.AlertRecord
 			for i := range n {
 				as = append(as, alert(fmt.Sprint("key-", i), "fp"))

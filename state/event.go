@@ -98,6 +98,9 @@ const (
 	EventProbe       = "probe"
 	EventWatch       = "watch"
 	EventRemediation = "remediation"
+	// EventDiagnosis is a verdict as data (its Detail is pipeline's JSON), worded when it
+	// is shown: in the thread as the bot delivers it, in timelines by commands.
+	EventDiagnosis = "diagnosis"
 	// Flush events (KindFlush): an update with news, a flood's new keys, or the root alone ("").
 	EventNews  = "news"
 	EventFlood = "flood"

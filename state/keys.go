@@ -44,6 +44,8 @@ package state
 //	P:outbox                  stream  deliveries for Slack; consumer group "deliver"; delivered entries are deleted
 //	P:due                     zset    incident id → time (ms) its coalesced thread update is due
 //	P:autoresolve             zset    incident id → time (ms) it auto-resolves
+//	P:diagnose                zset    incident id → when its automatic diagnosis is due or its claim ends (ms):
+//	                                  the incidents opened for a pipeline, until diagnosed (diagnoses.go)
 //	P:envelope:<id>           string  a handled socket-mode envelope (expires after a day)
 //	P:lock:<name>             string  a lock with an expiry (scheduled jobs, singletons)
 //	P:replicated              string  the write Confirm's WAIT follows (replicas.go): when it last ran (ms)

@@ -120,6 +120,7 @@ var (
 	resolveScript     = newScript("resolve", "lib", "incident")
 	mergeScript       = newScript("merge", "lib", "incident", "cache", "dedup")
 	noteScript        = newScript("note", "lib")
+	claimDiagnoses    = newScript("claim_diagnoses", "lib")
 	completeScript    = newScript("complete", "lib")
 	relocateScript    = newScript("relocate", "lib")
 	setSeverityScript = newScript("severity", "lib")

@@ -83,6 +83,8 @@ local function new_key(key, h, title, sev, pipeline, channel, source, detail, la
     end
   end
   local id, previous = open(key, h, title, sev, pipeline, channel, source, links)
+  -- An incident of a pipeline waits for its automatic diagnosis (claim_diagnoses.lua).
+  if pipeline ~= "" then call("ZADD", P .. ":diagnose", now, id) end
   return id, "opened", previous
 end
 

@@ -87,6 +87,8 @@ diagnose: {timeout: 10s}
 		for _, want := range []string{
 			fmt.Sprintf("uid %d groups [", uid), "(streamwatch's own) may not create files in " + dir,
 			"owner " + owner + ":", "mode dr-xr-xr-x (0555)", "sms-replies-v2", "offsets/4 is corrupt",
+			// the wrong-group finding, worded by commands.MismatchEvidence
+			"documented group sms-replies-prod is ", " while sms-replies-v2 consumes " + seedTopic + ": 1 member, lag ",
 		} {
 			if !strings.Contains(body, want) {
 				t.Errorf("the reply lacks %q:\n%s", want, body)

@@ -59,7 +59,7 @@ func lagReply(r *kafka.LagReport, err error) Reply {
 	}
 	text := fmt.Sprintf("%s: %s, lag %d records on %d partitions", who, r.Status, r.Totals.Lag, r.Totals.Partitions)
 	if r.Mismatch != nil {
-		text += "; wrong group? " + r.Mismatch.Reason
+		text += "; wrong group? " + string(r.Mismatch.Reason)
 	}
 	if errors.Is(err, kafka.ErrUnknownGroup) {
 		text = fmt.Sprintf("Group %s has no commits and no members on %s.", r.Group.Name, strings.Join(r.Topics, ", "))

@@ -192,10 +192,13 @@ func factLine(v pipeline.Verdict, f pipeline.Fact) string {
 	case pipeline.FactText:
 		return f.Text
 	case pipeline.FactGroupIdle:
-		if f.Text != "" {
-			return f.Text
+		if l := f.Lag; l != nil && l.Mismatch != nil {
+			if ev := MismatchEvidence(l); ev != "" {
+				return ev
+			}
+			return fmt.Sprintf("documented group %s is %s: %s", l.Mismatch.Documented, l.Mismatch.Reason, idleDetail(l))
 		}
-		return fmt.Sprintf("documented group %s is %s: %s", f.Group, f.Status, f.Detail)
+		return f.Text
 	case pipeline.FactGroupStopped:
 		return fmt.Sprintf("group %s %s: %s", f.Group, f.Status, f.Text)
 	case pipeline.FactUnavailable:

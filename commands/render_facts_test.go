@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamwatch/streamwatch/integrations/kafka"
 	"github.com/streamwatch/streamwatch/pipeline"
 )
 
@@ -18,8 +19,13 @@ func TestFactLine(t *testing.T) {
 		want string
 	}{
 		{pipeline.Fact{Kind: pipeline.FactText, Text: "p3: lag never fell over 6 samples"}, "p3: lag never fell over 6 samples"},
-		{pipeline.Fact{Kind: pipeline.FactGroupIdle, Text: "documented group g is empty while h consumes t"}, "documented group g is empty while h consumes t"},
-		{pipeline.Fact{Kind: pipeline.FactGroupIdle, Group: "g", Status: "empty", Detail: "no members"}, "documented group g is empty: no members"},
+		{pipeline.Fact{Kind: pipeline.FactGroupIdle, Lag: &kafka.LagReport{Cluster: "main", Topics: []string{"t"}, Group: kafka.GroupInfo{Name: "g", State: "Empty"},
+			Mismatch: &kafka.Mismatch{Documented: "g", Reason: kafka.IdleEmpty, Watched: true, Unchanged: 10 * time.Minute,
+				Active: []kafka.TopicGroup{{Group: kafka.GroupInfo{Name: "h"}, Topic: "t", Members: 2, LagKnown: true, Lag: 40}}}}},
+			"documented group g is empty (Empty, no member on t, commits unchanged over 10m) while h consumes t: 2 members, lag 40"},
+		{pipeline.Fact{Kind: pipeline.FactGroupIdle, Lag: &kafka.LagReport{Cluster: "main", Topics: []string{"t"}, Group: kafka.GroupInfo{Name: "g"},
+			Mismatch: &kafka.Mismatch{Documented: "g", Reason: kafka.IdleMissing}}},
+			"documented group g is missing: no group g on cluster main: no members, no commits on t"},
 		{pipeline.Fact{Kind: pipeline.FactGroupStopped, Group: "g", Status: "STALLED", Text: "no commit for 20m"}, "group g STALLED: no commit for 20m"},
 		{pipeline.Fact{Kind: pipeline.FactUnavailable, What: "log end offsets", N: 3, Text: "broker down"}, "log end offsets unavailable for 3 partition(s): broker down"},
 		{pipeline.Fact{Kind: pipeline.FactSamplesUnread, What: "stored samples", Text: "read samples of x: EOF"}, "stored samples: read samples of x: EOF"},
@@ -173,7 +179,10 @@ func TestVerdictJSONRendersTheSame(t *testing.T) {
 	v := pipeline.Verdict{Pipeline: "sms-replies", Description: "inbound SMS",
 		Symptoms: []pipeline.Symptom{{ID: pipeline.SymptomProgressStopped, Evidence: []pipeline.Fact{
 			{Kind: pipeline.FactRecordsWaiting, N: 96, Wait: 30 * time.Minute, StaleAfter: 10 * time.Minute, At: at.Add(-time.Hour), Batch: 3}}},
-			{ID: pipeline.SymptomLogErrors, Evidence: []pipeline.Fact{{Kind: pipeline.FactLog, Title: "Permission denied", N: 3, At: at, Text: "EACCES"}}}},
+			{ID: pipeline.SymptomLogErrors, Evidence: []pipeline.Fact{{Kind: pipeline.FactLog, Title: "Permission denied", N: 3, At: at, Text: "EACCES"}}},
+			{ID: pipeline.SymptomDocumentedGroupIdle, Evidence: []pipeline.Fact{{Kind: pipeline.FactGroupIdle, Lag: &kafka.LagReport{Cluster: "main",
+				Topics: []string{"t"}, Group: kafka.GroupInfo{Name: "g", State: "Empty"}, Mismatch: &kafka.Mismatch{Documented: "g", Reason: kafka.IdleEmpty,
+					Active: []kafka.TopicGroup{{Group: kafka.GroupInfo{Name: "h"}, Topic: "t", Members: 1}}}}}}}},
 		Causes: []pipeline.Cause{{ID: pipeline.CauseTopicMismatch, Confidence: pipeline.Likely, Signals: []pipeline.Source{pipeline.SourceCheckpoint, pipeline.SourceSymptom},
 			Explains: []string{pipeline.SymptomProgressStopped}, Evidence: []pipeline.Fact{{Kind: pipeline.FactContradiction, Contradiction: &c}},
 			Contradictions: []pipeline.Contradiction{c}}},

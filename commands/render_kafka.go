@@ -29,7 +29,7 @@ func lagSection(r *kafka.LagReport, rows int) Section {
 		groupLine(r),
 	}
 	if r.Mismatch != nil {
-		head = append(head, "WRONG GROUP? "+r.Mismatch.Evidence)
+		head = append(head, "WRONG GROUP? "+MismatchEvidence(r))
 	}
 	head = append(head, "")
 
@@ -172,7 +172,7 @@ func groupsSection(r *kafka.GroupsReport, rows int) Section {
 			}
 			active := "no"
 			if g.Active {
-				active = "yes: " + g.ActiveReason
+				active = "yes: " + activeReason(g)
 			}
 			name := g.Group.Name
 			if g.Spark {
@@ -191,6 +191,80 @@ func groupsSection(r *kafka.GroupsReport, rows int) Section {
 	}
 	s.After = append(s.After, unavailableLines(r.Unavailable)...)
 	return s
+}
+
+// MismatchEvidence words a lag report's wrong-group finding in one line (the lag reply's
+// WRONG GROUP? line, and a verdict's pipeline.FactGroupIdle): why
+// the documented group counts as idle, the group that consumes most, and how many more do.
+// "" without a finding.
+func MismatchEvidence(r *kafka.LagReport) string {
+	mm := r.Mismatch
+	if mm == nil || len(mm.Active) == 0 {
+		return ""
+	}
+	g := mm.Active[0]
+	s := fmt.Sprintf("documented group %s is %s (%s) while %s consumes %s: %s", mm.Documented, mm.Reason, idleDetail(r),
+		g.Group.Name, g.Topic, activity(g))
+	if len(mm.Active) > 1 {
+		s += fmt.Sprintf("; %s more", human.Count(len(mm.Active)-1, "active group"))
+	}
+	return s
+}
+
+// idleDetail says why the documented group counts as idle, from the mismatch's reason and the
+// report's group, cluster, topics and verdict.
+func idleDetail(r *kafka.LagReport) string {
+	mm := r.Mismatch
+	topics := strings.Join(r.Topics, ", ")
+	switch mm.Reason {
+	case kafka.IdleMissing:
+		return fmt.Sprintf("no group %s on cluster %s: no members, no commits on %s", mm.Documented, r.Cluster, topics)
+	case kafka.IdleStalled, kafka.IdleStopped:
+		return r.Evidence
+	case kafka.IdleNoCommits:
+		return fmt.Sprintf("no member on %s and no commits", topics)
+	case kafka.IdleEmpty:
+		state := r.Group.State
+		if state == "" {
+			state = "unknown state"
+		}
+		if !mm.Watched {
+			return fmt.Sprintf("%s, no member on %s, no stored samples to show commits moving", state, topics)
+		}
+		return fmt.Sprintf("%s, no member on %s, commits unchanged over %s", state, topics, human.Age(mm.Unchanged))
+	}
+	return string(mm.Reason)
+}
+
+// activity is what a consuming group does on the topic: its members, how far its commits
+// advanced over the stored samples, its lag.
+func activity(g kafka.TopicGroup) string {
+	var parts []string
+	if g.Members > 0 {
+		parts = append(parts, human.Count(g.Members, "member"))
+	}
+	if g.Movement != nil && g.Movement.Advanced > 0 {
+		parts = append(parts, fmt.Sprintf("commits +%s in %s", human.Digits(g.Movement.Advanced), human.Age(g.Movement.Span)))
+	}
+	if g.LagKnown {
+		parts = append(parts, "lag "+human.Digits(g.Lag))
+	} else {
+		parts = append(parts, "lag unknown (no commits)")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// activeReason says what makes a group active on the topic (the groups reply's ACTIVE column).
+func activeReason(g kafka.TopicGroup) string {
+	switch g.ActiveBy {
+	case kafka.ActiveMembers:
+		return fmt.Sprintf("%s on the topic (%s)", human.Count(g.Members, "member"), g.Group.State)
+	case kafka.ActiveCommits:
+		if mv := g.Movement; mv != nil {
+			return fmt.Sprintf("commits advanced %s in %s", human.Digits(mv.Advanced), human.Age(mv.Span))
+		}
+	}
+	return string(g.ActiveBy)
 }
 
 func unavailableLines(us []kafka.Unavailable) []string {

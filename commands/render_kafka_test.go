@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -53,5 +54,74 @@ history: 42 stored samples; stall_after 5m`
 	}
 	if got := partitionRanges([]int32{0, 1, 2, 5, 7, 8}); got != "0-2,5,7-8" {
 		t.Errorf("partitionRanges = %q", got)
+	}
+}
+
+// TestMismatchEvidence: the wrong-group finding, data from integrations/kafka, worded here in
+// the sentences the lag reply's WRONG GROUP? line and diagnose's evidence have always shown;
+// and the groups reply's ACTIVE column.
+func TestMismatchEvidence(t *testing.T) {
+	const topic = "client.replies.sms"
+	spark := kafka.TopicGroup{Group: kafka.GroupInfo{Name: "spark-kafka-source-3f2a9c-1164-driver-0", State: "Stable"}, Topic: topic,
+		Members: 1, Lag: 40, LagKnown: true, Active: true, ActiveBy: kafka.ActiveMembers}
+	etl := kafka.TopicGroup{Group: kafka.GroupInfo{Name: "payments-etl", State: "Empty"}, Topic: "payments", Lag: 160, LagKnown: true,
+		Movement: &kafka.CommitMovement{Samples: 4, Span: 90 * time.Second, Advanced: 40}, Active: true, ActiveBy: kafka.ActiveCommits}
+	fresh := kafka.TopicGroup{Group: kafka.GroupInfo{Name: "fresh", State: "Stable"}, Topic: topic, Members: 2, Active: true,
+		ActiveBy: kafka.ActiveMembers}
+	report := func(state string, status kafka.Status, evidence string, mm kafka.Mismatch) *kafka.LagReport {
+		return &kafka.LagReport{Cluster: "main", Topics: []string{topic}, Group: kafka.GroupInfo{Name: "sms-replies-prod", State: state},
+			Status: status, Evidence: evidence, Mismatch: &mm}
+	}
+	for _, c := range []struct {
+		name string
+		r    *kafka.LagReport
+		want string
+	}{
+		{"empty, nothing stored", report("Empty", kafka.StatusOK, "", kafka.Mismatch{Documented: "sms-replies-prod", Reason: kafka.IdleEmpty,
+			Active: []kafka.TopicGroup{spark}}),
+			"documented group sms-replies-prod is empty (Empty, no member on client.replies.sms, no stored samples to show commits moving) " +
+				"while spark-kafka-source-3f2a9c-1164-driver-0 consumes client.replies.sms: 1 member, lag 40"},
+		{"empty, commits unchanged", &kafka.LagReport{Cluster: "main", Topics: []string{"payments"}, Group: kafka.GroupInfo{Name: "payments-prod"},
+			Mismatch: &kafka.Mismatch{Documented: "payments-prod", Reason: kafka.IdleEmpty, Watched: true, Unchanged: 90 * time.Second,
+				Active: []kafka.TopicGroup{etl}}},
+			"documented group payments-prod is empty (unknown state, no member on payments, commits unchanged over 1m30s) " +
+				"while payments-etl consumes payments: commits +40 in 1m30s, lag 160"},
+		{"missing, two more groups", report("Dead", kafka.StatusUnknown, "", kafka.Mismatch{Documented: "sms-replies-prod", Reason: kafka.IdleMissing,
+			Active: []kafka.TopicGroup{spark, fresh, fresh}}),
+			"documented group sms-replies-prod is missing (no group sms-replies-prod on cluster main: no members, no commits on client.replies.sms) " +
+				"while spark-kafka-source-3f2a9c-1164-driver-0 consumes client.replies.sms: 1 member, lag 40; 2 active groups more"},
+		{"stopped: the verdict's evidence", report("Empty", kafka.StatusStopped, "all 4 partitions STOPPED; worst p3: lag 470",
+			kafka.Mismatch{Documented: "sms-replies-prod", Reason: kafka.IdleStopped, Active: []kafka.TopicGroup{fresh}}),
+			"documented group sms-replies-prod is stopped (all 4 partitions STOPPED; worst p3: lag 470) while fresh consumes client.replies.sms: " +
+				"2 members, lag unknown (no commits)"},
+		{"no commits", report("", kafka.StatusNoCommits, "", kafka.Mismatch{Documented: "sms-replies-prod", Reason: kafka.IdleNoCommits,
+			Active: []kafka.TopicGroup{spark}}),
+			"documented group sms-replies-prod is no commits (no member on client.replies.sms and no commits) " +
+				"while spark-kafka-source-3f2a9c-1164-driver-0 consumes client.replies.sms: 1 member, lag 40"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := MismatchEvidence(c.r); got != c.want {
+				t.Errorf("evidence = %q\nwant       %q", got, c.want)
+			}
+			if got := lagSection(c.r, 20).Lines[3]; got != "WRONG GROUP? "+c.want {
+				t.Errorf("lag reply's fourth line = %q", got)
+			}
+			if got := lagReply(c.r, nil).Text; !strings.HasSuffix(got, "; wrong group? "+string(c.r.Mismatch.Reason)) {
+				t.Errorf("lag reply's text = %q", got)
+			}
+		})
+	}
+	if got := MismatchEvidence(&kafka.LagReport{}); got != "" {
+		t.Errorf("no finding worded as %q", got)
+	}
+
+	groups := groupsSection(&kafka.GroupsReport{Cluster: "main", Topic: topic, Partitions: 4,
+		Groups: []kafka.TopicGroup{spark, etl, {Group: kafka.GroupInfo{Name: "old-batch-job"}, Topic: topic}}}, 20)
+	var active []string
+	for _, row := range groups.Table.Rows {
+		active = append(active, row[len(row)-1])
+	}
+	if want := []string{"yes: 1 member on the topic (Stable)", "yes: commits advanced 40 in 1m30s", "no"}; !slices.Equal(active, want) {
+		t.Errorf("ACTIVE column = %q, want %q", active, want)
 	}
 }

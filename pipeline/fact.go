@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"slices"
 	"time"
+
+	"github.com/streamwatch/streamwatch/integrations/kafka"
 )
 
 // FactKind says which finding of a diagnosis a Fact is; commands words it with the Fact's
@@ -16,8 +18,8 @@ const (
 	// FactText is an integration's own line of evidence (Text): the Kafka judgment, the access
 	// check's reason, a checkpoint finding's evidence, a file's owner, an error.
 	FactText FactKind = "text"
-	// FactGroupIdle: the documented group makes no progress while another consumes (Text:
-	// Kafka's evidence; when it gave none, Group, Status: why, Detail).
+	// FactGroupIdle: the documented group makes no progress while another consumes (Lag: the
+	// lag report's finding).
 	FactGroupIdle FactKind = "group_idle"
 	// FactGroupStopped: the documented group stalled or stopped (Group, Status, Text: Kafka's
 	// evidence).
@@ -121,6 +123,9 @@ type Fact struct {
 	StaleAfter    time.Duration  `json:",omitempty"`
 	Restart       Restart        `json:",omitempty"`
 	Contradiction *Contradiction `json:",omitempty"`
+	// Lag is, for FactGroupIdle, the lag report's wrong-group finding with what its words
+	// need (Mismatch, and the report's cluster, topics, group and evidence).
+	Lag *kafka.LagReport `json:",omitempty"`
 	// Risk is the cause whose evidence this is when that cause explains no present symptom
 	// (Verdict.Risks); "" otherwise.
 	Risk string `json:",omitempty"`

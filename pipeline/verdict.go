@@ -68,6 +68,13 @@ const (
 	SymptomRecordsUnread       = "RECORDS_UNREAD"
 )
 
+// mismatchReport is the lag report's wrong-group finding with what its words need (the
+// report's cluster, topics, group and evidence), without the partitions.
+func mismatchReport(l *kafka.LagReport) *kafka.LagReport {
+	return &kafka.LagReport{Cluster: l.Cluster, Topics: l.Topics, Group: l.Group, GroupExists: l.GroupExists,
+		Status: l.Status, Evidence: l.Evidence, Mismatch: l.Mismatch}
+}
+
 // Cause IDs, in the order the product tells them apart.
 const (
 	CauseNotWritable   = "CHECKPOINT_NOT_WRITABLE"
@@ -361,10 +368,7 @@ func (j *judge) kafka() {
 		return
 	}
 	if mm := l.Mismatch; mm != nil {
-		ev := Fact{Kind: FactGroupIdle, Text: mm.Evidence}
-		if ev.Text == "" {
-			ev.Group, ev.Status, ev.Detail = mm.Documented, mm.Reason, mm.Detail
-		}
+		ev := Fact{Kind: FactGroupIdle, Lag: mismatchReport(l)}
 		j.symptom(SymptomDocumentedGroupIdle, SourceKafka, ev)
 		if len(mm.Active) > 0 {
 			j.signal(CauseGroupMismatch, SourceKafka, true, ev)

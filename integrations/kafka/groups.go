@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
-	"github.com/streamwatch/streamwatch/internal/human"
 )
 
 // topicEnds is one topic's partitions and log ends.
@@ -211,11 +210,11 @@ func (m *Monitor) topicGroups(ctx context.Context, c *Cluster, topic string, kno
 		var live []PartitionSample
 		for p, off := range cm {
 			if end, ok := ends[p]; ok {
-				tg.Lag += max(end-off, 0)
-				tg.LagKnown = true
 				live = append(live, PartitionSample{Partition: p, Committed: off, LogEnd: end, UnixMilli: now.UnixMilli()})
 			}
 		}
+		lag, known := SumLag(live)
+		tg.Lag, tg.LagKnown = lag, known > 0
 		if m.store != nil && len(cm) > 0 {
 			if w, err := m.store.Window(ctx, SampleKey{Cluster: c.Name(), Group: name, Topic: topic}); err == nil {
 				tg.Movement = movement(w, live, now)
@@ -223,10 +222,9 @@ func (m *Monitor) topicGroups(ctx context.Context, c *Cluster, topic string, kno
 		}
 		switch {
 		case tg.Members > 0 && info.State != "Empty" && info.State != "Dead":
-			tg.Active, tg.ActiveReason = true, fmt.Sprintf("%s on the topic (%s)", human.Count(tg.Members, "member"), info.State)
+			tg.Active, tg.ActiveBy = true, ActiveMembers
 		case tg.Movement != nil && tg.Movement.Advanced > 0:
-			tg.Active, tg.ActiveReason = true, fmt.Sprintf("commits advanced %s in %s", human.Digits(tg.Movement.Advanced),
-				human.Age(tg.Movement.Span))
+			tg.Active, tg.ActiveBy = true, ActiveCommits
 		}
 		r.Groups = append(r.Groups, tg)
 	}

@@ -2,7 +2,6 @@ package kafka
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -64,10 +63,11 @@ func TestWrongGroup(t *testing.T) {
 	if mm.Reason != "empty" || len(mm.Active) != 1 || mm.Active[0].Group.Name != spark {
 		t.Fatalf("mismatch = %+v, want the spark group as the only active one", mm)
 	}
-	wantEvidence := "documented group sms-replies-prod is empty (Empty, no member on client.replies.sms, no stored samples to show commits moving) " +
-		"while spark-kafka-source-3f2a9c-1164-driver-0 consumes client.replies.sms: 1 member, lag 40"
-	if mm.Evidence != wantEvidence {
-		t.Errorf("evidence = %q\nwant       %q", mm.Evidence, wantEvidence)
+	// The finding is data (commands words it: TestMismatchEvidence): empty, with no stored
+	// samples to show the commits moving, while the spark group's member consumes.
+	if a := mm.Active[0]; mm.Documented != documented || mm.Watched || a.Topic != topic || a.Members != 1 ||
+		!a.LagKnown || a.Lag != 40 || a.ActiveBy != ActiveMembers {
+		t.Errorf("mismatch = %+v, active %+v: want empty, not watched, the spark group's 1 member with lag 40", mm, a)
 	}
 
 	coordinators := map[int32]bool{}
@@ -112,16 +112,16 @@ func TestWrongGroup(t *testing.T) {
 			for _, g := range gr.Groups {
 				byName[g.Group.Name] = g
 			}
-			if d := byName[documented]; d.Active || d.Group.State != "Empty" || d.Lag != 160 || d.Committed != 4 {
-				t.Errorf("documented group = %+v", d)
+			if d := byName[documented]; d.Active || d.Group.State != "Empty" || d.Lag != r.Totals.Lag || d.Committed != 4 {
+				t.Errorf("documented group = %+v, want lag %d as lag PIPELINE sums it", d, r.Totals.Lag)
 			}
 			if o := byName[old]; o.Active || o.Committed != 2 || o.Lag != 90 {
 				t.Errorf("old group = %+v", o)
 			}
 			if gr.Topic != "client.replies.sms" || gr.Cluster != "main" || gr.Partitions != 4 || gr.LogEndSum != 200 ||
-				g.ActiveReason != "1 member on the topic (Stable)" {
-				t.Errorf("groups report %s/%s: %d partitions, log end total %d; first group active because %q",
-					gr.Cluster, gr.Topic, gr.Partitions, gr.LogEndSum, g.ActiveReason)
+				g.ActiveBy != ActiveMembers {
+				t.Errorf("groups report %s/%s: %d partitions, log end total %d; first group active by %q",
+					gr.Cluster, gr.Topic, gr.Partitions, gr.LogEndSum, g.ActiveBy)
 			}
 		})
 	}
@@ -187,8 +187,9 @@ func TestSamplerFindsMovingGroup(t *testing.T) {
 	if mv == nil || mv.Advanced != 40 || mv.Samples != 4 { // 3 stored rounds and this answer
 		t.Errorf("movement = %+v, want +40 over 4 rounds", mv)
 	}
-	if !strings.Contains(r.Mismatch.Evidence, "commits unchanged over 1m30s") ||
-		!strings.Contains(r.Mismatch.Evidence, other+" consumes "+topic+": commits +40 in 1m30s, lag 160") {
-		t.Errorf("evidence = %q", r.Mismatch.Evidence)
+	if a := r.Mismatch.Active[0]; r.Mismatch.Reason != IdleEmpty || !r.Mismatch.Watched || r.Mismatch.Unchanged != 90*time.Second ||
+		a.Topic != topic || a.ActiveBy != ActiveCommits || !a.LagKnown || a.Lag != 160 || a.Movement.Span != 90*time.Second {
+		t.Errorf("mismatch = %+v, active %+v: want empty with commits unchanged over 1m30s while %s's advanced +40 in 1m30s, lag 160",
+			r.Mismatch, a, other)
 	}
 }

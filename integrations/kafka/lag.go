@@ -7,8 +7,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/streamwatch/streamwatch/internal/human"
 )
 
 // DefaultTimedPartitions is how many of the most-lagging partitions get the
@@ -285,8 +283,8 @@ func (m *Monitor) lag(ctx context.Context, c *Cluster, pipeline, group string, t
 		}
 		return out
 	}
-	if idle, reason, detail := documentedIdle(r, movements); idle {
-		m.checkMismatch(ctx, c, r, snap, reason, detail)
+	if mm, idle := documentedIdle(r, movements); idle {
+		m.checkMismatch(ctx, c, r, snap, mm)
 	}
 	r.Elapsed = time.Since(started)
 	return r, nil
@@ -403,16 +401,17 @@ func (m *Monitor) fetchAges(ctx context.Context, c *Cluster, snap *groupSnapshot
 	}
 }
 
+// totals sums a report's partitions: the lag through SumLag, the partitions it could not
+// count by why, and the oldest unconsumed record.
 func totals(ps []PartitionLag) LagTotals {
 	t := LagTotals{Partitions: len(ps)}
+	t.Lag, _ = SumLag(ps)
 	for _, p := range ps {
 		switch {
 		case p.LogEnd < 0 || p.Committed == UnknownOffset:
 			t.Unknown++
 		case p.Committed == NoOffset:
 			t.NoCommit++
-		default:
-			t.Lag += p.Lag
 		}
 		if p.Age > t.MaxAge || p.Age == t.MaxAge && p.AgeSource == AgeRecord && t.MaxAgeFrom != AgeRecord && p.Age > 0 {
 			t.MaxAge, t.MaxAgeAt, t.MaxAgeFrom = p.Age, TopicPartition{p.Topic, p.Partition}, p.AgeSource
@@ -421,47 +420,42 @@ func totals(ps []PartitionLag) LagTotals {
 	return t
 }
 
-// documentedIdle says whether the documented group looks idle on its
-// topics: missing, empty with commits that do not move, stalled or stopped.
-func documentedIdle(r *LagReport, movements func() []*CommitMovement) (bool, string, string) {
-	topics := strings.Join(r.Topics, ", ")
+// documentedIdle says whether the documented group looks idle on its topics: missing, empty
+// with commits that do not move, stalled or stopped; and if so, why, as the mismatch's data.
+func documentedIdle(r *LagReport, movements func() []*CommitMovement) (*Mismatch, bool) {
+	mm := &Mismatch{Documented: r.Group.Name}
 	switch {
 	case !r.GroupExists:
-		return true, "missing", fmt.Sprintf("no group %s on cluster %s: no members, no commits on %s", r.Group.Name, r.Cluster, topics)
+		mm.Reason = IdleMissing
 	case r.Status == StatusStalled:
-		return true, "stalled", r.Evidence
+		mm.Reason = IdleStalled
 	case r.Status == StatusStopped:
-		return true, "stopped", r.Evidence
+		mm.Reason = IdleStopped
 	case r.Totals.NoCommit == r.Totals.Partitions && r.Totals.Partitions > 0 && membersOnTopics(r) == 0:
-		return true, "no commits", fmt.Sprintf("no member on %s and no commits", topics)
+		mm.Reason = IdleNoCommits
+	}
+	if mm.Reason != "" {
+		return mm, true
 	}
 	if membersOnTopics(r) > 0 {
-		return false, "", ""
+		return nil, false
 	}
 	// No member: the group may still be driven by standalone commits
 	// (a Spark job committing from a listener, say). It is idle only if
 	// those did not move.
 	var advanced int64
-	var span time.Duration
-	known := false
 	for _, mv := range movements() {
 		if mv != nil && mv.Samples > 1 {
-			known = true
+			mm.Watched = true
 			advanced += mv.Advanced
-			span = max(span, mv.Span)
+			mm.Unchanged = max(mm.Unchanged, mv.Span)
 		}
 	}
-	state := r.Group.State
-	if state == "" {
-		state = "unknown state"
+	if mm.Watched && advanced != 0 {
+		return nil, false
 	}
-	switch {
-	case !known:
-		return true, "empty", fmt.Sprintf("%s, no member on %s, no stored samples to show commits moving", state, topics)
-	case advanced == 0:
-		return true, "empty", fmt.Sprintf("%s, no member on %s, commits unchanged over %s", state, topics, human.Age(span))
-	}
-	return false, "", ""
+	mm.Reason = IdleEmpty
+	return mm, true
 }
 
 func membersOnTopics(r *LagReport) int {
@@ -472,9 +466,9 @@ func membersOnTopics(r *LagReport) int {
 	return n
 }
 
-// checkMismatch looks for the groups that do consume the report's topics.
-func (m *Monitor) checkMismatch(ctx context.Context, c *Cluster, r *LagReport, snap *groupSnapshot, reason, detail string) {
-	mm := &Mismatch{Documented: r.Group.Name, Reason: reason, Detail: detail}
+// checkMismatch looks for the groups that do consume the report's topics while the documented
+// one is idle (mm).
+func (m *Monitor) checkMismatch(ctx context.Context, c *Cluster, r *LagReport, snap *groupSnapshot, mm *Mismatch) {
 	for _, topic := range r.Topics {
 		known := &topicEnds{}
 		for i, ref := range snap.refs {
@@ -499,27 +493,5 @@ func (m *Monitor) checkMismatch(ctx context.Context, c *Cluster, r *LagReport, s
 		return
 	}
 	sort.SliceStable(mm.Active, func(a, b int) bool { return mm.Active[a].Lag > mm.Active[b].Lag })
-	g := mm.Active[0]
-	mm.Evidence = fmt.Sprintf("documented group %s is %s (%s) while %s consumes %s: %s", r.Group.Name, reason, detail,
-		g.Group.Name, g.Topic, describeActivity(g))
-	if len(mm.Active) > 1 {
-		mm.Evidence += fmt.Sprintf("; %s more", human.Count(len(mm.Active)-1, "active group"))
-	}
 	r.Mismatch = mm
-}
-
-func describeActivity(g TopicGroup) string {
-	var parts []string
-	if g.Members > 0 {
-		parts = append(parts, human.Count(g.Members, "member"))
-	}
-	if g.Movement != nil && g.Movement.Advanced > 0 {
-		parts = append(parts, fmt.Sprintf("commits +%s in %s", human.Digits(g.Movement.Advanced), human.Age(g.Movement.Span)))
-	}
-	if g.LagKnown {
-		parts = append(parts, "lag "+human.Digits(g.Lag))
-	} else {
-		parts = append(parts, "lag unknown (no commits)")
-	}
-	return strings.Join(parts, ", ")
 }

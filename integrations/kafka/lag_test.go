@@ -119,7 +119,7 @@ func TestGroupLagExact(t *testing.T) {
 			}
 		}
 		if r.Mismatch != nil {
-			t.Errorf("unexpected mismatch: %s", r.Mismatch.Evidence)
+			t.Errorf("unexpected mismatch: %+v", r.Mismatch)
 		}
 		if tt := r.Totals; tt.Partitions != 6 || tt.Lag != 21 || tt.MaxAgeAt.Partition != 1 || human.Age(tt.MaxAge) != "16m" {
 			t.Errorf("totals = %+v, want 6 partitions, lag 21, the oldest unconsumed record 16m old on p1", tt)

@@ -9,8 +9,9 @@ type Lagged interface {
 }
 
 // SumLag is the lag of a set of partitions, the one sum streamwatch makes of it (the lag
-// command, detection, the gauge, the recovery watch, the digest's trend): the known lags
-// added up, and how many partitions had one. A partition without a commit adds nothing.
+// report's totals, each group of the groups report, the evaluator's summary, detection, the
+// gauge, the recovery watch, the digest's trend): the known lags added up, and how many
+// partitions had one. A partition without a commit adds nothing.
 func SumLag[P Lagged](ps []P) (total int64, known int) {
 	for _, p := range ps {
 		if l, ok := p.KnownLag(); ok {

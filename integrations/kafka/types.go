@@ -166,29 +166,54 @@ type LagReport struct {
 	Elapsed     time.Duration
 }
 
-// Mismatch is the wrong-group finding.
+// Mismatch is the wrong-group finding, as data: why the documented group counts as idle and
+// the groups that do consume (commands words it with the report's group, cluster and topics).
 type Mismatch struct {
 	Documented string
-	Reason     string       // "missing", "empty", "stalled", "stopped", "no commits"
-	Detail     string       // why the documented group counts as idle
-	Active     []TopicGroup // the groups that do consume, most lagging first
-	Evidence   string       // one sentence naming the other group and its lag
+	Reason     IdleReason
+	// Watched is true, for IdleEmpty, when stored samples showed the group's commits: they
+	// stood still over Unchanged. False: no stored samples to show them moving.
+	Watched   bool
+	Unchanged time.Duration
+	Active    []TopicGroup // the groups that do consume, most lagging first
 }
+
+// IdleReason is why the documented group counts as idle.
+type IdleReason string
+
+// The idle reasons: their values are the codes replies show ("wrong group? empty").
+const (
+	IdleMissing   IdleReason = "missing"    // the coordinator knows no such group and it has no commit on the topics
+	IdleStalled   IdleReason = "stalled"    // the report's Status is STALLED (its Evidence says why)
+	IdleStopped   IdleReason = "stopped"    // the report's Status is STOPPED
+	IdleNoCommits IdleReason = "no commits" // no member on the topics and no commit on any partition
+	IdleEmpty     IdleReason = "empty"      // no member on the topics, and commits not seen to move (Watched, Unchanged)
+)
 
 // TopicGroup is one group seen on a topic by `groups TOPIC`.
 type TopicGroup struct {
-	Group        GroupInfo
-	Topic        string
-	Members      int   // members holding or subscribed to a partition of the topic
-	Assigned     int   // partitions of the topic assigned to members
-	Committed    int   // partitions with a committed offset
-	Lag          int64 // over committed partitions whose log end is known
-	LagKnown     bool
-	Movement     *CommitMovement // from stored samples; nil without history
-	Spark        bool            // named like Spark's generated spark-kafka-source-* groups
-	Active       bool            // members on the topic, or commits that advanced
-	ActiveReason string
+	Group     GroupInfo
+	Topic     string
+	Members   int   // members holding or subscribed to a partition of the topic
+	Assigned  int   // partitions of the topic assigned to members
+	Committed int   // partitions with a committed offset
+	Lag       int64 // over committed partitions whose log end is known
+	LagKnown  bool
+	Movement  *CommitMovement // from stored samples; nil without history
+	Spark     bool            // named like Spark's generated spark-kafka-source-* groups
+	Active    bool            // members on the topic, or commits that advanced
+	ActiveBy  Activity        // what made it active; "" when it is not
 }
+
+// Activity is what makes a group active on a topic; the values it rests on are the
+// TopicGroup's own.
+type Activity string
+
+// The activities.
+const (
+	ActiveMembers Activity = "members" // Members on the topic, in a live state (Group.State neither Empty nor Dead)
+	ActiveCommits Activity = "commits" // commits advanced over the stored samples (Movement)
+)
 
 // GroupsReport answers `groups TOPIC`.
 type GroupsReport struct {

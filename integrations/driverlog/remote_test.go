@@ -10,88 +10,100 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamwatch/streamwatch/integrations/storage"
 	"github.com/streamwatch/streamwatch/integrations/storage/storagetest"
 )
 
-// TestScanObjectStorePrefix: driver logs under an s3:// or gs:// prefix, rolled and gzip'd as
-// EMR and Dataproc deliver them, give the same findings (signatures, counts, first and last
-// times, redacted examples) as the same lines in local files, read newest last within
-// max_bytes per file.
+// TestScanObjectStorePrefix: driver logs under an s3://, gs:// or abfss:// prefix, rolled and
+// gzip'd as EMR, Dataproc, Databricks and HDInsight deliver them, give the same findings
+// (signatures, counts, first and last times, redacted examples) as the same lines in local
+// files, rolled files oldest first, within max_bytes per file, whether the location is a glob
+// or a bare prefix.
 func TestScanObjectStorePrefix(t *testing.T) {
 	t.Parallel()
-	// stderr.2.gz and stderr.1.gz are rolled, stderr is the active log.
-	rolled := []struct{ src, name string }{
-		{"driver-concurrent.log", "stderr.2"},
-		{"driver-state.log", "stderr.1"},
-		{"driver-permission.log", "stderr"},
-	}
-	local := t.TempDir()
-	upload := t.TempDir()
-	for i, f := range rolled {
-		data, err := os.ReadFile(filepath.Join("testdata", f.src))
-		if err != nil {
-			t.Fatal(err)
-		}
-		mod := testNow.Add(time.Duration(i-10) * time.Minute)
-		setModTime(t, writeFile(t, local, f.name, string(data)), mod)
-		name := f.name
-		if i < len(rolled)-1 {
-			var gz bytes.Buffer
-			zw := gzip.NewWriter(&gz)
-			zw.Write(data)
-			zw.Close()
-			data, name = gz.Bytes(), name+".gz"
-		}
-		setModTime(t, writeFile(t, upload, name, string(data)), mod)
-	}
-
-	for _, maxBytes := range []int64{DefaultMaxBytes, 3000} { // 3000: only each file's tail
-		opt := testOptions(filepath.Join(local, "stderr*"))
-		opt.MaxBytes = maxBytes
-		want, err := Scan(t.Context(), opt)
-		if err != nil || len(want.Matches) < 3 || len(want.Errors) > 0 {
-			t.Fatalf("local scan: %+v, %v", want, err)
-		}
-
-		s3 := storagetest.NewS3Server(t, "emr-logs")
-		s3.Upload(t, upload, "j-1/containers/driver")
-		gcs := storagetest.NewGCSServer(t, "dataproc-logs")
-		gcs.Upload(t, upload, "cluster/driver")
-		for _, tc := range []struct {
-			pattern string
-			storage storage.Options
-		}{
-			{s3.Location("j-1/containers/driver/stderr*"), s3.Options()},
-			{gcs.Location("cluster/driver/"), gcs.Options()},
-		} {
-			opt := testOptions(tc.pattern)
-			opt.MaxBytes, opt.Storage = maxBytes, tc.storage
-			got, err := Scan(t.Context(), opt)
-			if err != nil || len(got.Errors) > 0 {
-				t.Fatalf("scan %s: %v, errors %q", tc.pattern, err, got.Errors)
+	for _, be := range storagetest.ObjectStores() {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			// stderr.2.gz and stderr.1.gz are rolled, stderr is the active log.
+			rolled := []struct{ src, name string }{
+				{"driver-concurrent.log", "stderr.2"},
+				{"driver-state.log", "stderr.1"},
+				{"driver-permission.log", "stderr"},
 			}
-			if len(got.Files) != len(rolled) || !strings.HasSuffix(got.Files[0].Path, "/stderr.2.gz") || !strings.HasSuffix(got.Files[2].Path, "/stderr") {
-				t.Errorf("scan %s read %+v, want the rolled files oldest first", tc.pattern, got.Files)
+			local, upload := t.TempDir(), t.TempDir()
+			uploaded := map[string]string{} // local name -> uploaded file
+			for i, f := range rolled {
+				data, err := os.ReadFile(filepath.Join("testdata", f.src))
+				if err != nil {
+					t.Fatal(err)
+				}
+				mod := testNow.Add(time.Duration(i-10) * time.Minute)
+				setModTime(t, writeFile(t, local, f.name, string(data)), mod)
+				name := f.name
+				if i < len(rolled)-1 {
+					var gz bytes.Buffer
+					zw := gzip.NewWriter(&gz)
+					zw.Write(data)
+					zw.Close()
+					data, name = gz.Bytes(), name+".gz"
+				}
+				uploaded[f.name] = writeFile(t, upload, name, string(data))
+				setModTime(t, uploaded[f.name], mod)
 			}
-			for i, f := range got.Files {
-				if w := want.Files[i]; f.BytesRead != w.BytesRead || f.Truncated != w.Truncated || !f.ModTime.Equal(w.ModTime) {
-					t.Errorf("scan %s (max %d) read %+v, local %+v", tc.pattern, maxBytes, f, w)
+			srv := be.Start(t, "driver-logs")
+			storagetest.UploadInOrder(t, srv, upload, "cluster-logs/0101-abc/driver")
+			// The objects' times (which Azure stamps itself) become the local files' too.
+			for name, up := range uploaded {
+				info, err := os.Stat(up)
+				if err != nil {
+					t.Fatal(err)
+				}
+				setModTime(t, filepath.Join(local, name), info.ModTime())
+			}
+			now := func() time.Time { return testNow }
+			if be.StampsTimes { // the logs are as old as the upload
+				now = func() time.Time { return time.Now().Add(time.Minute) }
+			}
+
+			for _, maxBytes := range []int64{DefaultMaxBytes, 3000} { // 3000: only each file's tail
+				opt := testOptions(filepath.Join(local, "stderr*"))
+				opt.MaxBytes, opt.Now = maxBytes, now
+				want, err := Scan(t.Context(), opt)
+				if err != nil || len(want.Matches) < 3 || len(want.Errors) > 0 {
+					t.Fatalf("local scan: %+v, %v", want, err)
+				}
+				for _, pattern := range []string{
+					srv.Location("cluster-logs/0101-abc/driver/stderr*"),
+					srv.Location("cluster-logs/0101-abc/driver/"),
+				} {
+					opt := testOptions(pattern)
+					opt.MaxBytes, opt.Now, opt.Storage = maxBytes, now, srv.Options()
+					got, err := Scan(t.Context(), opt)
+					if err != nil || len(got.Errors) > 0 {
+						t.Fatalf("scan %s: %v, errors %q", pattern, err, got.Errors)
+					}
+					if len(got.Files) != len(rolled) || !strings.HasSuffix(got.Files[0].Path, "/stderr.2.gz") || !strings.HasSuffix(got.Files[2].Path, "/stderr") {
+						t.Errorf("scan %s read %+v, want the rolled files oldest first", pattern, got.Files)
+					}
+					for i, f := range got.Files {
+						if w := want.Files[i]; f.BytesRead != w.BytesRead || f.Truncated != w.Truncated || !f.ModTime.Equal(w.ModTime) {
+							t.Errorf("scan %s (max %d) read %+v, local %+v", pattern, maxBytes, f, w)
+						}
+					}
+					if len(got.Matches) != len(want.Matches) {
+						t.Fatalf("scan %s (max %d): %d matches, local %d", pattern, maxBytes, len(got.Matches), len(want.Matches))
+					}
+					for i, m := range got.Matches {
+						w := want.Matches[i]
+						same := m.Signature.ID == w.Signature.ID && m.Count == w.Count && m.First.Equal(w.First) &&
+							m.Last.Equal(w.Last) && m.Example == w.Example &&
+							strings.TrimSuffix(path.Base(m.File), ".gz") == filepath.Base(w.File)
+						if !same {
+							t.Errorf("scan %s (max %d) match %d = %+v, local %+v", pattern, maxBytes, i, m, w)
+						}
+					}
 				}
 			}
-			if len(got.Matches) != len(want.Matches) {
-				t.Fatalf("scan %s (max %d): %d matches, local %d", tc.pattern, maxBytes, len(got.Matches), len(want.Matches))
-			}
-			for i, m := range got.Matches {
-				w := want.Matches[i]
-				same := m.Signature.ID == w.Signature.ID && m.Count == w.Count && m.First.Equal(w.First) &&
-					m.Last.Equal(w.Last) && m.Example == w.Example &&
-					strings.TrimSuffix(path.Base(m.File), ".gz") == filepath.Base(w.File)
-				if !same {
-					t.Errorf("scan %s (max %d) match %d = %+v, local %+v", tc.pattern, maxBytes, i, m, w)
-				}
-			}
-		}
+		})
 	}
 }
 

@@ -250,7 +250,7 @@ func benchHistory(now time.Time, partitions int) *MemoryStore {
 		round := make([]PartitionSample, partitions)
 		for p := range round {
 			c, e := int64(0), int64(1)
-			if i >= MaxSamples/2 {
+			if i >= MaxSamples-1 { // the commit moved a round ago: a healthy group, no scan
 				c, e = 1, 2
 			}
 			round[p] = PartitionSample{Partition: int32(p), Committed: c, LogEnd: e, UnixMilli: at.UnixMilli()}

@@ -244,3 +244,18 @@ func timeOfDay(t time.Time) string {
 	}
 	return t.In(human.Zone()).Format("15:04:05 MST")
 }
+
+// ChannelRefused answers a command in a channel streamwatch takes none in
+// (slack.allowed_channels).
+func ChannelRefused() Reply {
+	return Reply{Text: "streamwatch does not take commands in this channel; ask in one of its incident channels."}
+}
+
+// NotShared answers a command whose chart or file (name) the chat refused; code is the chat's
+// error code.
+func NotShared(name, code string) Reply {
+	return Reply{Text: "Sorry: " + name + " could not be posted to Slack (" + code + "); try again."}
+}
+
+// EmptyFile is the content of a shared file that has none.
+const EmptyFile = "(empty)"

@@ -2,8 +2,8 @@
 // webhooks, health, metrics), runs the socket-mode loop (socket.go), turns envelopes into
 // commands.Requests and renders their Replies, and the sentences commands words for
 // incidents' roots and threads, as Block Kit and mrkdwn (render*.go), and delivers the
-// outbox to Slack (deliver.go), surviving a deleted root or an archived channel (orphans.go);
-// the deliverer also runs the incidents' housekeeping (ending floods and silences, sweeping).
+// outbox to Slack (deliver.go), surviving a deleted root or an archived channel (orphans.go).
+// The incidents' housekeeping is app/jobs.go's maintain job, not the deliverer's.
 package bot
 
 import (

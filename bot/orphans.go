@@ -9,8 +9,8 @@ import (
 )
 
 // Slack mishaps that would orphan an incident: a person deleted its root, or its channel no
-// longer takes messages. The root is posted again (in its channel, or in slack.default_channel)
-// with a line saying why, the incident records the new root (state.Relocate), and its thread
+// longer takes messages. The root is posted again (in its channel, or in slack.default_channel),
+// the incident records the new root (state.Relocate), a line under it says why, and its thread
 // continues there.
 
 // orphanCase names the mishap a Slack error means for an incident's messages: message_not_found
@@ -50,8 +50,8 @@ func (d *deliverer) rescueTarget(from, kase string) string {
 	return d.defaultChannel
 }
 
-// rescueRoot posts inc's root in to, and under it the line that says why, once per entry
-// however often it is retried. It returns the new root's ts.
+// rescueRoot posts inc's root in to, once per entry however often it is retried. It returns
+// the new root's ts.
 func (d *deliverer) rescueRoot(ctx context.Context, e state.Delivery, inc *state.Incident, from, to, kase string) (string, error) {
 	r, ok := d.rescued[e.StreamID]
 	if !ok || r.channel != to {
@@ -65,14 +65,23 @@ func (d *deliverer) rescueRoot(ctx context.Context, e state.Delivery, inc *state
 		d.metrics.SlackOrphaned.WithLabelValues(kase).Inc()
 		d.log.Warn("incident's slack root posted again", "incident", inc.ID, "case", kase, "from", from, "to", to)
 	}
-	if !r.noted {
-		if _, err := d.slack.Post(ctx, to, Message{Text: rescueNote(from, to, kase), ThreadTS: r.ts}); err != nil {
-			return "", err
-		}
-		r.noted = true
-		d.rescued[e.StreamID] = r
-	}
 	return r.ts, nil
+}
+
+// noteRescue posts, under the root rescueRoot posted, the line that says why, once per entry.
+// It comes after the incident records its new root: whoever reads the line and asks about the
+// incident finds it where the line is.
+func (d *deliverer) noteRescue(ctx context.Context, e state.Delivery, from, to, kase string) error {
+	r := d.rescued[e.StreamID]
+	if r.noted {
+		return nil
+	}
+	if _, err := d.slack.Post(ctx, to, Message{Text: rescueNote(from, to, kase), ThreadTS: r.ts}); err != nil {
+		return err
+	}
+	r.noted = true
+	d.rescued[e.StreamID] = r
+	return nil
 }
 
 // rescueNote is the line under a root posted again (commands.RescueNote).
@@ -101,11 +110,22 @@ func (d *deliverer) orphaned(ctx context.Context, e state.Delivery, inc *state.I
 		// entry, as any error no retry fixes does.
 		return d.slackErr(ctx, e, to, "chat.postMessage", rerr)
 	}
+	// The incident records its new root before the line under it says where it went.
 	if e.Kind == state.KindRoot {
-		return d.out.Complete(ctx, e, ts, to)
+		if err := d.out.Complete(ctx, e, ts, to); err != nil {
+			return err
+		}
+		if err := d.noteRescue(ctx, e, channel, to, kase); err != nil {
+			// The root entry is done: the line is not worth posting the root a third time.
+			d.log.Warn("the line under a root posted again", "incident", e.Incident, "channel", to, "err", err)
+		}
+		return nil
 	}
 	if err := d.out.Relocate(ctx, e.Incident, to, ts); err != nil {
 		return err
+	}
+	if err := d.noteRescue(ctx, e, channel, to, kase); err != nil {
+		return d.slackErr(ctx, e, to, "chat.postMessage", err)
 	}
 	delete(d.replied, e.StreamID) // the reply goes into the new thread too
 	return errRescued

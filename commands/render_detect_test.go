@@ -22,7 +22,7 @@ func TestDetectMessage(t *testing.T) {
 	// version's, still read.
 	typed := obs
 	typed.GroupEvidence, typed.GroupSummary = "", &kafka.Summary{Status: kafka.StatusStalled, Judged: 3, Same: 3,
-		Worst: kafka.Evidence{Rule: kafka.RuleStalled, Partition: 2, Committed: 90, LogEnd: 500, Lag: 410, For: 5 * time.Minute, AtLeast: true, Grew: 10}}
+		Worst: kafka.PartitionVerdict{Partition: 2, Committed: 90, LogEnd: 500, Lag: 410, Evidence: kafka.Evidence{Rule: kafka.RuleStalled, For: 5 * time.Minute, AtLeast: true, Grew: 10}}}
 	typedNumbers := strings.Replace(numbers, "(all 3 partitions STALLED; worst p2: lag 410 for 5m)",
 		"(all 3 partitions STALLED; worst p2: lag 410 for ≥5m, committed unchanged at 90, log end 500 (+10 in that time), held by a live member)", 1)
 	if got := detectNumbers(typed); got != typedNumbers {

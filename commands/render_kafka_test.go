@@ -17,9 +17,8 @@ func TestLagSection(t *testing.T) {
 		Cluster: "main", Pipeline: "sms-replies", Topics: []string{"client.replies.sms"}, GroupExists: true,
 		Group: kafka.GroupInfo{Name: "sms-replies-prod", State: "Stable", Members: []kafka.Member{
 			{ClientID: "consumer-1", Host: "10.0.0.5", Assigned: map[string][]int32{"client.replies.sms": {0, 1, 2, 3}}}}},
-		Status: kafka.StatusStalled,
-		Summary: kafka.Summary{Status: kafka.StatusStalled, Judged: 4, Same: 1, Worst: kafka.Evidence{Rule: kafka.RuleStalled, Partition: 3,
-			Committed: 1840, LogEnd: 2310, Lag: 470, For: 7 * time.Minute, Grew: 470}},
+		Status:  kafka.StatusStalled,
+		Summary: kafka.Summary{Status: kafka.StatusStalled, Judged: 4, Same: 1, Worst: kafka.PartitionVerdict{Partition: 3, Committed: 1840, LogEnd: 2310, Lag: 470, Evidence: kafka.Evidence{Rule: kafka.RuleStalled, For: 7 * time.Minute, Grew: 470}}},
 		Partitions: []kafka.PartitionLag{
 			{Topic: "client.replies.sms", Partition: 0, LogEnd: 1000, Committed: 1000, Lag: 0, Member: "consumer-1", Status: kafka.StatusOK},
 			{Topic: "client.replies.sms", Partition: 1, LogEnd: 2000, Committed: 1990, Lag: 10, Age: 30 * time.Second, AgeSource: kafka.AgeEstimated, Member: "consumer-1", Status: kafka.StatusOK},
@@ -92,7 +91,7 @@ func TestMismatchEvidence(t *testing.T) {
 			"documented group sms-replies-prod is missing (no group sms-replies-prod on cluster main: no members, no commits on client.replies.sms) " +
 				"while spark-kafka-source-3f2a9c-1164-driver-0 consumes client.replies.sms: 1 member, lag 40; 2 active groups more"},
 		{"stopped: the verdict's evidence", report("Empty", kafka.StatusStopped, kafka.Summary{Status: kafka.StatusStopped, Judged: 4, Same: 4,
-			Worst: kafka.Evidence{Rule: kafka.RuleStopped, Partition: 3, Committed: 1840, LogEnd: 2310, Lag: 470, For: 6 * time.Minute, AtLeast: true}},
+			Worst: kafka.PartitionVerdict{Partition: 3, Committed: 1840, LogEnd: 2310, Lag: 470, Evidence: kafka.Evidence{Rule: kafka.RuleStopped, For: 6 * time.Minute, AtLeast: true}}},
 			kafka.Mismatch{Documented: "sms-replies-prod", Reason: kafka.IdleStopped, Active: []kafka.TopicGroup{fresh}}),
 			"documented group sms-replies-prod is stopped (all 4 partitions STOPPED; worst p3: lag 470 for ≥6m, committed unchanged at 1840, " +
 				"log end 2310 (no new records in that time), no member holds it) while fresh consumes client.replies.sms: " +

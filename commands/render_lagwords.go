@@ -13,15 +13,15 @@ import (
 // partitions STALLED; worst p3: …", "12 partitions OK, lag 40; most behind p7: …", with the
 // partitions nothing is known about counted at the end.
 func lagSummaryLine(s kafka.Summary) string {
-	if s.Worst.Rule == kafka.RuleNone {
+	if s.Worst.Evidence.Rule == kafka.RuleNone {
 		if s.Unknown == 0 {
 			return "no samples"
 		}
 		return "nothing known about " + human.Count(s.Unknown, "partition")
 	}
 	worst := partitionEvidence(s.Worst)
-	if s.Topic != "" {
-		worst = s.Topic + " " + worst
+	if s.Worst.Topic != "" {
+		worst = s.Worst.Topic + " " + worst
 	}
 	var line string
 	switch {
@@ -41,9 +41,10 @@ func lagSummaryLine(s kafka.Summary) string {
 // partitionEvidence words the rule that decided a partition's status and its numbers:
 // "p3: lag 470 for 7m, committed unchanged at 1840, log end 2310 (+410 in that time), no
 // member holds it".
-func partitionEvidence(e kafka.Evidence) string {
+func partitionEvidence(p kafka.PartitionVerdict) string {
+	e := p.Evidence
 	b := append(make([]byte, 0, 96), 'p')
-	b = strconv.AppendInt(b, int64(e.Partition), 10)
+	b = strconv.AppendInt(b, int64(p.Partition), 10)
 	b = append(b, ": "...)
 	num := func(prefix string, n int64) { b = strconv.AppendInt(append(b, prefix...), n, 10) }
 	age := func(prefix string, d time.Duration) { b = human.AppendAge(append(b, prefix...), d) }
@@ -55,23 +56,23 @@ func partitionEvidence(e kafka.Evidence) string {
 	case kafka.RuleUnknownCommit:
 		b = append(b, "commit unknown"...)
 	case kafka.RuleNoCommit:
-		num("no committed offset, log end ", e.LogEnd)
+		num("no committed offset, log end ", p.LogEnd)
 	case kafka.RuleCaughtUp:
-		num("caught up at ", e.Committed)
-		if e.Lag > 0 {
-			num(" (lag ", e.Lag)
+		num("caught up at ", p.Committed)
+		if p.Lag > 0 {
+			num(" (lag ", p.Lag)
 			num(" ≤ allowed_lag ", e.Allowed)
 			b = append(b, ')')
 		}
 	case kafka.RuleStopped, kafka.RuleStalled:
-		num("lag ", e.Lag)
+		num("lag ", p.Lag)
 		b = append(b, " for "...)
 		if e.AtLeast {
 			b = append(b, "≥"...) // it may have waited before the first sample
 		}
 		age("", e.For)
-		num(", committed unchanged at ", e.Committed)
-		num(", log end ", e.LogEnd)
+		num(", committed unchanged at ", p.Committed)
+		num(", log end ", p.LogEnd)
 		if e.Grew > 0 {
 			num(" (+", e.Grew)
 			b = append(b, " in that time)"...)
@@ -88,26 +89,26 @@ func partitionEvidence(e kafka.Evidence) string {
 		num(" to ", e.To)
 		age(" ", e.For)
 		b = append(b, " ago"...)
-		if e.Committed != e.To {
-			num("; now ", e.Committed)
+		if p.Committed != e.To {
+			num("; now ", p.Committed)
 		}
-		num(", ", e.From-e.Committed)
+		num(", ", e.From-p.Committed)
 		b = append(b, " short of its previous high"...)
 	case kafka.RuleWarning:
 		num("lag never fell over ", int64(e.Samples))
 		num(" samples, from ", e.FromLag)
-		num(" to ", e.Lag)
+		num(" to ", p.Lag)
 		age(" over ", e.For)
 		num(", while committed advanced ", e.From)
-		num(" → ", e.Committed)
+		num(" → ", p.Committed)
 	case kafka.RuleConsuming:
-		num("committed ", e.Committed)
-		if e.From >= 0 && e.From < e.Committed {
-			num(" (+", e.Committed-e.From)
+		num("committed ", p.Committed)
+		if e.From >= 0 && e.From < p.Committed {
+			num(" (+", p.Committed-e.From)
 			age(" in ", e.For)
 			b = append(b, ')')
 		}
-		num(", lag ", e.Lag)
+		num(", lag ", p.Lag)
 	default:
 		b = append(b, e.Rule.String()...)
 	}

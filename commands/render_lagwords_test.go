@@ -172,7 +172,7 @@ func TestLagWordsEvaluated(t *testing.T) {
 				}
 				return
 			}
-			if w := partitionEvidence(got.Partitions[0].Evidence); w != tt.evidence {
+			if w := partitionEvidence(got.Partitions[0].Verdict()); w != tt.evidence {
 				t.Errorf("words = %q\nwant      %q", w, tt.evidence)
 			}
 		})
@@ -227,7 +227,7 @@ func TestLagWordsIssueSequences(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			got := kafka.Evaluate(c.samples, kafka.EvalOptions{StallAfter: 5 * time.Minute, AllowedLag: c.allowedLag})
 			p := got.Partitions[0]
-			if w := partitionEvidence(p.Evidence); p.Status != c.want || w != c.evidence {
+			if w := partitionEvidence(p.Verdict()); p.Status != c.want || w != c.evidence {
 				t.Errorf("got %s %q\nwant %s %q", p.Status, w, c.want, c.evidence)
 			}
 		})
@@ -238,8 +238,10 @@ func TestLagWordsIssueSequences(t *testing.T) {
 // them itself.
 func TestLagWords(t *testing.T) {
 	t.Parallel()
-	stopped := kafka.Evidence{Rule: kafka.RuleStopped, Partition: 2, Committed: 5, LogEnd: 250, Lag: 245, For: 5 * time.Minute, Grew: 200}
-	caught := kafka.Evidence{Rule: kafka.RuleCaughtUp, Committed: 70, LogEnd: 70}
+	stopped := kafka.PartitionVerdict{Partition: 2, Committed: 5, LogEnd: 250, Lag: 245, Evidence: kafka.Evidence{Rule: kafka.RuleStopped, For: 5 * time.Minute, Grew: 200}}
+	caught := kafka.PartitionVerdict{Committed: 70, LogEnd: 70, Evidence: kafka.Evidence{Rule: kafka.RuleCaughtUp}}
+	onTopic := stopped
+	onTopic.Topic = "payments"
 	for _, c := range []struct {
 		sum  kafka.Summary
 		want string
@@ -247,33 +249,31 @@ func TestLagWords(t *testing.T) {
 		{kafka.Summary{}, "no samples"},
 		{kafka.Summary{Unknown: 3}, "nothing known about 3 partitions"},
 		{kafka.Summary{Status: kafka.StatusOK, Judged: 1, Same: 1, Worst: caught}, "1 partition OK, lag 0; most behind p0: caught up at 70"},
-		{kafka.Summary{Status: kafka.StatusOK, Judged: 12, Same: 12, Lag: 12345, Worst: kafka.Evidence{Rule: kafka.RuleConsuming, Partition: 7,
-			Committed: 500, Lag: 300, From: 500}}, "12 partitions OK, lag 12,345; most behind p7: committed 500, lag 300"},
+		{kafka.Summary{Status: kafka.StatusOK, Judged: 12, Same: 12, Lag: 12345, Worst: kafka.PartitionVerdict{Partition: 7, Committed: 500, Lag: 300, Evidence: kafka.Evidence{Rule: kafka.RuleConsuming, From: 500}}}, "12 partitions OK, lag 12,345; most behind p7: committed 500, lag 300"},
 		{kafka.Summary{Status: kafka.StatusStopped, Judged: 5, Same: 2, Worst: stopped},
 			"2 of 5 partitions STOPPED; worst p2: lag 245 for 5m, committed unchanged at 5, log end 250 (+200 in that time), no member holds it"},
-		{kafka.Summary{Status: kafka.StatusStopped, Judged: 2, Same: 2, Unknown: 1, Worst: stopped, Topic: "payments"},
+		{kafka.Summary{Status: kafka.StatusStopped, Judged: 2, Same: 2, Unknown: 1, Worst: onTopic},
 			"all 2 partitions STOPPED; worst payments p2: lag 245 for 5m, committed unchanged at 5, log end 250 (+200 in that time), " +
 				"no member holds it; 1 partition unknown"},
-		{kafka.Summary{Status: kafka.StatusNoCommits, Judged: 1, Same: 1, Unknown: 2, Worst: kafka.Evidence{Rule: kafka.RuleNoCommit, Partition: 4,
-			Committed: kafka.NoOffset, LogEnd: 9, Lag: -1}}, "all 1 partition NO_COMMITS; worst p4: no committed offset, log end 9; 2 partitions unknown"},
+		{kafka.Summary{Status: kafka.StatusNoCommits, Judged: 1, Same: 1, Unknown: 2, Worst: kafka.PartitionVerdict{Partition: 4, Committed: kafka.NoOffset, LogEnd: 9, Lag: -1, Evidence: kafka.Evidence{Rule: kafka.RuleNoCommit}}}, "all 1 partition NO_COMMITS; worst p4: no committed offset, log end 9; 2 partitions unknown"},
 	} {
 		if got := lagSummaryLine(c.sum); got != c.want {
 			t.Errorf("%+v:\n got %q\nwant %q", c.sum, got, c.want)
 		}
 	}
 	for _, c := range []struct {
-		ev   kafka.Evidence
+		ev   kafka.PartitionVerdict
 		want string
 	}{
-		{kafka.Evidence{Rule: kafka.RuleUnknownLogEnd, Partition: 3}, "p3: log end unknown"},
-		{kafka.Evidence{Rule: kafka.RuleUnknownCommit, Partition: 3}, "p3: commit unknown"},
-		{kafka.Evidence{Rule: kafka.RuleUnknownBoth, Partition: 3}, "p3: log end and commit unknown"},
-		{kafka.Evidence{Rule: kafka.RuleCaughtUp, Partition: 3, Committed: 120, LogEnd: 121, Lag: 1, Allowed: 1}, "p3: caught up at 120 (lag 1 ≤ allowed_lag 1)"},
-		{kafka.Evidence{Rule: kafka.RuleStalled, Partition: 1, Committed: 100, LogEnd: 140, Lag: 40, For: 6 * time.Minute, AtLeast: true},
+		{kafka.PartitionVerdict{Partition: 3, Evidence: kafka.Evidence{Rule: kafka.RuleUnknownLogEnd}}, "p3: log end unknown"},
+		{kafka.PartitionVerdict{Partition: 3, Evidence: kafka.Evidence{Rule: kafka.RuleUnknownCommit}}, "p3: commit unknown"},
+		{kafka.PartitionVerdict{Partition: 3, Evidence: kafka.Evidence{Rule: kafka.RuleUnknownBoth}}, "p3: log end and commit unknown"},
+		{kafka.PartitionVerdict{Partition: 3, Committed: 120, LogEnd: 121, Lag: 1, Evidence: kafka.Evidence{Rule: kafka.RuleCaughtUp, Allowed: 1}}, "p3: caught up at 120 (lag 1 ≤ allowed_lag 1)"},
+		{kafka.PartitionVerdict{Partition: 1, Committed: 100, LogEnd: 140, Lag: 40, Evidence: kafka.Evidence{Rule: kafka.RuleStalled, For: 6 * time.Minute, AtLeast: true}},
 			"p1: lag 40 for ≥6m, committed unchanged at 100, log end 140 (no new records in that time), held by a live member"},
-		{kafka.Evidence{Rule: kafka.RuleRewound, Partition: 6, Committed: 1200, From: 1900, To: 1200, For: 30 * time.Second},
+		{kafka.PartitionVerdict{Partition: 6, Committed: 1200, Evidence: kafka.Evidence{Rule: kafka.RuleRewound, From: 1900, To: 1200, For: 30 * time.Second}},
 			"p6: committed went back from 1900 to 1200 30s ago, 700 short of its previous high"},
-		{kafka.Evidence{Rule: kafka.RuleConsuming, Partition: 0, Committed: 180, LogEnd: 190, Lag: 10, From: kafka.NoOffset, For: time.Minute},
+		{kafka.PartitionVerdict{Partition: 0, Committed: 180, LogEnd: 190, Lag: 10, Evidence: kafka.Evidence{Rule: kafka.RuleConsuming, From: kafka.NoOffset, For: time.Minute}},
 			"p0: committed 180, lag 10"},
 	} {
 		if got := partitionEvidence(c.ev); got != c.want {

@@ -14,8 +14,7 @@ import (
 // group_summary, and one an earlier version stored with its words under group_evidence still
 // reads back with them.
 func TestObservationGroupSummaryJSON(t *testing.T) {
-	sum := kafka.Summary{Status: kafka.StatusStalled, Judged: 3, Same: 1, Unknown: 1, Worst: kafka.Evidence{Rule: kafka.RuleStalled,
-		Partition: 2, Committed: 90, LogEnd: 500, Lag: 410, For: 5 * time.Minute, Grew: 10}, Topic: "sms"}
+	sum := kafka.Summary{Status: kafka.StatusStalled, Judged: 3, Same: 1, Unknown: 1, Worst: kafka.PartitionVerdict{Topic: "sms", Partition: 2, Committed: 90, LogEnd: 500, Lag: 410, Evidence: kafka.Evidence{Rule: kafka.RuleStalled, For: 5 * time.Minute, Grew: 10}}}
 	b, err := json.Marshal(pipeline.Observation{GroupStatus: "STALLED", GroupSummary: &sum})
 	if err != nil {
 		t.Fatal(err)

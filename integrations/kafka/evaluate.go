@@ -86,7 +86,8 @@ type EvalOptions struct {
 type PartitionStatus struct {
 	Partition int32
 	Status    Status
-	// Evidence is the rule that decided Status and its numbers.
+	// Evidence is the rule that decided Status and the numbers it used besides Committed,
+	// LogEnd and Lag.
 	Evidence  Evidence
 	Committed int64 // at the latest sample
 	LogEnd    int64
@@ -172,7 +173,7 @@ func evaluate(window, latest []PartitionSample, opts EvalOptions) GroupStatus {
 	for i, st := range all {
 		out.Partitions[i] = st.verdict(src, opts)
 	}
-	out.Summary, _, out.Counts = summarize(out.Partitions)
+	out.Summary, out.Counts = summarize(out.Partitions)
 	out.Status = out.Summary.Status
 	for _, p := range out.Partitions {
 		if p.Moved.After(out.Moved) {
@@ -180,37 +181,6 @@ func evaluate(window, latest []PartitionSample, opts EvalOptions) GroupStatus {
 		}
 	}
 	return out
-}
-
-// summarize gives a group the worst of its partitions' statuses and that partition's evidence
-// (the most lagging one among equals), with how many partitions share it; worst is that
-// partition's index, -1 when none was judged. UNKNOWN partitions decide only when nothing else
-// is known; otherwise they are counted apart.
-func summarize(parts []PartitionStatus) (sum Summary, worst int, counts map[Status]int) {
-	counts = map[Status]int{}
-	worst = -1
-	for i := range parts {
-		p := &parts[i]
-		counts[p.Status]++
-		if p.Status == StatusUnknown {
-			continue
-		}
-		if worst < 0 || p.Status > parts[worst].Status || p.Status == parts[worst].Status && p.Lag > parts[worst].Lag {
-			worst = i
-		}
-	}
-	sum.Unknown = counts[StatusUnknown]
-	if worst < 0 {
-		return sum, worst, counts
-	}
-	w := &parts[worst]
-	sum.Status, sum.Worst = w.Status, w.Evidence
-	sum.Judged = len(parts) - sum.Unknown
-	sum.Same = counts[w.Status]
-	if w.Status == StatusOK {
-		sum.Lag, _ = SumLag(parts)
-	}
-	return sum, worst, counts
 }
 
 // partStates holds one partState per partition: in a slice indexed by
@@ -438,7 +408,6 @@ func (st *partState) verdict(src sampleSource, opts EvalOptions) PartitionStatus
 		ps.Moved = src.at(st.runStart).Time()
 	}
 	ev := &ps.Evidence
-	ev.Partition, ev.Committed, ev.LogEnd, ev.Lag = last.Partition, last.Committed, last.LogEnd, ps.Lag
 	allowed := max(opts.AllowedLag, 0)
 
 	switch {

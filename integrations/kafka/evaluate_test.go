@@ -172,8 +172,7 @@ func TestEvaluatePartition(t *testing.T) {
 				}
 				return
 			}
-			if ev := got.Partitions[0].Evidence; ev.Rule != tt.rule || ev.Partition != got.Partitions[0].Partition ||
-				ev.Committed != got.Partitions[0].Committed || ev.Lag != got.Partitions[0].Lag || got.Summary.Worst != ev {
+			if ev := got.Partitions[0].Evidence; ev.Rule != tt.rule || got.Summary.Worst != got.Partitions[0].Verdict() {
 				t.Errorf("evidence = %+v, want rule %s with the partition's numbers (summary %+v)", ev, tt.rule, got.Summary)
 			}
 		})
@@ -203,8 +202,8 @@ func TestEvaluateGroup(t *testing.T) {
 	}
 	// "2 of 5 partitions STOPPED; worst p2: lag 245 for 5m, committed unchanged at 5, log end 250 (+200 in that time),
 	// no member holds it" (commands: TestLagWords).
-	want := Summary{Status: StatusStopped, Judged: 5, Same: 2, Worst: Evidence{Rule: RuleStopped, Partition: 2, Committed: 5,
-		LogEnd: 250, Lag: 245, For: 5 * time.Minute, Grew: 200}}
+	want := Summary{Status: StatusStopped, Judged: 5, Same: 2, Worst: PartitionVerdict{Partition: 2, Committed: 5,
+		LogEnd: 250, Lag: 245, Evidence: Evidence{Rule: RuleStopped, For: 5 * time.Minute, Grew: 200}}}
 	if got.Summary != want {
 		t.Errorf("summary = %+v\nwant      %+v", got.Summary, want)
 	}
@@ -222,7 +221,7 @@ func TestEvaluateGroup(t *testing.T) {
 
 	ok := Evaluate(series[0], EvalOptions{})
 	// "1 partition OK, lag 0; most behind p0: caught up at 70"
-	wantOK := Summary{Status: StatusOK, Judged: 1, Same: 1, Worst: Evidence{Rule: RuleCaughtUp, Committed: 70, LogEnd: 70}}
+	wantOK := Summary{Status: StatusOK, Judged: 1, Same: 1, Worst: PartitionVerdict{Committed: 70, LogEnd: 70, Evidence: Evidence{Rule: RuleCaughtUp}}}
 	if ok.Status != StatusOK || ok.Summary != wantOK {
 		t.Errorf("all OK: %s %+v", ok.Status, ok.Summary)
 	}

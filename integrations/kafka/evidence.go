@@ -6,11 +6,12 @@ import (
 )
 
 // Rule is the evaluator's rule that decided a partition's status. Its numbers are the
-// Evidence's fields each constant names; commands words them. The values are stored (in
-// detection's observations): append new rules, never renumber.
+// partition's Committed, LogEnd and Lag, and the Evidence fields each constant names; commands
+// words them. The values are stored (in detection's observations): append new rules, never
+// renumber.
 type Rule uint8
 
-// The rules, with the Evidence fields each uses besides Partition.
+// The rules, with the numbers each uses besides the partition.
 const (
 	RuleNone Rule = iota // no partition was judged
 	// RuleUnknownLogEnd: the partition's log end is unknown this round (UNKNOWN).
@@ -39,7 +40,7 @@ const (
 	// over For, while committed advanced From → Committed (WARNING, Burrow's rule 5).
 	RuleWarning
 	// RuleConsuming: consuming with Lag above the allowed lag (OK); Committed, Lag, and, when
-	// From (committed at the first sample) is below it, the advance over For.
+	// From (committed at the first sample) is below Committed, the advance over For.
 	RuleConsuming
 )
 
@@ -53,39 +54,58 @@ func (r Rule) String() string {
 	return "Rule(" + strconv.Itoa(int(r)) + ")"
 }
 
-// Evidence is what the evaluator judged one partition on: the rule that decided and its
-// numbers (see each Rule for the fields it uses). It holds no pointer, so 10,000 of them cost
-// the collector nothing.
+// Evidence is what the evaluator judged one partition on beyond its Committed, LogEnd and Lag:
+// the rule that decided and the other numbers it used (see each Rule). It holds no pointer, so
+// 10,000 of them cost the collector nothing.
 type Evidence struct {
-	Rule      Rule
-	AtLeast   bool
+	Rule    Rule
+	AtLeast bool          `json:",omitempty"`
+	Samples int32         `json:",omitempty"`
+	Allowed int64         `json:",omitempty"`
+	Grew    int64         `json:",omitempty"`
+	From    int64         `json:",omitempty"`
+	To      int64         `json:",omitempty"`
+	FromLag int64         `json:",omitempty"`
+	For     time.Duration `json:",omitempty"`
+}
+
+// unknownRule is the rule of a partition the round could not judge.
+func unknownRule(p *PartitionLag) Evidence {
+	switch {
+	case p.LogEnd < 0 && p.Committed == UnknownOffset:
+		return Evidence{Rule: RuleUnknownBoth}
+	case p.LogEnd < 0:
+		return Evidence{Rule: RuleUnknownLogEnd}
+	}
+	return Evidence{Rule: RuleUnknownCommit}
+}
+
+// PartitionVerdict is one partition's judgment with all its numbers: a Summary's worst.
+type PartitionVerdict struct {
+	// Topic is set when the verdict spans more than one topic.
+	Topic     string `json:",omitempty"`
 	Partition int32
-	Samples   int32
 	Committed int64
 	LogEnd    int64
 	Lag       int64
-	Allowed   int64
-	Grew      int64
-	From      int64
-	To        int64
-	FromLag   int64
-	For       time.Duration
+	Evidence  Evidence
 }
 
-// unknownEvidence is the evidence of a partition the round could not judge.
-func unknownEvidence(p *PartitionLag) Evidence {
-	r := RuleUnknownCommit
-	switch {
-	case p.LogEnd < 0 && p.Committed == UnknownOffset:
-		r = RuleUnknownBoth
-	case p.LogEnd < 0:
-		r = RuleUnknownLogEnd
-	}
-	return Evidence{Rule: r, Partition: p.Partition, Committed: p.Committed, LogEnd: p.LogEnd, Lag: p.Lag}
+// Verdict is the partition's judgment with its numbers.
+func (p *PartitionStatus) Verdict() PartitionVerdict {
+	return PartitionVerdict{Partition: p.Partition, Committed: p.Committed, LogEnd: p.LogEnd, Lag: p.Lag, Evidence: p.Evidence}
 }
+
+// Verdict is the partition's judgment with its numbers and topic.
+func (p *PartitionLag) Verdict() PartitionVerdict {
+	return PartitionVerdict{Topic: p.Topic, Partition: p.Partition, Committed: p.Committed, LogEnd: p.LogEnd, Lag: p.Lag, Evidence: p.Evidence}
+}
+
+func (p *PartitionStatus) judgment() (Status, int64) { return p.Status, p.Lag }
+func (p *PartitionLag) judgment() (Status, int64)    { return p.Status, p.Lag }
 
 // Summary is a verdict over many partitions, as data: the worst status, how many partitions
-// share it, and the worst partition's evidence (the most lagging among equals). UNKNOWN
+// share it, and the worst partition's judgment (the most lagging among equals). UNKNOWN
 // partitions decide only when nothing else is known; otherwise they are counted apart.
 type Summary struct {
 	Status Status
@@ -96,9 +116,48 @@ type Summary struct {
 	Unknown int
 	// Lag is, when Status is OK, the lag summed over the partitions (SumLag).
 	Lag int64
-	// Worst is the worst partition's evidence; its Rule is RuleNone when no partition was
-	// judged.
-	Worst Evidence
-	// Topic is the worst partition's topic when the verdict spans more than one topic.
-	Topic string `json:",omitempty"`
+	// Worst is the worst partition's judgment; its Evidence.Rule is RuleNone when no
+	// partition was judged.
+	Worst PartitionVerdict
+}
+
+// judgedPartition is a PartitionStatus or a PartitionLag, for summarize.
+type judgedPartition[P any] interface {
+	*P
+	judgment() (Status, int64)
+	Verdict() PartitionVerdict
+}
+
+// summarize gives a group the worst of its partitions' statuses and that partition's judgment
+// (the most lagging one among equals), with how many partitions share it. UNKNOWN partitions
+// decide only when nothing else is known; otherwise they are counted apart. It reads the
+// partitions in place: a report's 10,000 are not copied.
+func summarize[P any, J judgedPartition[P]](parts []P) (sum Summary, counts map[Status]int) {
+	counts = map[Status]int{}
+	worst, worstStatus, worstLag := -1, StatusUnknown, int64(0)
+	for i := range parts {
+		st, lag := J(&parts[i]).judgment()
+		counts[st]++
+		if st == StatusUnknown {
+			continue
+		}
+		if worst < 0 || st > worstStatus || st == worstStatus && lag > worstLag {
+			worst, worstStatus, worstLag = i, st, lag
+		}
+		if lag > 0 {
+			sum.Lag += lag // SumLag's sum, without a second pass
+		}
+	}
+	sum.Unknown = counts[StatusUnknown]
+	if worst < 0 {
+		sum.Lag = 0
+		return sum, counts
+	}
+	sum.Status, sum.Worst = worstStatus, J(&parts[worst]).Verdict()
+	sum.Judged = len(parts) - sum.Unknown
+	sum.Same = counts[worstStatus]
+	if worstStatus != StatusOK {
+		sum.Lag = 0
+	}
+	return sum, counts
 }

@@ -251,7 +251,7 @@ func (m *Monitor) lag(ctx context.Context, c *Cluster, pipeline, group string, t
 				// Stored samples alone would judge the partition
 				// as of the last round, not now.
 				p.Status = StatusUnknown
-				p.Evidence = unknownEvidence(p)
+				p.Evidence = unknownRule(p)
 			default:
 				p.Status, p.Evidence = ps.Status, ps.Evidence
 				if ps.Age > 0 {
@@ -337,13 +337,9 @@ func movement(window, live []PartitionSample, now time.Time) *CommitMovement {
 
 // summarise gives the report the worst verdict over all its topics.
 func (m *Monitor) summarise(r *LagReport) {
-	parts := make([]PartitionStatus, len(r.Partitions))
-	for i, p := range r.Partitions {
-		parts[i] = PartitionStatus{Partition: p.Partition, Status: p.Status, Evidence: p.Evidence, Lag: p.Lag}
-	}
-	sum, worst, counts := summarize(parts)
-	if worst >= 0 && len(r.Topics) > 1 {
-		sum.Topic = r.Partitions[worst].Topic
+	sum, counts := summarize(r.Partitions)
+	if len(r.Topics) <= 1 {
+		sum.Worst.Topic = ""
 	}
 	r.Status, r.Summary, r.StatusCounts = sum.Status, sum, counts
 }

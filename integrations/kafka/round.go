@@ -332,7 +332,7 @@ func (s *Sampler) samplePipeline(ctx context.Context, c *Cluster, snap *clusterS
 			pl := &out.Partitions[i]
 			ps, ok := byPartition[pl.Partition]
 			if pl.LogEnd < 0 || pl.Committed == UnknownOffset || !ok {
-				pl.Status, pl.Evidence = StatusUnknown, unknownEvidence(pl)
+				pl.Status, pl.Evidence = StatusUnknown, unknownRule(pl)
 				continue
 			}
 			pl.Status, pl.Evidence = ps.Status, ps.Evidence
@@ -355,13 +355,9 @@ func (s *Sampler) samplePipeline(ctx context.Context, c *Cluster, snap *clusterS
 			idle = append(idle, topic)
 		}
 	}
-	parts := make([]PartitionStatus, len(out.Partitions))
-	for i, pl := range out.Partitions {
-		parts[i] = PartitionStatus{Partition: pl.Partition, Status: pl.Status, Evidence: pl.Evidence, Lag: pl.Lag}
-	}
-	sum, worst, _ := summarize(parts)
-	if worst >= 0 && len(p.Topics) > 1 {
-		sum.Topic = out.Partitions[worst].Topic
+	sum, _ := summarize(out.Partitions)
+	if len(p.Topics) <= 1 {
+		sum.Worst.Topic = ""
 	}
 	out.Status, out.Summary = sum.Status, sum
 	return idle, errors.Join(errs...)

@@ -159,7 +159,7 @@ func TestRoundVerdict(t *testing.T) {
 		clk.Add(30 * time.Second)
 	}
 	pr, _ := r.Pipeline("verdict")
-	if pr.Status != StatusStopped || pr.Summary.Worst.Rule != RuleStopped {
+	if pr.Status != StatusStopped || pr.Summary.Worst.Evidence.Rule != RuleStopped {
 		t.Fatalf("status %s (%+v), want STOPPED", pr.Status, pr.Summary)
 	}
 }

@@ -98,7 +98,8 @@ type PartitionLag struct {
 	// offset below the log start.
 	AgeNote string
 	Status  Status
-	// Evidence is the rule that decided Status and its numbers.
+	// Evidence is the rule that decided Status and the numbers it used besides Committed,
+	// LogEnd and Lag.
 	Evidence Evidence
 }
 

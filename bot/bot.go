@@ -1,6 +1,7 @@
 // Package bot is streamwatch's Slack and HTTP side: it serves the routes (routes.go: alert
 // webhooks, health, metrics), runs the socket-mode loop (socket.go), turns envelopes into
-// commands.Requests and renders their Replies as Block Kit (render*.go), and delivers the
+// commands.Requests and renders their Replies, and the sentences commands words for
+// incidents' roots and threads, as Block Kit and mrkdwn (render*.go), and delivers the
 // outbox to Slack (deliver.go), surviving a deleted root or an archived channel (orphans.go);
 // the deliverer also runs the incidents' housekeeping (ending floods and silences, sweeping).
 package bot

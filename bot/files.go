@@ -28,7 +28,7 @@ func (b *Bot) shareFile(ctx context.Context, r commands.Reply) commands.Reply {
 			err = b.upload(ctx, c.Channel, c.ThreadTS, clip(mrkdwn(comment), 1000), up)
 		}
 		if err != nil {
-			return commands.Reply{Text: "Sorry: " + clip(oneLine(c.Name), 100) + " could not be posted to Slack (" + slackCode(err) + "); try again."}
+			return commands.NotShared(clip(oneLine(c.Name), 100), slackCode(err))
 		}
 	}
 	f := r.File
@@ -38,11 +38,11 @@ func (b *Bot) shareFile(ctx context.Context, r commands.Reply) commands.Reply {
 	r.File = nil
 	content := valid(f.Content)
 	if content == "" {
-		content = "(empty)"
+		content = commands.EmptyFile
 	}
 	err := b.upload(ctx, f.Channel, f.ThreadTS, fileComment(*f), &Upload{Name: f.Name, Title: f.Title, Data: []byte(content)})
 	if err != nil {
-		return commands.Reply{Text: "Sorry: " + clip(oneLine(f.Name), 100) + " could not be posted to Slack (" + slackCode(err) + "); try again."}
+		return commands.NotShared(clip(oneLine(f.Name), 100), slackCode(err))
 	}
 	return r
 }

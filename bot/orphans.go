@@ -3,8 +3,8 @@ package bot
 import (
 	"context"
 	"errors"
-	"fmt"
 
+	"github.com/streamwatch/streamwatch/commands"
 	"github.com/streamwatch/streamwatch/state"
 )
 
@@ -75,18 +75,8 @@ func (d *deliverer) rescueRoot(ctx context.Context, e state.Delivery, inc *state
 	return r.ts, nil
 }
 
-// rescueNote is the line under a root posted again.
-func rescueNote(from, to, kase string) string {
-	if from == to {
-		return "This incident's message was deleted in Slack, so it is posted again here; its thread continues here."
-	}
-	why := map[string]string{
-		"is_archived":       "that channel is archived",
-		"channel_not_found": "that channel no longer exists",
-		"not_in_channel":    "streamwatch was removed from that channel",
-	}[kase]
-	return fmt.Sprintf("Moved here from <#%s>: %s. Its thread continues here.", from, why)
-}
+// rescueNote is the line under a root posted again (commands.RescueNote).
+func rescueNote(from, to, kase string) string { return commands.RescueNote(from, to, kase, markup{}) }
 
 // orphaned handles a Slack error of an incident's entry: when it is a mishap the incident
 // survives, the root is posted again and errRescued (or, for a root entry, the completion)

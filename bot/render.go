@@ -1,14 +1,10 @@
 package bot
 
 import (
-	"fmt"
 	"strings"
-	"time"
 
 	"github.com/slack-go/slack"
 	"github.com/streamwatch/streamwatch/commands"
-	"github.com/streamwatch/streamwatch/integrations/alerts"
-	"github.com/streamwatch/streamwatch/internal/human"
 	"github.com/streamwatch/streamwatch/state"
 )
 
@@ -23,40 +19,27 @@ const (
 	commandAction = "cmd_"
 )
 
-// clock is a time of day as people read it (slack.time_zone): "10:41:05" in UTC, "11:41:05
-// CET" elsewhere.
-func clock(t time.Time) string {
-	if t.IsZero() {
-		return "-"
-	}
-	if human.Zone() == time.UTC {
-		return t.UTC().Format("15:04:05")
-	}
-	return t.In(human.Zone()).Format("15:04:05 MST")
-}
+// markup makes the parts of commands' sentences inert for mrkdwn (text.go), and builds the
+// only references bot makes on purpose: mentions of ids that look like Slack's, and channels.
+type markup struct{}
 
-func severityIcon(sev int) string {
-	switch sev {
-	case 1:
-		return "🔴"
-	case 2:
-		return "🟠"
-	case 3:
-		return "🟡"
-	case 4:
-		return "🔵"
-	default:
-		return "⚪"
+func (markup) Line(s string, n int) string { return cut(mrkdwn(oneLine(s)), n) }
+func (markup) Text(s string, n int) string { return cut(mrkdwn(s), n) }
+func (markup) Code(s string, n int) string { return codeSpan(s, n) }
+func (markup) Mention(id string) string    { return mention(id) }
+func (markup) Channel(id string) string    { return "<#" + id + ">" }
+
+// cut is clip, or s whole for n 0.
+func cut(s string, n int) string {
+	if n == 0 {
+		return s
 	}
+	return clip(s, n)
 }
 
 // rootText is the notification text of an incident's root message.
 func rootText(inc *state.Incident) string {
-	if inc.Flood != nil {
-		return floodRootText(inc)
-	}
-	return fmt.Sprintf("%s %s: %s (%s, %s%s, %d occurrence%s)", severityIcon(inc.Severity), inc.ID, clip(mrkdwn(oneLine(commands.Title(inc))), 500),
-		alerts.Severity(inc.Severity), clip(mrkdwn(oneLine(commands.StatusLine(inc))), 200), lifecycleFlags(inc), inc.Count, human.Plural(inc.Count))
+	return commands.RootText(inc, markup{})
 }
 
 // rootBlocks renders an incident's root message; description is its pipeline's
@@ -65,59 +48,17 @@ func rootBlocks(inc *state.Incident, description string) []slack.Block {
 	if inc.Flood != nil {
 		return floodRootBlocks(inc)
 	}
-	header := clip(plain(oneLine(fmt.Sprintf("%s %s: %s", severityIcon(inc.Severity), inc.ID, commands.Title(inc)))), 150)
-	field := func(name, value string) *slack.TextBlockObject {
-		return slack.NewTextBlockObject(slack.MarkdownType, "*"+name+"*\n"+clip(value, 1900), false, false)
-	}
-	pipeline := inc.Pipeline
-	if pipeline == "" {
-		pipeline = "-"
-	} else if description != "" {
-		pipeline += " (" + description + ")"
-	}
-	fields := []*slack.TextBlockObject{
-		field("Severity", alerts.Severity(inc.Severity).String()),
-		field("Status", mrkdwn(oneLine(commands.StatusLine(inc)))),
-		field("Pipeline", mrkdwn(oneLine(pipeline))),
-		field("Occurrences", fmt.Sprint(inc.Count)),
-		field("First seen", human.Stamp(inc.FirstSeen)),
-		field("Last seen", human.Stamp(inc.LastSeen)),
-	}
-	if o := owner(inc); o != "" {
-		fields = append(fields, field("Owner", o))
+	header := clip(plain(oneLine(commands.RootHeader(inc))), 150)
+	var fields []*slack.TextBlockObject
+	for _, f := range commands.RootFields(inc, description, markup{}) {
+		fields = append(fields, slack.NewTextBlockObject(slack.MarkdownType, "*"+f.Name+"*\n"+clip(f.Value, 1900), false, false))
 	}
 	blocks := []slack.Block{
 		slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, header, false, false)),
 		slack.NewSectionBlock(nil, fields, nil),
 	}
-	var notes []string
-	if inc.Detect != "" && inc.Status != state.StatusResolved {
-		// Detection's symptom with its numbers, edited every sampling round.
-		label := "Detected"
-		if inc.DetectState == "recovered" {
-			label = "Recovered"
-		}
-		notes = append(notes, label+": "+clip(mrkdwn(oneLine(inc.Detect)), 1500))
-	}
-	if inc.Previous != "" {
-		notes = append(notes, "Reopened: previous "+inc.Previous)
-	}
-	if len(inc.MergedFrom) > 0 {
-		notes = append(notes, "Merged in: "+strings.Join(inc.MergedFrom, ", "))
-	}
-	if inc.AllResolved && inc.Status != state.StatusResolved {
-		notes = append(notes, "All alerts resolved")
-	}
-	if inc.Quiet && inc.Source == state.SourceProbe && !inc.AllResolved && inc.Status != state.StatusResolved {
-		// Facts of the incident, not a clock: a probe that recovered and failed again within
-		// it has not been failing since its first failure (the thread says since when it fails
-		// again).
-		notes = append(notes, fmt.Sprintf("First failure %s: %d failed probe%s in this incident, the last at %s", human.Stamp(inc.FirstSeen), inc.Count, human.Plural(inc.Count), clock(inc.LastSeen)))
-	}
-	notes = append(notes, lifecycleNotes(inc)...)
-	notes = append(notes, "Key: "+clip(mrkdwn(oneLine(inc.Key)), 300))
 	var elems []slack.MixedElement
-	for _, n := range notes {
+	for _, n := range commands.RootNotes(inc, markup{}) {
 		elems = append(elems, slack.NewTextBlockObject(slack.MarkdownType, n, false, false))
 	}
 	blocks = append(blocks, slack.NewContextBlock("", elems...))
@@ -136,21 +77,22 @@ func incidentButtons(inc *state.Incident) []slack.BlockElement {
 	switch inc.Status {
 	case state.StatusOpen:
 		buttons = append(buttons, slack.NewButtonBlockElement(actionAck, inc.ID,
-			slack.NewTextBlockObject(slack.PlainTextType, "Acknowledge", false, false)).WithStyle(slack.StylePrimary))
+			slack.NewTextBlockObject(slack.PlainTextType, commands.LabelAck, false, false)).WithStyle(slack.StylePrimary))
 	case state.StatusAcknowledged:
 		buttons = append(buttons, slack.NewButtonBlockElement(actionUnack, inc.ID,
-			slack.NewTextBlockObject(slack.PlainTextType, "Unacknowledge", false, false)))
+			slack.NewTextBlockObject(slack.PlainTextType, commands.LabelUnack, false, false)))
 	}
-	resolve := slack.NewButtonBlockElement(actionResolve, inc.ID, slack.NewTextBlockObject(slack.PlainTextType, "Resolve", false, false))
+	resolve := slack.NewButtonBlockElement(actionResolve, inc.ID, slack.NewTextBlockObject(slack.PlainTextType, commands.LabelResolve, false, false))
+	title, text := commands.ResolveConfirm(inc.ID)
 	resolve.Confirm = slack.NewConfirmationBlockObject(
-		slack.NewTextBlockObject(slack.PlainTextType, "Resolve "+inc.ID+"?", false, false),
-		slack.NewTextBlockObject(slack.PlainTextType, "Later alerts with its key open a new incident.", false, false),
-		slack.NewTextBlockObject(slack.PlainTextType, "Resolve", false, false),
-		slack.NewTextBlockObject(slack.PlainTextType, "Cancel", false, false))
+		slack.NewTextBlockObject(slack.PlainTextType, title, false, false),
+		slack.NewTextBlockObject(slack.PlainTextType, text, false, false),
+		slack.NewTextBlockObject(slack.PlainTextType, commands.LabelResolve, false, false),
+		slack.NewTextBlockObject(slack.PlainTextType, commands.LabelCancel, false, false))
 	buttons = append(buttons, resolve)
 	if inc.Pipeline != "" {
 		buttons = append(buttons, slack.NewButtonBlockElement(actionDiagnose, inc.ID,
-			slack.NewTextBlockObject(slack.PlainTextType, "Diagnose again", false, false)))
+			slack.NewTextBlockObject(slack.PlainTextType, commands.LabelDiagnose, false, false)))
 	}
 	return append(buttons, silenceButton(inc))
 }
@@ -164,54 +106,11 @@ func threadText(d state.Delivery) string {
 	return clip(threadBody(d), maxThreadText)
 }
 
+// threadBody is commands' sentence for d, or the reply d carries as data laid out for a
+// thread.
 func threadBody(d state.Delivery) string {
-	switch d.Kind {
-	case state.KindFlush:
+	if d.Kind == state.KindEvent {
 		switch d.Name {
-		case state.EventFlood:
-			return floodThreadText(d)
-		case state.EventNews:
-			return newsText(d)
-		}
-		// Identical re-sends: the root's count and last seen change, the thread hears nothing.
-		return ""
-	case state.KindEvent:
-		if text, ok := lifecycleText(d); ok {
-			return text
-		}
-		by := ""
-		if d.Actor != "" {
-			by = " by " + clip(mrkdwn(oneLine(d.Actor)), 100)
-		}
-		switch d.Name {
-		case state.EventAllResolved:
-			if d.Actor == "probe" {
-				return "Recovered: " + mrkdwn(d.Detail) + "."
-			}
-			if !d.Since.IsZero() {
-				return "All alerts of this incident are resolved. It auto-resolves at " + human.Stamp(d.Since) + " unless one fires again."
-			}
-			return "All alerts of this incident are resolved. It stays open until someone resolves it."
-		case "acknowledged":
-			return "Acknowledged" + by + "."
-		case "resolved":
-			s := "Resolved" + by + "."
-			if note := commands.EventDetail(d.Event); note != "" {
-				s += " Note: " + clip(mrkdwn(note), 2000)
-			}
-			return s
-		case state.EventUnacknowledged:
-			return "Unacknowledged" + by + ": escalation resumes at its next level."
-		case state.EventReopened:
-			return fmt.Sprintf("Reopened%s: the incident is open again, and %d of its keys thread here again.", by, d.Count)
-		case state.EventUnmerged:
-			return "Unmerged from " + mrkdwn(oneLine(d.Other)) + by + ": this incident is open again with its keys, alerts and count."
-		case state.EventUnmergedFrom:
-			return fmt.Sprintf("%s was unmerged%s: its keys, alerts and %d occurrence%s went back to it.", mrkdwn(oneLine(d.Other)), by, d.Count, human.Plural(d.Count))
-		case state.EventAckExpired:
-			return fmt.Sprintf("⏰ Acknowledged, but nobody has touched it for %s: it is unacknowledged again, and escalates.", d.After)
-		case "merged_into":
-			return "Merged into " + mrkdwn(oneLine(d.Other)) + by + ": its alerts and later duplicates go to " + mrkdwn(oneLine(d.Other)) + "'s thread."
 		case state.EventDiagnosis: // a verdict, as data
 			if r, ok := commands.DiagnosisReply(d.Detail); ok {
 				return replyText(r)
@@ -227,20 +126,9 @@ func threadBody(d state.Delivery) string {
 				return replyText(r)
 			}
 			return mrkdwn(d.Detail)
-		case "remediation", "probe":
-			return mrkdwn(d.Detail)
-		case "detected", "recovered": // detection's news, and its recovery note
-			return clip(mrkdwn(commands.EventDetail(d.Event)), 3000)
-		case "correlated":
-			return "Joined this incident: " + clip(mrkdwn(oneLine(commands.EventDetail(d.Event))), 1000) + "."
-		case "merged_from":
-			return fmt.Sprintf("%s was merged into this incident%s (%d occurrence%s).", mrkdwn(oneLine(d.Other)), by, d.Count, human.Plural(d.Count))
-		case "flood_over":
-			return floodOverText(d)
 		}
-		return mrkdwn(oneLine(d.Name)) + by
 	}
-	return ""
+	return commands.ThreadText(d, markup{})
 }
 
 // noticeText renders a notice: a reply (the health digest), or a sentence (a probe's notice),
@@ -249,7 +137,7 @@ func noticeText(detail string) string {
 	if r, ok := commands.DecodeReply(detail); ok {
 		return replyText(r)
 	}
-	return or(clip(mrkdwn(detail), maxThreadText), "(empty notice)")
+	return or(clip(mrkdwn(detail), maxThreadText), commands.EmptyNotice)
 }
 
 // Block Kit's limits, which replyBlocks keeps to.
@@ -282,12 +170,12 @@ func replyBlocks(r commands.Reply) (string, []slack.Block) {
 		}
 	}
 	if cut {
-		blocks = append(blocks, slack.NewContextBlock("", slack.NewTextBlockObject(slack.PlainTextType, "(reply cut: too long for one message)", false, false)))
+		blocks = append(blocks, slack.NewContextBlock("", slack.NewTextBlockObject(slack.PlainTextType, commands.ReplyCut, false, false)))
 	}
 	if len(r.Actions) > 0 {
 		var buttons []slack.BlockElement
 		for _, a := range r.Actions {
-			label := or(clip(plain(oneLine(a.Label)), 75), "Run")
+			label := or(clip(plain(oneLine(a.Label)), 75), commands.LabelRun)
 			btn := slack.NewButtonBlockElement(commandAction+a.ID, clip(valid(a.Command), 2000),
 				slack.NewTextBlockObject(slack.PlainTextType, label, false, false))
 			if a.Danger {
@@ -295,17 +183,17 @@ func replyBlocks(r commands.Reply) (string, []slack.Block) {
 			}
 			if a.Confirm != "" {
 				btn.Confirm = slack.NewConfirmationBlockObject(
-					slack.NewTextBlockObject(slack.PlainTextType, "Are you sure?", false, false),
-					slack.NewTextBlockObject(slack.PlainTextType, or(clip(plain(strings.TrimSpace(a.Confirm)), 300), "Go ahead?"), false, false),
+					slack.NewTextBlockObject(slack.PlainTextType, commands.ConfirmTitle, false, false),
+					slack.NewTextBlockObject(slack.PlainTextType, or(clip(plain(strings.TrimSpace(a.Confirm)), 300), commands.ConfirmText), false, false),
 					slack.NewTextBlockObject(slack.PlainTextType, clip(label, 30), false, false),
-					slack.NewTextBlockObject(slack.PlainTextType, "Cancel", false, false))
+					slack.NewTextBlockObject(slack.PlainTextType, commands.LabelCancel, false, false))
 			}
 			buttons = append(buttons, btn)
 		}
 		blocks = append(blocks, slack.NewActionBlock("reply_actions", buttons...))
 	}
 	if text == "" && len(blocks) == 0 {
-		text = "(no answer)"
+		text = commands.NoAnswer
 	}
 	return clip(text, maxThreadText), blocks
 }

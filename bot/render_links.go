@@ -2,6 +2,7 @@ package bot
 
 import (
 	"github.com/slack-go/slack"
+	"github.com/streamwatch/streamwatch/commands"
 	"github.com/streamwatch/streamwatch/integrations/alerts"
 )
 
@@ -9,15 +10,6 @@ import (
 // pages, a runbook_url annotation) go on the incident's root as link buttons. Senders choose
 // them, so only http and https URLs with a host and without credentials pass; a button's URL
 // is a JSON string Slack opens, never mrkdwn, so nothing in it can mention or format.
-
-// linkKinds are the kinds of links, in the order the root shows them, with their labels.
-var linkKinds = []struct{ kind, label string }{
-	{"runbook", "Runbook"},
-	{"dashboard", "Dashboard"},
-	{"panel", "Panel"},
-	{"generator", "Alert source"},
-	{"silence", "Silence in Grafana"},
-}
 
 // linkMap turns an alert's links into what state keeps: kind → URL, as sent.
 func linkMap(l alerts.Links) map[string]string {
@@ -40,12 +32,12 @@ func safeURL(u string) string { return alerts.SafeURL(u) }
 // linkButtons are the root's link buttons, one per kind with a safe URL.
 func linkButtons(links map[string]string) []slack.BlockElement {
 	var out []slack.BlockElement
-	for _, k := range linkKinds {
-		u := safeURL(links[k.kind])
+	for _, k := range commands.LinkKinds {
+		u := safeURL(links[k.Kind])
 		if u == "" {
 			continue
 		}
-		b := slack.NewButtonBlockElement("link_"+k.kind, "", slack.NewTextBlockObject(slack.PlainTextType, k.label, false, false))
+		b := slack.NewButtonBlockElement("link_"+k.Kind, "", slack.NewTextBlockObject(slack.PlainTextType, k.Label, false, false))
 		b.URL = u
 		out = append(out, b)
 	}

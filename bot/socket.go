@@ -135,8 +135,6 @@ func (b *Bot) allowed(channel string) bool {
 	return false
 }
 
-var refusal = commands.Reply{Text: "streamwatch does not take commands in this channel; ask in one of its incident channels."}
-
 // serve is the one way a Slack user's request runs, whichever way it came: a slash command, a
 // mention, or a button, which stands for the command it runs. The channel rule comes first
 // (outside slack.allowed_channels: refused and audited); then the command, whose handler
@@ -147,7 +145,7 @@ func (b *Bot) serve(ctx context.Context, req commands.Request) (commands.Reply, 
 	req.Text = unslack(strings.ReplaceAll(req.Text, zwsp, ""))
 	if !b.allowed(req.ChannelID) {
 		b.audit(ctx, req, "command", req.ChannelID, "refused", "channel not in slack.allowed_channels: "+firstWords(req.Text, 3))
-		return refusal, false
+		return commands.ChannelRefused(), false
 	}
 	return b.shareFile(ctx, b.run(ctx, req)), true
 }

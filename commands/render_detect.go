@@ -154,7 +154,10 @@ func detectNumbers(obs pipeline.Observation) string {
 	}
 	if obs.GroupStatus != "" {
 		s := fmt.Sprintf("group %s %s", obs.Group, obs.GroupStatus)
-		if obs.GroupEvidence != "" {
+		switch {
+		case obs.GroupSummary != nil:
+			s += " (" + lagSummaryLine(*obs.GroupSummary) + ")"
+		case obs.GroupEvidence != "": // stored by an earlier version
 			s += " (" + obs.GroupEvidence + ")"
 		}
 		parts = append(parts, s)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamwatch/streamwatch/integrations/kafka"
 	"github.com/streamwatch/streamwatch/pipeline"
 )
 
@@ -17,6 +18,16 @@ func TestDetectMessage(t *testing.T) {
 	numbers := "1,240 records wait beyond the checkpoint (for 6m12s with no commit), the oldest 16m old (client.replies.sms/2); " +
 		"last checkpoint commit 6m12s ago (batch 41); group sms-replies-prod STALLED (all 3 partitions STALLED; worst p2: lag 410 for 5m)"
 	active := []pipeline.Signal{pipeline.SignalStale, pipeline.SignalStalled, pipeline.SignalLag}
+	// This version stores the summary as data (group_summary); the string above is an earlier
+	// version's, still read.
+	typed := obs
+	typed.GroupEvidence, typed.GroupSummary = "", &kafka.Summary{Status: kafka.StatusStalled, Judged: 3, Same: 3,
+		Worst: kafka.PartitionVerdict{Partition: 2, Committed: 90, LogEnd: 500, Lag: 410, Evidence: kafka.Evidence{Rule: kafka.RuleStalled, For: 5 * time.Minute, AtLeast: true, Grew: 10}}}
+	typedNumbers := strings.Replace(numbers, "(all 3 partitions STALLED; worst p2: lag 410 for 5m)",
+		"(all 3 partitions STALLED; worst p2: lag 410 for ≥5m, committed unchanged at 90, log end 500 (+10 in that time), held by a live member)", 1)
+	if got := detectNumbers(typed); got != typedNumbers {
+		t.Errorf("typed summary:\n got %q\nwant %q", got, typedNumbers)
+	}
 	retention := pipeline.Observation{CheckpointKnown: true, Batch: -1, Waiting: -1, RetentionShare: 0.92, RetentionTopic: "sms",
 		RetentionParts: []int32{0, 2}, Retention: 24 * time.Hour, RetentionLeft: 115 * time.Minute}
 	const retentionLine = "the oldest unread record of sms partition 0, 2 has used 92% of retention.ms 24h: 1h55m left before retention deletes it unread"

@@ -200,7 +200,15 @@ func factLine(v pipeline.Verdict, f pipeline.Fact) string {
 		}
 		return f.Text
 	case pipeline.FactGroupStopped:
+		if f.LagSummary != nil {
+			return fmt.Sprintf("group %s %s: %s", f.Group, f.Status, lagSummaryLine(*f.LagSummary))
+		}
 		return fmt.Sprintf("group %s %s: %s", f.Group, f.Status, f.Text)
+	case pipeline.FactLagWarning:
+		if f.LagSummary != nil {
+			return lagSummaryLine(*f.LagSummary)
+		}
+		return f.Text
 	case pipeline.FactUnavailable:
 		return fmt.Sprintf("%s unavailable for %d partition(s): %s", f.What, f.N, f.Text)
 	case pipeline.FactSamplesUnread:

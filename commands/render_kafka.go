@@ -25,7 +25,7 @@ func lagSection(r *kafka.LagReport, rows int) Section {
 	}
 	head := []string{
 		fmt.Sprintf("%s on %s (cluster %s): %s", subject, strings.Join(r.Topics, ", "), r.Cluster, r.Status),
-		r.Evidence,
+		lagSummaryLine(r.Summary),
 		groupLine(r),
 	}
 	if r.Mismatch != nil {
@@ -220,7 +220,7 @@ func idleDetail(r *kafka.LagReport) string {
 	case kafka.IdleMissing:
 		return fmt.Sprintf("no group %s on cluster %s: no members, no commits on %s", mm.Documented, r.Cluster, topics)
 	case kafka.IdleStalled, kafka.IdleStopped:
-		return r.Evidence
+		return lagSummaryLine(r.Summary)
 	case kafka.IdleNoCommits:
 		return fmt.Sprintf("no member on %s and no commits", topics)
 	case kafka.IdleEmpty:

@@ -17,8 +17,8 @@ func TestLagSection(t *testing.T) {
 		Cluster: "main", Pipeline: "sms-replies", Topics: []string{"client.replies.sms"}, GroupExists: true,
 		Group: kafka.GroupInfo{Name: "sms-replies-prod", State: "Stable", Members: []kafka.Member{
 			{ClientID: "consumer-1", Host: "10.0.0.5", Assigned: map[string][]int32{"client.replies.sms": {0, 1, 2, 3}}}}},
-		Status:   kafka.StatusStalled,
-		Evidence: "1 of 4 partitions STALLED; worst p3: committed 1840 unchanged for 7m, log end 2310 (+470), held by a live member",
+		Status:  kafka.StatusStalled,
+		Summary: kafka.Summary{Status: kafka.StatusStalled, Judged: 4, Same: 1, Worst: kafka.PartitionVerdict{Partition: 3, Committed: 1840, LogEnd: 2310, Lag: 470, Evidence: kafka.Evidence{Rule: kafka.RuleStalled, For: 7 * time.Minute, Grew: 470}}},
 		Partitions: []kafka.PartitionLag{
 			{Topic: "client.replies.sms", Partition: 0, LogEnd: 1000, Committed: 1000, Lag: 0, Member: "consumer-1", Status: kafka.StatusOK},
 			{Topic: "client.replies.sms", Partition: 1, LogEnd: 2000, Committed: 1990, Lag: 10, Age: 30 * time.Second, AgeSource: kafka.AgeEstimated, Member: "consumer-1", Status: kafka.StatusOK},
@@ -32,7 +32,7 @@ func TestLagSection(t *testing.T) {
 	r.Totals = kafka.LagTotals{Partitions: 4, Lag: 480, Unknown: 1, MaxAge: 7*time.Minute + 12*time.Second,
 		MaxAgeAt: kafka.TopicPartition{Topic: "client.replies.sms", Partition: 3}, MaxAgeFrom: kafka.AgeRecord}
 	want := `sms-replies: group sms-replies-prod on client.replies.sms (cluster main): STALLED
-1 of 4 partitions STALLED; worst p3: committed 1840 unchanged for 7m, log end 2310 (+470), held by a live member
+1 of 4 partitions STALLED; worst p3: lag 470 for 7m, committed unchanged at 1840, log end 2310 (+470 in that time), held by a live member
 state Stable, 1 member: consumer-1 (10.0.0.5) p0-3
 
 PART  LOG END  COMMITTED  LAG    AGE  STATUS   MEMBER
@@ -68,16 +68,16 @@ func TestMismatchEvidence(t *testing.T) {
 		Movement: &kafka.CommitMovement{Samples: 4, Span: 90 * time.Second, Advanced: 40}, Active: true, ActiveBy: kafka.ActiveCommits}
 	fresh := kafka.TopicGroup{Group: kafka.GroupInfo{Name: "fresh", State: "Stable"}, Topic: topic, Members: 2, Active: true,
 		ActiveBy: kafka.ActiveMembers}
-	report := func(state string, status kafka.Status, evidence string, mm kafka.Mismatch) *kafka.LagReport {
+	report := func(state string, status kafka.Status, sum kafka.Summary, mm kafka.Mismatch) *kafka.LagReport {
 		return &kafka.LagReport{Cluster: "main", Topics: []string{topic}, Group: kafka.GroupInfo{Name: "sms-replies-prod", State: state},
-			Status: status, Evidence: evidence, Mismatch: &mm}
+			Status: status, Summary: sum, Mismatch: &mm}
 	}
 	for _, c := range []struct {
 		name string
 		r    *kafka.LagReport
 		want string
 	}{
-		{"empty, nothing stored", report("Empty", kafka.StatusOK, "", kafka.Mismatch{Documented: "sms-replies-prod", Reason: kafka.IdleEmpty,
+		{"empty, nothing stored", report("Empty", kafka.StatusOK, kafka.Summary{}, kafka.Mismatch{Documented: "sms-replies-prod", Reason: kafka.IdleEmpty,
 			Active: []kafka.TopicGroup{spark}}),
 			"documented group sms-replies-prod is empty (Empty, no member on client.replies.sms, no stored samples to show commits moving) " +
 				"while spark-kafka-source-3f2a9c-1164-driver-0 consumes client.replies.sms: 1 member, lag 40"},
@@ -86,15 +86,17 @@ func TestMismatchEvidence(t *testing.T) {
 				Active: []kafka.TopicGroup{etl}}},
 			"documented group payments-prod is empty (unknown state, no member on payments, commits unchanged over 1m30s) " +
 				"while payments-etl consumes payments: commits +40 in 1m30s, lag 160"},
-		{"missing, two more groups", report("Dead", kafka.StatusUnknown, "", kafka.Mismatch{Documented: "sms-replies-prod", Reason: kafka.IdleMissing,
+		{"missing, two more groups", report("Dead", kafka.StatusUnknown, kafka.Summary{}, kafka.Mismatch{Documented: "sms-replies-prod", Reason: kafka.IdleMissing,
 			Active: []kafka.TopicGroup{spark, fresh, fresh}}),
 			"documented group sms-replies-prod is missing (no group sms-replies-prod on cluster main: no members, no commits on client.replies.sms) " +
 				"while spark-kafka-source-3f2a9c-1164-driver-0 consumes client.replies.sms: 1 member, lag 40; 2 active groups more"},
-		{"stopped: the verdict's evidence", report("Empty", kafka.StatusStopped, "all 4 partitions STOPPED; worst p3: lag 470",
+		{"stopped: the verdict's evidence", report("Empty", kafka.StatusStopped, kafka.Summary{Status: kafka.StatusStopped, Judged: 4, Same: 4,
+			Worst: kafka.PartitionVerdict{Partition: 3, Committed: 1840, LogEnd: 2310, Lag: 470, Evidence: kafka.Evidence{Rule: kafka.RuleStopped, For: 6 * time.Minute, AtLeast: true}}},
 			kafka.Mismatch{Documented: "sms-replies-prod", Reason: kafka.IdleStopped, Active: []kafka.TopicGroup{fresh}}),
-			"documented group sms-replies-prod is stopped (all 4 partitions STOPPED; worst p3: lag 470) while fresh consumes client.replies.sms: " +
+			"documented group sms-replies-prod is stopped (all 4 partitions STOPPED; worst p3: lag 470 for ≥6m, committed unchanged at 1840, " +
+				"log end 2310 (no new records in that time), no member holds it) while fresh consumes client.replies.sms: " +
 				"2 members, lag unknown (no commits)"},
-		{"no commits", report("", kafka.StatusNoCommits, "", kafka.Mismatch{Documented: "sms-replies-prod", Reason: kafka.IdleNoCommits,
+		{"no commits", report("", kafka.StatusNoCommits, kafka.Summary{}, kafka.Mismatch{Documented: "sms-replies-prod", Reason: kafka.IdleNoCommits,
 			Active: []kafka.TopicGroup{spark}}),
 			"documented group sms-replies-prod is no commits (no member on client.replies.sms and no commits) " +
 				"while spark-kafka-source-3f2a9c-1164-driver-0 consumes client.replies.sms: 1 member, lag 40"},

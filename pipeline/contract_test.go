@@ -118,7 +118,7 @@ func TestJudgeContract(t *testing.T) {
 					delete(b.Partitions, kafka.TopicPartition{Topic: "client.replies.sms", Partition: p})
 				}
 				b.Missing = []string{"client.replies.sms"}
-				return pipeline.Inputs{Checkpoint: r, Brokers: b, Lag: &kafka.LagReport{Status: kafka.StatusStopped, Evidence: "no commit for 20m",
+				return pipeline.Inputs{Checkpoint: r, Brokers: b, Lag: &kafka.LagReport{Status: kafka.StatusStopped, Summary: kafka.Summary{Status: kafka.StatusStopped, Judged: 1, Same: 1, Worst: kafka.PartitionVerdict{Lag: 5, Evidence: kafka.Evidence{Rule: kafka.RuleStopped, For: 20 * time.Minute}}},
 					Group: kafka.GroupInfo{Name: "sms-replies-prod"}}}
 			},
 			goes: func() pipeline.Inputs {
@@ -274,7 +274,7 @@ func TestJudgeContractEdges(t *testing.T) {
 		r := &spark.Report{Location: "/cp", WaitingFor: -1, Findings: []spark.Finding{{Code: spark.CodeMissing, Severity: spark.SeverityCritical,
 			Summary: "no checkpoint at /cp: no metadata, offsets/ or commits/"}}}
 		v := pipeline.Judge(pipeline.Inputs{Pipeline: "sms-replies", Now: at, Contract: contract, Checkpoint: r,
-			Lag: &kafka.LagReport{Status: kafka.StatusStopped, Evidence: "no commit for 20m", Group: kafka.GroupInfo{Name: "sms-replies-prod"}}})
+			Lag: &kafka.LagReport{Status: kafka.StatusStopped, Summary: kafka.Summary{Status: kafka.StatusStopped, Judged: 1, Same: 1, Worst: kafka.PartitionVerdict{Lag: 5, Evidence: kafka.Evidence{Rule: kafka.RuleStopped, For: 20 * time.Minute}}}, Group: kafka.GroupInfo{Name: "sms-replies-prod"}}})
 		if len(v.Causes) == 0 || v.Causes[0].ID != pipeline.CauseCheckpointMismatch {
 			t.Fatalf("causes %+v, symptoms %+v", v.Causes, v.Symptoms)
 		}

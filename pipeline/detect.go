@@ -608,7 +608,8 @@ func (d *Detector) observe(x *detected, now time.Time, clock HeldClock) (Observa
 			obs.GroupWaiting = waiting
 		}
 		if r.Status != kafka.StatusUnknown {
-			obs.GroupStatus, obs.GroupStatusN, obs.GroupEvidence = r.Status.String(), int(r.Status), r.Evidence
+			sum := r.Summary
+			obs.GroupStatus, obs.GroupStatusN, obs.GroupSummary = r.Status.String(), int(r.Status), &sum
 			obs.Holds[SignalStalled] = r.Status == kafka.StatusStalled || r.Status == kafka.StatusStopped
 		}
 	}

@@ -21,9 +21,12 @@ const (
 	// FactGroupIdle: the documented group makes no progress while another consumes (Lag: the
 	// lag report's finding).
 	FactGroupIdle FactKind = "group_idle"
-	// FactGroupStopped: the documented group stalled or stopped (Group, Status, Text: Kafka's
-	// evidence).
+	// FactGroupStopped: the documented group stalled or stopped (Group, Status, LagSummary:
+	// the evaluator's summary; Text: an earlier version's words for it).
 	FactGroupStopped FactKind = "group_stopped"
+	// FactLagWarning: the documented group's lag never fell while its commits advanced
+	// (LagSummary: the evaluator's summary).
+	FactLagWarning FactKind = "lag_warning"
 	// FactUnavailable: a part of the Kafka reading failed (What, N: partitions, Text: the error).
 	FactUnavailable FactKind = "unavailable"
 	// FactSamplesUnread: the stored lag samples could not be read (What, Text: the error).
@@ -126,6 +129,9 @@ type Fact struct {
 	// Lag is, for FactGroupIdle, the lag report's wrong-group finding with what its words
 	// need (Mismatch, and the report's cluster, topics, group and evidence).
 	Lag *kafka.LagReport `json:",omitempty"`
+	// LagSummary is, for FactGroupStopped and FactLagWarning, the evaluator's verdict over the
+	// group's partitions.
+	LagSummary *kafka.Summary `json:",omitempty"`
 	// Risk is the cause whose evidence this is when that cause explains no present symptom
 	// (Verdict.Risks); "" otherwise.
 	Risk string `json:",omitempty"`

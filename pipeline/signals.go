@@ -1,6 +1,10 @@
 package pipeline
 
-import "time"
+import (
+	"time"
+
+	"github.com/streamwatch/streamwatch/integrations/kafka"
+)
 
 // Signal is a symptom detection looks for on every sampling round (docs/detection.md); the
 // symptoms of a diagnosis (Symptom) are judged from every check at once, on demand.
@@ -60,10 +64,13 @@ type Observation struct {
 	OldestKnown bool          `json:"oldest_known,omitempty"`
 	OldestAt    string        `json:"oldest_at,omitempty"`
 	// The documented group: its records waiting (-1: unknown) and the evaluator's verdict.
-	Group         string `json:"group"`
-	GroupWaiting  int64  `json:"group_waiting"`
-	GroupStatus   string `json:"group_status,omitempty"`
-	GroupStatusN  int    `json:"group_status_n"`
+	Group        string         `json:"group"`
+	GroupWaiting int64          `json:"group_waiting"`
+	GroupStatus  string         `json:"group_status,omitempty"`
+	GroupStatusN int            `json:"group_status_n"`
+	GroupSummary *kafka.Summary `json:"group_summary,omitempty"`
+	// GroupEvidence is an earlier version's words for GroupSummary, read from stored
+	// observations; this version leaves it empty (commands words GroupSummary).
 	GroupEvidence string `json:"group_evidence,omitempty"`
 	// Holds says, for each symptom judged this round, whether it holds; a symptom absent
 	// could not be judged (its numbers were unknown).

@@ -72,7 +72,7 @@ const (
 // report's cluster, topics, group and evidence), without the partitions.
 func mismatchReport(l *kafka.LagReport) *kafka.LagReport {
 	return &kafka.LagReport{Cluster: l.Cluster, Topics: l.Topics, Group: l.Group, GroupExists: l.GroupExists,
-		Status: l.Status, Evidence: l.Evidence, Mismatch: l.Mismatch}
+		Status: l.Status, Summary: l.Summary, Mismatch: l.Mismatch}
 }
 
 // Cause IDs, in the order the product tells them apart.
@@ -377,11 +377,14 @@ func (j *judge) kafka() {
 	switch l.Status {
 	case kafka.StatusStalled, kafka.StatusStopped:
 		if l.Mismatch == nil {
-			j.symptom(SymptomProgressStopped, SourceKafka, Fact{Kind: FactGroupStopped, Group: l.Group.Name, Status: l.Status.String(), Text: l.Evidence})
+			sum := l.Summary
+			j.symptom(SymptomProgressStopped, SourceKafka, Fact{Kind: FactGroupStopped, Group: l.Group.Name, Status: l.Status.String(), LagSummary: &sum})
 		}
 	case kafka.StatusWarning:
-		j.symptom(SymptomLagGrowing, SourceKafka, text(l.Evidence))
-		j.signal(CauseSlowConsumer, SourceKafka, true, text(l.Evidence))
+		sum := l.Summary
+		ev := Fact{Kind: FactLagWarning, LagSummary: &sum}
+		j.symptom(SymptomLagGrowing, SourceKafka, ev)
+		j.signal(CauseSlowConsumer, SourceKafka, true, ev)
 	}
 	for _, u := range l.Unavailable {
 		if u.What == samplesUnavailable {

@@ -29,7 +29,7 @@ func sig(id string) driverlog.Signature {
 }
 
 func healthyLag() *kafka.LagReport {
-	return &kafka.LagReport{Pipeline: "sms-replies", Status: kafka.StatusOK, Evidence: "all partitions caught up",
+	return &kafka.LagReport{Pipeline: "sms-replies", Status: kafka.StatusOK, Summary: kafka.Summary{Status: kafka.StatusOK, Judged: 1, Same: 1, Worst: kafka.PartitionVerdict{Evidence: kafka.Evidence{Rule: kafka.RuleCaughtUp}}},
 		Group: kafka.GroupInfo{Name: "sms-replies-prod"}, Totals: kafka.LagTotals{Partitions: 3}, CommitsMoved: at.Add(-2 * time.Second)}
 }
 
@@ -159,7 +159,7 @@ func judgeCases() []judgeCase {
 			pipeline.Inputs{LagErr: fmt.Errorf("cluster main: broker 127.0.0.1:9092 after 5s: %w", kafka.ErrUnreachable), Checkpoint: stopped()},
 			want{causes: []string{"BROKER_UNREACHABLE confirmed"}, symptoms: []string{"PROGRESS_STOPPED", "BROKERS_UNREACHABLE"}}},
 		{"slower than the producer",
-			pipeline.Inputs{Lag: &kafka.LagReport{Status: kafka.StatusWarning, Evidence: "p3: lag never fell over 6 samples"}, Checkpoint: committing()},
+			pipeline.Inputs{Lag: &kafka.LagReport{Status: kafka.StatusWarning, Summary: kafka.Summary{Status: kafka.StatusWarning, Judged: 1, Same: 1, Worst: kafka.PartitionVerdict{Partition: 3, Evidence: kafka.Evidence{Rule: kafka.RuleWarning, Samples: 6}}}}, Checkpoint: committing()},
 			want{causes: []string{"CONSUMER_SLOWER_THAN_PRODUCER likely"}, symptoms: []string{"LAG_GROWING"}}},
 		{"the checkpoint stopped and nothing says why",
 			pipeline.Inputs{Lag: healthyLag(), Checkpoint: stopped(), Probe: probeWith(true)},

@@ -14,7 +14,8 @@
 //   - Sampler stores (committed offset, log end, time) samples through a
 //     SampleStore; Evaluate judges a window of them without I/O, Burrow's
 //     way but without ZooKeeper: OK, WARNING, STALLED, STOPPED, REWOUND,
-//     NO_COMMITS, each with one line of evidence.
+//     NO_COMMITS, each with its evidence as data (a Rule code and its
+//     numbers, evidence.go) that commands words.
 //   - Monitor.PipelineLag, Monitor.GroupLag and Monitor.TopicGroups build
 //     the structured reports, including the wrong-group check (commands
 //     lays them out for people).

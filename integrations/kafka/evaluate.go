@@ -1,12 +1,9 @@
 package kafka
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 	"time"
-
-	"github.com/streamwatch/streamwatch/internal/human"
 )
 
 // Status is the evaluator's verdict on a partition or a group.
@@ -89,8 +86,10 @@ type EvalOptions struct {
 type PartitionStatus struct {
 	Partition int32
 	Status    Status
-	Evidence  string // one line, such as "p3: committed 1840 unchanged for 7m, log end 2310 (+470)"
-	Committed int64  // at the latest sample
+	// Evidence is the rule that decided Status and the numbers it used besides Committed,
+	// LogEnd and Lag.
+	Evidence  Evidence
+	Committed int64 // at the latest sample
 	LogEnd    int64
 	Lag       int64 // -1 without a commit
 	// Age estimates how old the record at the committed offset is, by
@@ -107,7 +106,7 @@ type PartitionStatus struct {
 // GroupStatus is the verdict on a group's partitions of one topic.
 type GroupStatus struct {
 	Status     Status
-	Evidence   string
+	Summary    Summary
 	Counts     map[Status]int
 	Partitions []PartitionStatus // sorted by partition
 	// Moved is the latest Moved of the partitions: when the samples last saw a commit.
@@ -171,58 +170,17 @@ func evaluate(window, latest []PartitionSample, opts EvalOptions) GroupStatus {
 
 	all := states.all()
 	out := GroupStatus{Partitions: make([]PartitionStatus, len(all))}
-	var buf []byte
 	for i, st := range all {
-		out.Partitions[i] = st.verdict(src, opts, &buf)
+		out.Partitions[i] = st.verdict(src, opts)
 	}
-	out.Status, out.Evidence, out.Counts = summarize(out.Partitions)
+	out.Summary, out.Counts = summarize(out.Partitions)
+	out.Status = out.Summary.Status
 	for _, p := range out.Partitions {
 		if p.Moved.After(out.Moved) {
 			out.Moved = p.Moved
 		}
 	}
 	return out
-}
-
-// summarize gives a group the worst of its partitions' statuses and that
-// partition's evidence (the most lagging one among equals), prefixed with
-// how many partitions share it. UNKNOWN partitions decide only when nothing
-// else is known; otherwise they are counted at the end of the evidence.
-func summarize(parts []PartitionStatus) (Status, string, map[Status]int) {
-	counts := map[Status]int{}
-	worst := -1
-	for i := range parts {
-		p := &parts[i]
-		counts[p.Status]++
-		if p.Status == StatusUnknown {
-			continue
-		}
-		if worst < 0 || p.Status > parts[worst].Status || p.Status == parts[worst].Status && p.Lag > parts[worst].Lag {
-			worst = i
-		}
-	}
-	if worst < 0 {
-		if len(parts) == 0 {
-			return StatusUnknown, "no samples", counts
-		}
-		return StatusUnknown, fmt.Sprintf("nothing known about %s", human.Count(len(parts), "partition")), counts
-	}
-	w := parts[worst]
-	n := len(parts) - counts[StatusUnknown]
-	var ev string
-	switch {
-	case w.Status == StatusOK:
-		lag, _ := SumLag(parts)
-		ev = fmt.Sprintf("%s OK, lag %s; most behind %s", human.Count(n, "partition"), human.Digits(lag), w.Evidence)
-	case counts[w.Status] == n:
-		ev = fmt.Sprintf("all %s %s; worst %s", human.Count(n, "partition"), w.Status, w.Evidence)
-	default:
-		ev = fmt.Sprintf("%d of %s %s; worst %s", counts[w.Status], human.Count(n, "partition"), w.Status, w.Evidence)
-	}
-	if u := counts[StatusUnknown]; u > 0 {
-		ev += fmt.Sprintf("; %s unknown", human.Count(u, "partition"))
-	}
-	return w.Status, ev, counts
 }
 
 // partStates holds one partState per partition: in a slice indexed by
@@ -440,39 +398,24 @@ func lagOf(s *PartitionSample) int64 {
 	return max(s.LogEnd-s.Committed, 0)
 }
 
-// verdict applies the rules; buf is scratch space for the evidence line,
-// which is built with appends: 10,000 Sprintf calls would cost more than
-// the rules.
-func (st *partState) verdict(src sampleSource, opts EvalOptions, buf *[]byte) PartitionStatus {
+// verdict applies the rules and keeps the numbers the deciding rule used as the partition's
+// Evidence (commands words it).
+func (st *partState) verdict(src sampleSource, opts EvalOptions) PartitionStatus {
 	last := src.at(st.last)
 	ps := PartitionStatus{Partition: last.Partition, Committed: last.Committed, LogEnd: last.LogEnd,
 		Lag: lagOf(last), Samples: int(st.n)}
 	if !st.runFromFirst {
 		ps.Moved = src.at(st.runStart).Time()
 	}
-	b := append((*buf)[:0], 'p')
-	b = strconv.AppendInt(b, int64(last.Partition), 10)
-	b = append(b, ": "...)
-	defer func() { *buf = b }()
-	num := func(prefix string, n int64) { b = strconv.AppendInt(append(b, prefix...), n, 10) }
-	age := func(prefix string, d time.Duration) { b = human.AppendAge(append(b, prefix...), d) }
+	ev := &ps.Evidence
 	allowed := max(opts.AllowedLag, 0)
 
 	switch {
 	case last.Committed < 0:
-		ps.Status = StatusNoCommits
-		num("no committed offset, log end ", last.LogEnd)
-		ps.Evidence = string(b)
+		ps.Status, ev.Rule = StatusNoCommits, RuleNoCommit
 		return ps
 	case ps.Lag <= allowed:
-		ps.Status = StatusOK
-		num("caught up at ", last.Committed)
-		if ps.Lag > 0 {
-			num(" (lag ", ps.Lag)
-			num(" ≤ allowed_lag ", allowed)
-			b = append(b, ')')
-		}
-		ps.Evidence = string(b)
+		ps.Status, ev.Rule, ev.Allowed = StatusOK, RuleCaughtUp, allowed
 		return ps
 	}
 	ps.Age, ps.AgeAtLeast = st.age(src, opts.Now)
@@ -484,50 +427,24 @@ func (st *partState) verdict(src sampleSource, opts EvalOptions, buf *[]byte) Pa
 		waited = src.at(st.waitStart).since(opts.Now)
 	}
 	stalled := waited >= opts.StallAfter
-	waitEvidence := func() {
-		start := src.at(st.waitStart)
-		num("lag ", ps.Lag)
-		b = append(b, " for "...)
-		if st.waitStart == st.first {
-			b = append(b, "≥"...) // it may have waited before the first sample
-		}
-		b = human.AppendAge(b, waited)
-		num(", committed unchanged at ", last.Committed)
-		num(", log end ", last.LogEnd)
-		if grew := last.LogEnd - start.LogEnd; grew > 0 {
-			num(" (+", grew)
-			b = append(b, " in that time)"...)
-		} else {
-			b = append(b, " (no new records in that time)"...)
-		}
+	wait := func(r Rule) {
+		ev.Rule, ev.For, ev.AtLeast = r, waited, st.waitStart == st.first // it may have waited before the first sample
+		ev.Grew = max(last.LogEnd-src.at(st.waitStart).LogEnd, 0)
 	}
 	if stalled && !last.Owned {
 		ps.Status = StatusStopped
-		waitEvidence()
-		b = append(b, ", no member holds it"...)
-		ps.Evidence = string(b)
+		wait(RuleStopped)
 		return ps
 	}
 	if st.rewindTo != 0 && last.Committed < st.rewindHigh {
 		to := src.at(st.rewindTo)
-		ps.Status = StatusRewound
-		num("committed went back from ", st.rewindHigh)
-		num(" to ", to.Committed)
-		age(" ", to.since(opts.Now))
-		b = append(b, " ago"...)
-		if last.Committed != to.Committed {
-			num("; now ", last.Committed)
-		}
-		num(", ", st.rewindHigh-last.Committed)
-		b = append(b, " short of its previous high"...)
-		ps.Evidence = string(b)
+		ps.Status, ev.Rule = StatusRewound, RuleRewound
+		ev.From, ev.To, ev.For = st.rewindHigh, to.Committed, to.since(opts.Now)
 		return ps
 	}
 	if stalled {
 		ps.Status = StatusStalled
-		waitEvidence()
-		b = append(b, ", held by a live member"...)
-		ps.Evidence = string(b)
+		wait(RuleStalled)
 		return ps
 	}
 
@@ -535,25 +452,13 @@ func (st *partState) verdict(src sampleSource, opts EvalOptions, buf *[]byte) Pa
 	// allowed lag at every one and never falling while commits advanced.
 	if first := src.at(st.firstCommitted); st.lagAlwaysAbove && st.lagNeverFell && int(st.nCommitted) >= opts.MinSamples &&
 		last.Committed > first.Committed {
-		ps.Status = StatusWarning
-		num("lag never fell over ", int64(st.nCommitted))
-		num(" samples, from ", lagOf(first))
-		num(" to ", ps.Lag)
-		age(" over ", millisBetween(first, last))
-		num(", while committed advanced ", first.Committed)
-		num(" → ", last.Committed)
-		ps.Evidence = string(b)
+		ps.Status, ev.Rule = StatusWarning, RuleWarning
+		ev.Samples, ev.FromLag, ev.For, ev.From = st.nCommitted, lagOf(first), millisBetween(first, last), first.Committed
 		return ps
 	}
 
-	ps.Status = StatusOK
-	num("committed ", last.Committed)
-	if first := src.at(st.first); first.Committed >= 0 && first.Committed < last.Committed {
-		num(" (+", last.Committed-first.Committed)
-		age(" in ", millisBetween(first, last))
-		b = append(b, ')')
-	}
-	num(", lag ", ps.Lag)
-	ps.Evidence = string(b)
+	first := src.at(st.first)
+	ps.Status, ev.Rule = StatusOK, RuleConsuming
+	ev.From, ev.For = first.Committed, millisBetween(first, last)
 	return ps
 }

@@ -122,7 +122,7 @@ func TestEvaluateAgainstBurrow(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			got := Evaluate(c.samples, EvalOptions{StallAfter: c.stallAfter})
 			if got.Status != c.want {
-				t.Errorf("status %s, want %s (Burrow: %s) — %s", got.Status, c.want, c.burrow, got.Evidence)
+				t.Errorf("status %s, want %s (Burrow: %s) — %+v", got.Status, c.want, c.burrow, got.Summary)
 			}
 			if (c.want != c.burrow) != (c.why != "") {
 				t.Errorf("ours %s, Burrow's %s: a difference needs a reason, agreement none (why %q)", c.want, c.burrow, c.why)
@@ -142,46 +142,43 @@ func TestEvaluateIssueSequences(t *testing.T) {
 		samples    []PartitionSample
 		allowedLag int64
 		want       Status
-		evidence   string
+		rule       Rule
 	}{
 		{"a caught-up consumer on a quiet partition receives one record: not stalled",
-			script(0, step, append(caughtUp, pt{1000, 1001, true})...), 0, StatusOK, "p0: committed 1000, lag 1"},
+			script(0, step, append(caughtUp, pt{1000, 1001, true})...), 0, StatusOK, RuleConsuming},
 		{"the same with allowed_lag 1: caught up",
-			script(0, step, append(caughtUp, pt{1000, 1001, true})...), 1, StatusOK, "p0: caught up at 1000 (lag 1 ≤ allowed_lag 1)"},
+			script(0, step, append(caughtUp, pt{1000, 1001, true})...), 1, StatusOK, RuleCaughtUp},
 		{"that record then waits stall_after with no commit: stalled",
-			script(0, step, append(caughtUp, repeat(11, pt{1000, 1001, true})...)...), 0, StatusStalled,
-			"p0: lag 1 for 5m, committed unchanged at 1000, log end 1001 (no new records in that time), held by a live member"},
+			script(0, step, append(caughtUp, repeat(11, pt{1000, 1001, true})...)...), 0, StatusStalled, RuleStalled},
 		{"with allowed_lag 1 it never is (a transaction marker)",
-			script(0, step, append(caughtUp, repeat(60, pt{1000, 1001, true})...)...), 1, StatusOK, "p0: caught up at 1000 (lag 1 ≤ allowed_lag 1)"},
+			script(0, step, append(caughtUp, repeat(60, pt{1000, 1001, true})...)...), 1, StatusOK, RuleCaughtUp},
 		{"a rewind the consumer has passed is no rewind, at lag 0",
 			script(1, step, pt{1000, 1000, true}, pt{2000, 2000, true}, pt{3000, 3000, true}, pt{1500, 3050, true}, pt{2500, 3080, true}, pt{3100, 3100, true}),
-			0, StatusOK, "p1: caught up at 3100"},
+			0, StatusOK, RuleCaughtUp},
 		{"nor with some lag",
 			script(1, step, pt{1000, 1000, true}, pt{2000, 2000, true}, pt{3000, 3000, true}, pt{1500, 3050, true}, pt{2500, 3080, true}, pt{3100, 3300, true}),
-			0, StatusOK, "p1: committed 3100 (+2100 in 2m30s), lag 200"},
+			0, StatusOK, RuleConsuming},
 		{"a rewind not yet made up is REWOUND",
 			script(1, step, pt{1000, 1000, true}, pt{2000, 2000, true}, pt{3000, 3000, true}, pt{1500, 3050, true}, pt{2500, 3080, true}),
-			0, StatusRewound, "p1: committed went back from 3000 to 1500 30s ago; now 2500, 500 short of its previous high"},
+			0, StatusRewound, RuleRewound},
 		{"a consumer stops with 2,921 records unread while the producer is idle: stopped",
-			script(2, step, repeat(12, pt{1000, 3921, false})...), 1, StatusStopped,
-			"p2: lag 2921 for ≥5m30s, committed unchanged at 1000, log end 3921 (no new records in that time), no member holds it"},
+			script(2, step, repeat(12, pt{1000, 3921, false})...), 1, StatusStopped, RuleStopped},
 		{"a consumer that rewound and then stopped is STOPPED (Burrow checks stop first)",
 			script(3, time.Minute, pt{3000, 3000, false}, pt{1500, 3100, false}, pt{1500, 3200, false}, pt{1500, 3300, false},
-				pt{1500, 3400, false}, pt{1500, 3500, false}, pt{1500, 3600, false}), 1, StatusStopped,
-			"p3: lag 2100 for 5m, committed unchanged at 1500, log end 3600 (+500 in that time), no member holds it"},
+				pt{1500, 3400, false}, pt{1500, 3500, false}, pt{1500, 3600, false}), 1, StatusStopped, RuleStopped},
 		{"lag that never falls, above the allowed lag at every sample, while commits advance: WARNING",
 			script(4, step, pt{100, 200, true}, pt{150, 250, true}, pt{200, 320, true}, pt{250, 370, true}, pt{300, 420, true}),
-			1, StatusWarning, "p4: lag never fell over 5 samples, from 100 to 120 over 2m, while committed advanced 100 → 300"},
+			1, StatusWarning, RuleWarning},
 		{"the same with one sample caught up in the window is no WARNING (Burrow's rule 1)",
 			script(4, step, pt{200, 200, true}, pt{150, 250, true}, pt{200, 320, true}, pt{250, 370, true}, pt{300, 420, true}, pt{350, 490, true}),
-			1, StatusOK, "p4: committed 350 (+150 in 2m30s), lag 140"},
+			1, StatusOK, RuleConsuming},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got := Evaluate(c.samples, EvalOptions{StallAfter: 5 * time.Minute, AllowedLag: c.allowedLag})
 			p := got.Partitions[0]
-			if p.Status != c.want || p.Evidence != c.evidence {
-				t.Errorf("got %s %q\nwant %s %q", p.Status, p.Evidence, c.want, c.evidence)
+			if p.Status != c.want || p.Evidence.Rule != c.rule {
+				t.Errorf("got %s %+v\nwant %s %s", p.Status, p.Evidence, c.want, c.rule)
 			}
 		})
 	}

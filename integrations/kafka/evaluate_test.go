@@ -43,24 +43,24 @@ func TestEvaluatePartition(t *testing.T) {
 		stallAfter time.Duration
 		allowedLag int64
 		want       Status
-		evidence   string
+		rule       Rule
 	}{
 		{
-			name:     "no samples",
-			want:     StatusUnknown,
-			evidence: "no samples",
+			name: "no samples",
+			want: StatusUnknown,
+			rule: RuleNone,
 		},
 		{
-			name:     "consuming and keeping up",
-			samples:  script(0, step, pt{100, 120, true}, pt{140, 150, true}, pt{180, 190, true}),
-			want:     StatusOK,
-			evidence: "p0: committed 180 (+80 in 1m), lag 10",
+			name:    "consuming and keeping up",
+			samples: script(0, step, pt{100, 120, true}, pt{140, 150, true}, pt{180, 190, true}),
+			want:    StatusOK,
+			rule:    RuleConsuming,
 		},
 		{
-			name:     "caught up",
-			samples:  script(1, step, pt{100, 120, true}, pt{190, 190, true}),
-			want:     StatusOK,
-			evidence: "p1: caught up at 190",
+			name:    "caught up",
+			samples: script(1, step, pt{100, 120, true}, pt{190, 190, true}),
+			want:    StatusOK,
+			rule:    RuleCaughtUp,
 		},
 		{
 			// 15 samples 30 s apart: caught up for 7m, then 470 records
@@ -70,7 +70,7 @@ func TestEvaluatePartition(t *testing.T) {
 			samples:    script(3, step, append(repeat(14, pt{1840, 1840, false}), pt{1840, 2310, false})...),
 			stallAfter: 5 * time.Minute,
 			want:       StatusOK,
-			evidence:   "p3: committed 1840, lag 470",
+			rule:       RuleConsuming,
 		},
 		{
 			name: "stopped after moving: the clock starts at the last change",
@@ -79,21 +79,21 @@ func TestEvaluatePartition(t *testing.T) {
 				pt{1840, 2300, false}, pt{1840, 2310, false}, pt{1840, 2310, false}),
 			stallAfter: 5 * time.Minute,
 			want:       StatusStopped,
-			evidence:   "p3: lag 470 for 7m, committed unchanged at 1840, log end 2310 (+410 in that time), no member holds it",
+			rule:       RuleStopped,
 		},
 		{
 			name:       "stalled: a live member holds it but commits stay",
 			samples:    script(2, time.Minute, pt{500, 600, true}, pt{500, 700, true}, pt{500, 800, true}, pt{500, 900, true}, pt{500, 1000, true}, pt{500, 1100, true}),
 			stallAfter: 5 * time.Minute,
 			want:       StatusStalled,
-			evidence:   "p2: lag 600 for ≥5m, committed unchanged at 500, log end 1100 (+500 in that time), held by a live member",
+			rule:       RuleStalled,
 		},
 		{
 			name:       "not yet stalled: waiting for less than stall_after",
 			samples:    script(2, time.Minute, pt{500, 600, true}, pt{500, 700, true}, pt{500, 800, true}),
 			stallAfter: 5 * time.Minute,
 			want:       StatusOK,
-			evidence:   "p2: committed 500, lag 300",
+			rule:       RuleConsuming,
 		},
 		{
 			// Formerly "quiet topic is never stopped": a consumer that
@@ -103,14 +103,14 @@ func TestEvaluatePartition(t *testing.T) {
 			samples:    script(4, time.Minute, repeat(12, pt{700, 705, false})...),
 			stallAfter: 5 * time.Minute,
 			want:       StatusStopped,
-			evidence:   "p4: lag 5 for ≥11m, committed unchanged at 700, log end 705 (no new records in that time), no member holds it",
+			rule:       RuleStopped,
 		},
 		{
 			name:       "stalled with records unread while the producer is idle",
 			samples:    script(4, time.Minute, repeat(12, pt{700, 705, true})...),
 			stallAfter: 5 * time.Minute,
 			want:       StatusStalled,
-			evidence:   "p4: lag 5 for ≥11m, committed unchanged at 700, log end 705 (no new records in that time), held by a live member",
+			rule:       RuleStalled,
 		},
 		{
 			name:       "within the allowed lag on a quiet topic is never stalled",
@@ -118,45 +118,45 @@ func TestEvaluatePartition(t *testing.T) {
 			stallAfter: 5 * time.Minute,
 			allowedLag: 1,
 			want:       StatusOK,
-			evidence:   "p4: caught up at 704 (lag 1 ≤ allowed_lag 1)",
+			rule:       RuleCaughtUp,
 		},
 		{
-			name:     "quiet and caught up",
-			samples:  script(4, time.Minute, repeat(12, pt{705, 705, false})...),
-			want:     StatusOK,
-			evidence: "p4: caught up at 705",
+			name:    "quiet and caught up",
+			samples: script(4, time.Minute, repeat(12, pt{705, 705, false})...),
+			want:    StatusOK,
+			rule:    RuleCaughtUp,
 		},
 		{
 			name: "warning: lag grows at every sample while commits advance",
 			samples: script(5, step, pt{100, 200, true}, pt{150, 300, true}, pt{200, 420, true}, pt{260, 560, true},
 				pt{300, 700, true}, pt{320, 870, true}),
-			want:     StatusWarning,
-			evidence: "p5: lag never fell over 6 samples, from 100 to 550 over 2m30s, while committed advanced 100 → 320",
+			want: StatusWarning,
+			rule: RuleWarning,
 		},
 		{
-			name:     "lag growing on too few samples is no trend",
-			samples:  script(5, step, pt{100, 200, true}, pt{150, 300, true}, pt{200, 420, true}),
-			want:     StatusOK,
-			evidence: "p5: committed 200 (+100 in 1m), lag 220",
+			name:    "lag growing on too few samples is no trend",
+			samples: script(5, step, pt{100, 200, true}, pt{150, 300, true}, pt{200, 420, true}),
+			want:    StatusOK,
+			rule:    RuleConsuming,
 		},
 		{
 			name: "lag that dips once is no warning",
 			samples: script(5, step, pt{100, 200, true}, pt{150, 300, true}, pt{290, 380, true}, pt{300, 500, true},
 				pt{310, 700, true}, pt{320, 870, true}),
-			want:     StatusOK,
-			evidence: "p5: committed 320 (+220 in 2m30s), lag 550",
+			want: StatusOK,
+			rule: RuleConsuming,
 		},
 		{
-			name:     "rewound",
-			samples:  script(6, step, pt{1840, 1900, true}, pt{1900, 1950, true}, pt{1200, 2000, true}, pt{1250, 2050, true}),
-			want:     StatusRewound,
-			evidence: "p6: committed went back from 1900 to 1200 30s ago; now 1250, 650 short of its previous high",
+			name:    "rewound",
+			samples: script(6, step, pt{1840, 1900, true}, pt{1900, 1950, true}, pt{1200, 2000, true}, pt{1250, 2050, true}),
+			want:    StatusRewound,
+			rule:    RuleRewound,
 		},
 		{
-			name:     "no commits",
-			samples:  script(7, step, pt{NoOffset, 2310, false}, pt{NoOffset, 2400, false}),
-			want:     StatusNoCommits,
-			evidence: "p7: no committed offset, log end 2400",
+			name:    "no commits",
+			samples: script(7, step, pt{NoOffset, 2310, false}, pt{NoOffset, 2400, false}),
+			want:    StatusNoCommits,
+			rule:    RuleNoCommit,
 		},
 	}
 	for _, tt := range tests {
@@ -164,16 +164,16 @@ func TestEvaluatePartition(t *testing.T) {
 			opts := EvalOptions{StallAfter: tt.stallAfter, AllowedLag: tt.allowedLag}
 			got := Evaluate(tt.samples, opts)
 			if got.Status != tt.want {
-				t.Errorf("status = %s, want %s (evidence %q)", got.Status, tt.want, got.Evidence)
+				t.Errorf("status = %s, want %s (evidence %+v)", got.Status, tt.want, got.Summary)
 			}
 			if len(got.Partitions) == 0 {
-				if got.Evidence != tt.evidence {
-					t.Errorf("evidence = %q, want %q", got.Evidence, tt.evidence)
+				if got.Summary != (Summary{}) || tt.rule != RuleNone {
+					t.Errorf("summary = %+v, want none (rule %s)", got.Summary, tt.rule)
 				}
 				return
 			}
-			if ev := got.Partitions[0].Evidence; ev != tt.evidence {
-				t.Errorf("evidence = %q\nwant       %q", ev, tt.evidence)
+			if ev := got.Partitions[0].Evidence; ev.Rule != tt.rule || got.Summary.Worst != got.Partitions[0].Verdict() {
+				t.Errorf("evidence = %+v, want rule %s with the partition's numbers (summary %+v)", ev, tt.rule, got.Summary)
 			}
 		})
 	}
@@ -200,9 +200,12 @@ func TestEvaluateGroup(t *testing.T) {
 	if got.Status != StatusStopped {
 		t.Fatalf("status = %s, want STOPPED", got.Status)
 	}
-	want := "2 of 5 partitions STOPPED; worst p2: lag 245 for 5m, committed unchanged at 5, log end 250 (+200 in that time), no member holds it"
-	if got.Evidence != want {
-		t.Errorf("evidence = %q\nwant       %q", got.Evidence, want)
+	// "2 of 5 partitions STOPPED; worst p2: lag 245 for 5m, committed unchanged at 5, log end 250 (+200 in that time),
+	// no member holds it" (commands: TestLagWords).
+	want := Summary{Status: StatusStopped, Judged: 5, Same: 2, Worst: PartitionVerdict{Partition: 2, Committed: 5,
+		LogEnd: 250, Lag: 245, Evidence: Evidence{Rule: RuleStopped, For: 5 * time.Minute, Grew: 200}}}
+	if got.Summary != want {
+		t.Errorf("summary = %+v\nwant      %+v", got.Summary, want)
 	}
 	wantCounts := map[Status]int{StatusOK: 2, StatusStopped: 2, StatusNoCommits: 1}
 	for st, n := range wantCounts {
@@ -217,8 +220,10 @@ func TestEvaluateGroup(t *testing.T) {
 	}
 
 	ok := Evaluate(series[0], EvalOptions{})
-	if ok.Status != StatusOK || ok.Evidence != "1 partition OK, lag 0; most behind p0: caught up at 70" {
-		t.Errorf("all OK: %s %q", ok.Status, ok.Evidence)
+	// "1 partition OK, lag 0; most behind p0: caught up at 70"
+	wantOK := Summary{Status: StatusOK, Judged: 1, Same: 1, Worst: PartitionVerdict{Committed: 70, LogEnd: 70, Evidence: Evidence{Rule: RuleCaughtUp}}}
+	if ok.Status != StatusOK || ok.Summary != wantOK {
+		t.Errorf("all OK: %s %+v", ok.Status, ok.Summary)
 	}
 }
 
@@ -267,7 +272,7 @@ func TestEvaluateOrderOfPartitions(t *testing.T) {
 	want := Evaluate(byPartition, EvalOptions{})
 	split := evaluate(rounds[:len(rounds)-2], rounds[len(rounds)-2:], EvalOptions{})
 	for name, got := range map[string]GroupStatus{"rounds": Evaluate(rounds, EvalOptions{}), "split": split} {
-		if got.Status != want.Status || got.Evidence != want.Evidence || len(got.Partitions) != 2 ||
+		if got.Status != want.Status || got.Summary != want.Summary || len(got.Partitions) != 2 ||
 			got.Partitions[0] != want.Partitions[0] || got.Partitions[1] != want.Partitions[1] {
 			t.Errorf("%s: %+v\nwant %+v", name, got, want)
 		}

@@ -251,7 +251,7 @@ func (m *Monitor) lag(ctx context.Context, c *Cluster, pipeline, group string, t
 				// Stored samples alone would judge the partition
 				// as of the last round, not now.
 				p.Status = StatusUnknown
-				p.Evidence = fmt.Sprintf("p%d: %s unknown", p.Partition, unknownWhat(p))
+				p.Evidence = unknownRule(p)
 			default:
 				p.Status, p.Evidence = ps.Status, ps.Evidence
 				if ps.Age > 0 {
@@ -288,17 +288,6 @@ func (m *Monitor) lag(ctx context.Context, c *Cluster, pipeline, group string, t
 	}
 	r.Elapsed = time.Since(started)
 	return r, nil
-}
-
-func unknownWhat(p *PartitionLag) string {
-	switch {
-	case p.LogEnd < 0 && p.Committed == UnknownOffset:
-		return "log end and commit"
-	case p.LogEnd < 0:
-		return "log end"
-	default:
-		return "commit"
-	}
 }
 
 func (m *Monitor) window(ctx context.Context, r *LagReport, key SampleKey) []PartitionSample {
@@ -348,14 +337,11 @@ func movement(window, live []PartitionSample, now time.Time) *CommitMovement {
 
 // summarise gives the report the worst verdict over all its topics.
 func (m *Monitor) summarise(r *LagReport) {
-	parts := make([]PartitionStatus, len(r.Partitions))
-	for i, p := range r.Partitions {
-		parts[i] = PartitionStatus{Partition: p.Partition, Status: p.Status, Evidence: p.Evidence, Lag: p.Lag}
-		if len(r.Topics) > 1 {
-			parts[i].Evidence = p.Topic + " " + p.Evidence
-		}
+	sum, counts := summarize(r.Partitions)
+	if len(r.Topics) <= 1 {
+		sum.Worst.Topic = ""
 	}
-	r.Status, r.Evidence, r.StatusCounts = summarize(parts)
+	r.Status, r.Summary, r.StatusCounts = sum.Status, sum, counts
 }
 
 // fetchAges fetches, for the partitions that lag most, the record at the

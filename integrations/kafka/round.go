@@ -29,9 +29,9 @@ type PipelineRound struct {
 	// Partitions are the documented group's offsets on the pipeline's topics (LogEnd,
 	// Committed, Lag, Leader, Member), sorted by topic and partition.
 	Partitions []PartitionLag
-	// Status and Evidence are the evaluator's verdict over the stored rounds and this one.
-	Status   Status
-	Evidence string
+	// Status and Summary are the evaluator's verdict over the stored rounds and this one.
+	Status  Status
+	Summary Summary
 	// Publish is the pipeline's publish group as the round found it; nil without one.
 	Publish *GroupState
 	// Unavailable lists what this pipeline's part of the round could not fetch.
@@ -332,7 +332,7 @@ func (s *Sampler) samplePipeline(ctx context.Context, c *Cluster, snap *clusterS
 			pl := &out.Partitions[i]
 			ps, ok := byPartition[pl.Partition]
 			if pl.LogEnd < 0 || pl.Committed == UnknownOffset || !ok {
-				pl.Status, pl.Evidence = StatusUnknown, fmt.Sprintf("p%d: %s unknown", pl.Partition, unknownWhat(pl))
+				pl.Status, pl.Evidence = StatusUnknown, unknownRule(pl)
 				continue
 			}
 			pl.Status, pl.Evidence = ps.Status, ps.Evidence
@@ -355,14 +355,11 @@ func (s *Sampler) samplePipeline(ctx context.Context, c *Cluster, snap *clusterS
 			idle = append(idle, topic)
 		}
 	}
-	parts := make([]PartitionStatus, len(out.Partitions))
-	for i, pl := range out.Partitions {
-		parts[i] = PartitionStatus{Partition: pl.Partition, Status: pl.Status, Evidence: pl.Evidence, Lag: pl.Lag}
-		if len(p.Topics) > 1 {
-			parts[i].Evidence = pl.Topic + " " + pl.Evidence
-		}
+	sum, _ := summarize(out.Partitions)
+	if len(p.Topics) <= 1 {
+		sum.Worst.Topic = ""
 	}
-	out.Status, out.Evidence, _ = summarize(parts)
+	out.Status, out.Summary = sum.Status, sum
 	return idle, errors.Join(errs...)
 }
 

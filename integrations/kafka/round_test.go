@@ -159,8 +159,8 @@ func TestRoundVerdict(t *testing.T) {
 		clk.Add(30 * time.Second)
 	}
 	pr, _ := r.Pipeline("verdict")
-	if pr.Status != StatusStopped || pr.Evidence == "" {
-		t.Fatalf("status %s (%s), want STOPPED", pr.Status, pr.Evidence)
+	if pr.Status != StatusStopped || pr.Summary.Worst.Evidence.Rule != RuleStopped {
+		t.Fatalf("status %s (%+v), want STOPPED", pr.Status, pr.Summary)
 	}
 }
 

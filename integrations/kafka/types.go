@@ -96,9 +96,11 @@ type PartitionLag struct {
 	AgeSource AgeSource
 	// AgeNote explains a missing exact age, for example a committed
 	// offset below the log start.
-	AgeNote  string
-	Status   Status
-	Evidence string
+	AgeNote string
+	Status  Status
+	// Evidence is the rule that decided Status and the numbers it used besides Committed,
+	// LogEnd and Lag.
+	Evidence Evidence
 }
 
 // LagTotals sums a lag report.
@@ -146,9 +148,9 @@ type LagReport struct {
 	Totals      LagTotals
 
 	// Status is the evaluator's verdict over stored samples plus this
-	// answer; Evidence is its one line.
+	// answer; Summary is what it rests on (the worst partition's evidence, the counts).
 	Status       Status
-	Evidence     string
+	Summary      Summary
 	StatusCounts map[Status]int
 	History      int // stored sampling rounds the verdict used
 	StallAfter   time.Duration
@@ -184,7 +186,7 @@ type IdleReason string
 // The idle reasons: their values are the codes replies show ("wrong group? empty").
 const (
 	IdleMissing   IdleReason = "missing"    // the coordinator knows no such group and it has no commit on the topics
-	IdleStalled   IdleReason = "stalled"    // the report's Status is STALLED (its Evidence says why)
+	IdleStalled   IdleReason = "stalled"    // the report's Status is STALLED (its Summary says why)
 	IdleStopped   IdleReason = "stopped"    // the report's Status is STOPPED
 	IdleNoCommits IdleReason = "no commits" // no member on the topics and no commit on any partition
 	IdleEmpty     IdleReason = "empty"      // no member on the topics, and commits not seen to move (Watched, Unchanged)

@@ -139,7 +139,7 @@ func (a *App) build() error {
 
 	beats := heartbeat.New(cfg, store)
 	if beats != nil {
-		beats.Now = now
+		beats.Now, beats.Words = now, commands.HeartbeatMessage
 		beats.TimeToDetect = func(d time.Duration) { m.TimeToDetect.WithLabelValues(state.SourceHeartbeat).Observe(d.Seconds()) }
 	}
 	pg, err := newPager(cfg, sec, log)

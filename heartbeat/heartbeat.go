@@ -7,7 +7,6 @@ package heartbeat
 import (
 	"context"
 	"errors"
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -57,6 +56,37 @@ type Switch struct {
 	// TimeToDetect, when set, hears how long after the expected alert's last arrival (or the
 	// start of the wait for it) each incident of an absence opened.
 	TimeToDetect func(time.Duration)
+	// Words words what the switch stores for Slack (commands.HeartbeatMessage): an absence's
+	// incident title and detail, and the resolve note of its return. Nil writes the kind and
+	// the name.
+	Words func(Message) string
+}
+
+// MessageKind is what a Message says.
+type MessageKind string
+
+// The messages, with the Message fields each uses.
+const (
+	MissingTitle  MessageKind = "missing_title"  // an absence's incident title: Name, For, Every
+	MissingDetail MessageKind = "missing_detail" // its detail: Name, Every, Grace, Since (first expected) or Last (the last arrival)
+	Arrived       MessageKind = "arrived"        // the resolve note when it arrives again: Name, Last
+)
+
+// Message is a sentence the switch stores (an incident's title, detail or resolve note), as a
+// kind and its values: commands words it.
+type Message struct {
+	Kind         MessageKind
+	Name         string
+	For          time.Duration // how long it has been absent
+	Every, Grace time.Duration
+	Since, Last  time.Time
+}
+
+func (sw *Switch) say(m Message) string {
+	if sw.Words == nil {
+		return string(m.Kind) + " " + m.Name
+	}
+	return sw.Words(m)
 }
 
 // New returns the switch of alerts.heartbeats; nil when none is configured.
@@ -137,7 +167,7 @@ func (sw *Switch) Check(ctx context.Context) error {
 		case late && h.Incident == "":
 			errs = append(errs, sw.open(ctx, e, h, ref, now))
 		case !late && h.Incident != "" && !h.Last.IsZero():
-			note := fmt.Sprintf("%s arrived again at %s.", e.Name, h.Last.UTC().Format(time.RFC3339))
+			note := sw.say(Message{Kind: Arrived, Name: e.Name, Last: h.Last})
 			if err := sw.Store.Resolve(ctx, h.Incident, "streamwatch", note); err != nil && !isClosed(err) {
 				errs = append(errs, err)
 				continue
@@ -155,16 +185,11 @@ func isClosed(err error) bool {
 }
 
 func (sw *Switch) open(ctx context.Context, e Expected, h state.HeartbeatState, ref, now time.Time) error {
-	since := "it was first expected at " + h.Since.UTC().Format(time.RFC3339)
-	if !h.Last.IsZero() {
-		since = "the last at " + h.Last.UTC().Format(time.RFC3339)
-	}
 	key := "streamwatch:heartbeat:" + e.Name
 	out, err := sw.Store.RecordAlert(ctx, state.AlertRecord{Key: key, Fingerprint: key,
-		Title:    fmt.Sprintf("No %s alert for %s (expected every %s)", e.Name, now.Sub(ref).Round(time.Second), e.Every),
+		Title:    sw.say(Message{Kind: MissingTitle, Name: e.Name, For: now.Sub(ref).Round(time.Second), Every: e.Every}),
 		Severity: 2, Channel: e.Channel, Source: state.SourceHeartbeat,
-		Detail: fmt.Sprintf("No alert matching %s has arrived for more than %s and its grace (%s): %s. The alert pipeline (Alertmanager, or the network to streamwatch) may be down; nothing else would say so.",
-			e.Name, e.Every, e.Grace(), since),
+		Detail: sw.say(Message{Kind: MissingDetail, Name: e.Name, Every: e.Every, Grace: e.Grace(), Since: h.Since, Last: h.Last}),
 		Labels: map[string]string{"alertname": "streamwatch_heartbeat_missing", "heartbeat": e.Name}})
 	if err != nil {
 		return err

@@ -32,6 +32,6 @@
 // is a RefusalError with a RepairRefusal code; `status` gets StatusNotes; a diagnosis's
 // checked causes carry a CheckReason; a Verdict's symptoms and causes are IDs and its
 // evidence, risks, notes and history Facts, worded by commands/render_facts.go. No file here
-// makes a sentence (TestNoSentencesInTextFreeFiles). It knows neither Slack nor the command
+// makes a sentence (TestNoSentencesInPipeline). It knows neither Slack nor the command
 // grammar.
 package pipeline

@@ -41,11 +41,10 @@ type AzureOptions struct {
 // endpoint serves the same files). Blob names are prefix + name; "directories" are name
 // prefixes ending in "/", and on a hierarchical namespace also blobs marked hdi_isfolder.
 type azureStore struct {
-	location  string
+	objectRoot
 	account   string
 	container string
-	prefix    string // "" or ending in "/"
-	hns       bool   // abfs(s)://: a hierarchical namespace whose ACLs can be read
+	hns       bool // abfs(s)://: a hierarchical namespace whose ACLs can be read
 	client    *container.Client
 	// dfs reaches a path on the dfs endpoint with the same credential (access control).
 	dfs func(pathURL string) (*blob.Client, error)
@@ -134,7 +133,7 @@ func newAzure(location, scheme, rest string, opts Options) (Store, error) {
 	if prefix != "" {
 		prefix += "/"
 	}
-	s := &azureStore{location: location, account: account, container: ctr, prefix: prefix, client: ctrClient,
+	s := &azureStore{objectRoot: objectRoot{location, prefix}, account: account, container: ctr, client: ctrClient,
 		hns: scheme == "abfss" || scheme == "abfs"}
 	s.dfs = func(p string) (*blob.Client, error) {
 		return newClient(dfsEndpoint + "/" + ctr + "/" + (&url.URL{Path: p}).EscapedPath() + "?action=getAccessControl&upn=false")
@@ -164,22 +163,6 @@ func withQuery(u, q string) string {
 		return u + "&" + q
 	}
 	return u + "?" + q
-}
-
-func (s *azureStore) Location() string { return s.location }
-
-func (s *azureStore) display(name string) string {
-	if name == "" {
-		return s.location
-	}
-	return name
-}
-
-func (s *azureStore) dirPrefix(name string) string {
-	if name == "" {
-		return s.prefix
-	}
-	return s.prefix + name + "/"
 }
 
 // isFolder is true for the blobs a hierarchical namespace shows its directories as.

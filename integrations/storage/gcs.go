@@ -35,10 +35,9 @@ type GCSOptions struct {
 // cloud.google.com/go/storage: the same API, auth and retries for what a Store needs, without
 // the gRPC transport, xDS and OpenTelemetry that the latter links in (it doubled the binary).
 type gcsStore struct {
-	location string
-	bucket   string
-	prefix   string // "" or ending in "/"
-	svc      *raw.Service
+	objectRoot
+	bucket string
+	svc    *raw.Service
 }
 
 func newGCS(location, bucket, prefix string, opts Options) (Store, error) {
@@ -69,7 +68,7 @@ func newGCS(location, bucket, prefix string, opts Options) (Store, error) {
 	if prefix != "" {
 		prefix += "/"
 	}
-	return &gcsStore{location: location, bucket: bucket, prefix: prefix, svc: svc}, nil
+	return &gcsStore{objectRoot: objectRoot{location, prefix}, bucket: bucket, svc: svc}, nil
 }
 
 // gcsEndpoint turns host[:port] or a URL into the JSON API base URL the client wants.
@@ -93,22 +92,6 @@ func gcsEndpoint(endpoint string) (string, error) {
 	}
 	u.Path += "/"
 	return u.String(), nil
-}
-
-func (s *gcsStore) Location() string { return s.location }
-
-func (s *gcsStore) display(name string) string {
-	if name == "" {
-		return s.location
-	}
-	return name
-}
-
-func (s *gcsStore) dirPrefix(name string) string {
-	if name == "" {
-		return s.prefix
-	}
-	return s.prefix + name + "/"
 }
 
 func (s *gcsStore) List(ctx context.Context, dir string) ([]Entry, error) {

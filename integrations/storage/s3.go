@@ -19,9 +19,8 @@ import (
 // s3Store is a prefix in an S3-compatible bucket. Keys are prefix + name; "directories" are
 // key prefixes ending in "/".
 type s3Store struct {
-	location string
+	objectRoot
 	bucket   string
-	prefix   string // "" or ending in "/"
 	client   *minio.Client
 	pageSize int
 }
@@ -78,7 +77,7 @@ func newS3(location, bucket, prefix string, opts Options) (Store, error) {
 	if prefix != "" {
 		prefix += "/"
 	}
-	return &s3Store{location: location, bucket: bucket, prefix: prefix, client: client, pageSize: pageSize}, nil
+	return &s3Store{objectRoot: objectRoot{location, prefix}, bucket: bucket, client: client, pageSize: pageSize}, nil
 }
 
 // awsCredentials resolves credentials the way AWS tools do: AWS_ACCESS_KEY_ID,
@@ -131,23 +130,6 @@ func firstNonEmpty(vals ...string) string {
 		}
 	}
 	return ""
-}
-
-func (s *s3Store) Location() string { return s.location }
-
-func (s *s3Store) display(name string) string {
-	if name == "" {
-		return s.location
-	}
-	return name
-}
-
-// dirPrefix is the key prefix of a directory name ("" is the root).
-func (s *s3Store) dirPrefix(name string) string {
-	if name == "" {
-		return s.prefix
-	}
-	return s.prefix + name + "/"
 }
 
 func (s *s3Store) List(ctx context.Context, dir string) ([]Entry, error) {

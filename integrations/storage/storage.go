@@ -251,3 +251,28 @@ func localPath(root, name string) string {
 	}
 	return filepath.Join(root, filepath.FromSlash(name))
 }
+
+// objectRoot is where an object store's location starts, which the S3, GCS and Azure stores
+// embed: the location as given, and the key prefix it stands for ("" or ending in "/").
+type objectRoot struct {
+	location string
+	prefix   string
+}
+
+func (r objectRoot) Location() string { return r.location }
+
+// display is name as errors show it: the location itself for "".
+func (r objectRoot) display(name string) string {
+	if name == "" {
+		return r.location
+	}
+	return name
+}
+
+// dirPrefix is the key prefix of a directory name ("" is the root).
+func (r objectRoot) dirPrefix(name string) string {
+	if name == "" {
+		return r.prefix
+	}
+	return r.prefix + name + "/"
+}

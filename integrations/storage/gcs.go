@@ -197,16 +197,10 @@ func (s *gcsStore) Delete(ctx context.Context, name string) error {
 }
 
 func (s *gcsStore) Rename(ctx context.Context, from, to string) error {
-	cf, err1 := cleanName(from)
-	ct, err2 := cleanName(to)
-	what := from + " to " + to
-	if err := errors.Join(err1, err2); err != nil {
-		return &Error{Op: "rename", Path: what, Class: ClassOther, Err: err}
+	cf, ct, what, err := renameNames(from, to)
+	if err != nil {
+		return err
 	}
-	if cf == "" || ct == "" {
-		return &Error{Op: "rename", Path: what, Class: ClassOther, Err: errors.New("cannot rename the location itself")}
-	}
-	what = cf + " to " + ct
 	if _, err := s.attrs(ctx, cf); err != nil {
 		return wrap("rename", what, err)
 	}

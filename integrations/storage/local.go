@@ -211,17 +211,11 @@ func (s *localStore) Delete(ctx context.Context, name string) error {
 }
 
 func (s *localStore) Rename(ctx context.Context, from, to string) error {
-	cf, err1 := cleanName(from)
-	ct, err2 := cleanName(to)
-	what := from + " to " + to
-	if err := errors.Join(err1, err2); err != nil {
-		return &Error{Op: "rename", Path: what, Class: ClassOther, Err: err}
+	cf, ct, what, err := renameNames(from, to)
+	if err != nil {
+		return err
 	}
-	if cf == "" || ct == "" {
-		return &Error{Op: "rename", Path: what, Class: ClassOther, Err: errors.New("cannot rename the location itself")}
-	}
-	what = cf + " to " + ct
-	_, err := guard(ctx, func() (struct{}, error) {
+	_, err = guard(ctx, func() (struct{}, error) {
 		src, dst := localPath(s.root, cf), localPath(s.root, ct)
 		if _, err := os.Stat(src); err != nil {
 			return struct{}{}, err

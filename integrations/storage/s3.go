@@ -294,16 +294,10 @@ func (s *s3Store) Delete(ctx context.Context, name string) error {
 }
 
 func (s *s3Store) Rename(ctx context.Context, from, to string) error {
-	cf, err1 := cleanName(from)
-	ct, err2 := cleanName(to)
-	what := from + " to " + to
-	if err := errors.Join(err1, err2); err != nil {
-		return &Error{Op: "rename", Path: what, Class: ClassOther, Err: err}
+	cf, ct, what, err := renameNames(from, to)
+	if err != nil {
+		return err
 	}
-	if cf == "" || ct == "" {
-		return &Error{Op: "rename", Path: what, Class: ClassOther, Err: errors.New("cannot rename the location itself")}
-	}
-	what = cf + " to " + ct
 	if _, err := s.client.StatObject(ctx, s.bucket, s.prefix+cf, minio.StatObjectOptions{}); err != nil {
 		return wrap("rename", what, err)
 	}
@@ -312,7 +306,7 @@ func (s *s3Store) Rename(ctx context.Context, from, to string) error {
 	} else if classify(err) != ClassNotFound {
 		return wrap("rename", what, err)
 	}
-	_, err := s.client.CopyObject(ctx,
+	_, err = s.client.CopyObject(ctx,
 		minio.CopyDestOptions{Bucket: s.bucket, Object: s.prefix + ct},
 		minio.CopySrcOptions{Bucket: s.bucket, Object: s.prefix + cf})
 	if err != nil {

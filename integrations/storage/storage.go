@@ -195,6 +195,21 @@ func fileName(op, name string) (string, error) {
 	return clean, nil
 }
 
+// renameNames is cleanName for a rename's two files, neither of which may be the location
+// itself, and what errors call the rename ("from to to").
+func renameNames(from, to string) (cf, ct, what string, err error) {
+	cf, err1 := cleanName(from)
+	ct, err2 := cleanName(to)
+	what = from + " to " + to
+	if err := errors.Join(err1, err2); err != nil {
+		return "", "", "", &Error{Op: "rename", Path: what, Class: ClassOther, Err: err}
+	}
+	if cf == "" || ct == "" {
+		return "", "", "", &Error{Op: "rename", Path: what, Class: ClassOther, Err: errors.New("cannot rename the location itself")}
+	}
+	return cf, ct, cf + " to " + ct, nil
+}
+
 // objectReader is an object store's download: its read errors keep their class and name the file.
 type objectReader struct {
 	body io.ReadCloser

@@ -263,17 +263,7 @@ func (s *azureStore) Stat(ctx context.Context, name string) (Entry, error) {
 	}
 	pager := s.client.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: to.Ptr(s.dirPrefix(clean)), MaxResults: to.Ptr[int32](1)})
 	page, err := pager.NextPage(ctx)
-	if err != nil {
-		return Entry{}, wrap("stat", s.display(clean), err)
-	}
-	if len(page.Segment.BlobItems) == 0 {
-		return Entry{}, &Error{Op: "stat", Path: s.display(clean), Class: ClassNotFound, Err: os.ErrNotExist}
-	}
-	base := path.Base("/" + strings.TrimSuffix(s.dirPrefix(clean), "/"))
-	if base == "/" {
-		base = s.container
-	}
-	return Entry{Name: base, IsDir: true}, nil
+	return s.dirEntry(clean, s.container, err == nil && len(page.Segment.BlobItems) > 0, err)
 }
 
 func (s *azureStore) Read(ctx context.Context, name string) (io.ReadCloser, error) {

@@ -153,17 +153,7 @@ func (s *gcsStore) Stat(ctx context.Context, name string) (Entry, error) {
 		}
 	}
 	page, err := s.svc.Objects.List(s.bucket).Prefix(s.dirPrefix(clean)).MaxResults(1).Context(ctx).Do()
-	if err != nil {
-		return Entry{}, wrap("stat", s.display(clean), err)
-	}
-	if len(page.Items) == 0 && len(page.Prefixes) == 0 {
-		return Entry{}, &Error{Op: "stat", Path: s.display(clean), Class: ClassNotFound, Err: os.ErrNotExist}
-	}
-	base := path.Base("/" + strings.TrimSuffix(s.dirPrefix(clean), "/"))
-	if base == "/" {
-		base = s.bucket
-	}
-	return Entry{Name: base, IsDir: true}, nil
+	return s.dirEntry(clean, s.bucket, err == nil && (len(page.Items) > 0 || len(page.Prefixes) > 0), err)
 }
 
 func (s *gcsStore) Read(ctx context.Context, name string) (io.ReadCloser, error) {

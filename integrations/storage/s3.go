@@ -195,17 +195,7 @@ func (s *s3Store) Stat(ctx context.Context, name string) (Entry, error) {
 		}
 	}
 	ok, err := s.hasKeys(ctx, s.dirPrefix(clean))
-	if err != nil {
-		return Entry{}, wrap("stat", s.display(clean), err)
-	}
-	if !ok {
-		return Entry{}, &Error{Op: "stat", Path: s.display(clean), Class: ClassNotFound, Err: os.ErrNotExist}
-	}
-	base := path.Base("/" + strings.TrimSuffix(s.dirPrefix(clean), "/"))
-	if base == "/" {
-		base = s.bucket
-	}
-	return Entry{Name: base, IsDir: true}, nil
+	return s.dirEntry(clean, s.bucket, ok, err)
 }
 
 func (s *s3Store) Read(ctx context.Context, name string) (io.ReadCloser, error) {

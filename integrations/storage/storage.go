@@ -284,6 +284,22 @@ func (r objectRoot) display(name string) string {
 	return name
 }
 
+// dirEntry is Stat's answer for directory clean once a listing under its prefix found
+// something (found) or failed (err); root (the bucket or container) names the location's own.
+func (r objectRoot) dirEntry(clean, root string, found bool, err error) (Entry, error) {
+	if err != nil {
+		return Entry{}, wrap("stat", r.display(clean), err)
+	}
+	if !found {
+		return Entry{}, &Error{Op: "stat", Path: r.display(clean), Class: ClassNotFound, Err: os.ErrNotExist}
+	}
+	base := path.Base("/" + strings.TrimSuffix(r.dirPrefix(clean), "/"))
+	if base == "/" {
+		base = root
+	}
+	return Entry{Name: base, IsDir: true}, nil
+}
+
 // dirPrefix is the key prefix of a directory name ("" is the root).
 func (r objectRoot) dirPrefix(name string) string {
 	if name == "" {

@@ -68,13 +68,8 @@ func Class(err error) ErrorClass {
 func classify(err error) ErrorClass {
 	var ae *azcore.ResponseError
 	if errors.As(err, &ae) {
-		switch ae.StatusCode {
-		case 401, 403:
-			return ClassPermission
-		case 404:
-			return ClassNotFound
-		case 408, 504:
-			return ClassTimeout
+		if c := statusClass(ae.StatusCode); c != ClassOther {
+			return c
 		}
 		if ae.ErrorCode == "OperationTimedOut" {
 			return ClassTimeout
@@ -83,15 +78,7 @@ func classify(err error) ErrorClass {
 	}
 	var ge *googleapi.Error
 	if errors.As(err, &ge) {
-		switch ge.Code {
-		case 401, 403:
-			return ClassPermission
-		case 404:
-			return ClassNotFound
-		case 408, 504:
-			return ClassTimeout
-		}
-		return ClassOther
+		return statusClass(ge.Code)
 	}
 	var resp minio.ErrorResponse
 	if errors.As(err, &resp) {
@@ -104,15 +91,7 @@ func classify(err error) ErrorClass {
 		case "RequestTimeout":
 			return ClassTimeout
 		}
-		switch resp.StatusCode {
-		case 401, 403:
-			return ClassPermission
-		case 404:
-			return ClassNotFound
-		case 408, 504:
-			return ClassTimeout
-		}
-		return ClassOther
+		return statusClass(resp.StatusCode)
 	}
 	switch {
 	case errors.Is(err, fs.ErrPermission):
@@ -125,6 +104,19 @@ func classify(err error) ErrorClass {
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
+		return ClassTimeout
+	}
+	return ClassOther
+}
+
+// statusClass is the class of an object store's HTTP status: Azure's, GCS's and S3's share it.
+func statusClass(code int) ErrorClass {
+	switch code {
+	case 401, 403:
+		return ClassPermission
+	case 404:
+		return ClassNotFound
+	case 408, 504:
 		return ClassTimeout
 	}
 	return ClassOther

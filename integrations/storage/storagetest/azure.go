@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -32,8 +31,7 @@ type AzureServer struct {
 	Container string
 	client    *container.Client
 
-	mu     sync.Mutex
-	denied []string
+	refused denyList
 }
 
 // NewAzureServer starts Azurite and creates the container.
@@ -67,9 +65,7 @@ func NewAzureServer(t testing.TB, ctr string) *AzureServer {
 // and every listing whose prefix starts with it, answer 403 AuthorizationPermissionMismatch as
 // Azure does when the identity's role or ACL does not allow the operation.
 func (s *AzureServer) DenyPrefix(prefix string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.denied = append(s.denied, prefix)
+	s.refused.add(prefix)
 }
 
 func (s *AzureServer) deny(next http.Handler) http.Handler {
@@ -90,17 +86,7 @@ func (s *AzureServer) deny(next http.Handler) http.Handler {
 				}
 			}
 		}
-		s.mu.Lock()
-		denied := false
-		for _, d := range s.denied {
-			for _, n := range names {
-				if strings.HasPrefix(n, d) {
-					denied = true
-				}
-			}
-		}
-		s.mu.Unlock()
-		if denied {
+		if s.refused.denies(names...) {
 			w.Header().Set("Content-Type", "application/xml")
 			w.Header().Set("x-ms-error-code", "AuthorizationPermissionMismatch")
 			w.WriteHeader(http.StatusForbidden)

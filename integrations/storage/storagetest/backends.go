@@ -1,6 +1,8 @@
 package storagetest
 
 import (
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/streamwatch/streamwatch/integrations/storage"
@@ -72,4 +74,30 @@ func UploadInOrder(t testing.TB, srv Server, dir, prefix string) {
 		return
 	}
 	srv.Upload(t, dir, prefix)
+}
+
+// denyList is what a test server refuses: the names under the prefixes DenyPrefix gave it.
+type denyList struct {
+	mu       sync.Mutex
+	prefixes []string
+}
+
+func (d *denyList) add(prefix string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.prefixes = append(d.prefixes, prefix)
+}
+
+// denies says whether any of names is under a denied prefix.
+func (d *denyList) denies(names ...string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, p := range d.prefixes {
+		for _, n := range names {
+			if strings.HasPrefix(n, p) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -27,9 +27,9 @@ type GCSServer struct {
 	Bucket string
 	srv    *fakestorage.Server
 
-	mu     sync.Mutex
-	denied []string
-	iam    *iamAnswer // nil: testIamPermissions reaches the emulator, which has no IAM (404)
+	mu      sync.Mutex
+	refused denyList
+	iam     *iamAnswer // nil: testIamPermissions reaches the emulator, which has no IAM (404)
 }
 
 // iamAnswer is how the bucket's testIamPermissions answers.
@@ -62,9 +62,7 @@ func NewGCSServer(t testing.TB, bucket string) *GCSServer {
 // and every listing whose prefix starts with it, answer 403 as GCS does for a missing IAM
 // permission.
 func (s *GCSServer) DenyPrefix(prefix string) {
-	s.mu.Lock()
-	s.denied = append(s.denied, prefix)
-	s.mu.Unlock()
+	s.refused.add(prefix)
 }
 
 // Grant makes the bucket's testIamPermissions answer as GCS does for a caller holding perms:
@@ -150,17 +148,7 @@ func (s *GCSServer) deny(next http.Handler) http.Handler {
 		} else if obj, ok := strings.CutPrefix(p, "/"+s.Bucket+"/"); ok { // the XML API's reads
 			names = append(names, obj)
 		}
-		s.mu.Lock()
-		denied := false
-		for _, d := range s.denied {
-			for _, n := range names {
-				if strings.HasPrefix(n, d) {
-					denied = true
-				}
-			}
-		}
-		s.mu.Unlock()
-		if denied {
+		if s.refused.denies(names...) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusForbidden)
 			fmt.Fprint(w, `{"error":{"code":403,"message":"streamwatch@test.iam.gserviceaccount.com does not have storage.objects access to the Google Cloud Storage object.","errors":[{"reason":"forbidden","message":"Permission denied"}]}}`)

@@ -35,8 +35,8 @@ type S3Server struct {
 	backend *s3mem.Backend
 	clock   *clock
 
+	refused  denyList
 	mu       sync.Mutex
-	denied   []string
 	requests map[string]int
 }
 
@@ -77,9 +77,7 @@ func (s *S3Server) Location(prefix string) string {
 // DenyPrefix makes every request for a key under prefix (a bucket-relative key prefix), and
 // every listing whose prefix starts with it, answer 403 AccessDenied as AWS does.
 func (s *S3Server) DenyPrefix(prefix string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.denied = append(s.denied, prefix)
+	s.refused.add(prefix)
 }
 
 // SetTime sets the server clock, which stamps LastModified on later writes. The zero time
@@ -122,14 +120,8 @@ func (s *S3Server) middleware(next http.Handler) http.Handler {
 		}
 		s.mu.Lock()
 		s.requests[kind]++
-		denied := false
-		for _, p := range s.denied {
-			if strings.HasPrefix(key, p) {
-				denied = true
-			}
-		}
 		s.mu.Unlock()
-		if denied {
+		if s.refused.denies(key) {
 			w.Header().Set("Content-Type", "application/xml")
 			w.WriteHeader(http.StatusForbidden)
 			if r.Method != http.MethodHead {

@@ -259,8 +259,12 @@ func factLine(v pipeline.Verdict, f pipeline.Fact) string {
 		return contradictionLine(*f.Contradiction)
 	case pipeline.FactNotSet:
 		s := fmt.Sprintf("deployed config: %s documented %q, not set (%s)", f.What, f.Value, f.Source)
-		if f.Text != "" {
-			s += ": " + f.Text
+		reason := f.Text // stored by an earlier version
+		if f.Drift != nil {
+			reason = DriftReason(*f.Drift)
+		}
+		if reason != "" {
+			s += ": " + reason
 		}
 		return s
 	case pipeline.FactUnreadTopics:
@@ -325,6 +329,9 @@ func contradictionLine(c pipeline.Contradiction) string {
 	case pipeline.ContraDeployed:
 		if observed == "" {
 			observed = "not set"
+		}
+		if c.Drift != nil { // else Reason, stored by an earlier version
+			reason = DriftReason(*c.Drift)
 		}
 	case pipeline.ContraNoCheckpoint:
 		observed, at = "no checkpoint (no metadata, offsets/ or commits/)", "checkpoint "+c.ObservedAt

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamwatch/streamwatch/integrations/deployconf"
 	"github.com/streamwatch/streamwatch/integrations/kafka"
 	"github.com/streamwatch/streamwatch/pipeline"
 )
@@ -64,6 +65,9 @@ func TestFactLine(t *testing.T) {
 		{pipeline.Fact{Kind: pipeline.FactNotSet, What: "bootstrap", Value: "kafka-0:9092", Source: "job.conf: no kafka.bootstrap.servers"},
 			`deployed config: bootstrap documented "kafka-0:9092", not set (job.conf: no kafka.bootstrap.servers)`},
 		{pipeline.Fact{Kind: pipeline.FactNotSet, What: "topics", Value: "t", Source: "job.conf", Text: "set in code?"}, `deployed config: topics documented "t", not set (job.conf): set in code?`},
+		{pipeline.Fact{Kind: pipeline.FactNotSet, What: "topics", Value: "t", Source: "job.conf: no subscribe, subscribePattern or assign",
+			Drift: &deployconf.Difference{Field: deployconf.FieldTopics, Severity: deployconf.SeverityMissing, Why: deployconf.WhyNoTopics}},
+			`deployed config: topics documented "t", not set (job.conf: no subscribe, subscribePattern or assign): The file names no topics; Spark refuses to start a Kafka query without one of them, unless the job sets it in code.`},
 		{pipeline.Fact{Kind: pipeline.FactUnreadTopics, Items: []string{"a"}, N: 30, File: "offsets/3"}, "a: 30 records on the brokers; the checkpoint (offsets/3) has no offsets for it"},
 		{pipeline.Fact{Kind: pipeline.FactUnreadTopics, Items: []string{"a", "b"}, N: 30, File: "offsets/3"}, "a, b: 30 records on the brokers; the checkpoint (offsets/3) has no offsets for them"},
 		{pipeline.Fact{Kind: pipeline.FactUnknownPartitions, N: 7, M: 1, File: "offsets/3"}, "7 records on 1 partition(s) of the topics it reads that offsets/3 does not know"},
@@ -81,6 +85,10 @@ func TestFactLine(t *testing.T) {
 		{contradiction(pipeline.Contradiction{Kind: pipeline.ContraDeployed, Source: pipeline.SourceConfig, Field: pipeline.FieldBrokers, Documented: "kafka-0:9092",
 			DocumentedAt: "kafka.clusters (pipelines[p].kafka.cluster)", Observed: "kafka-dr-0:9092", ObservedAt: "job.conf:14: spark.kafka.bootstrap.servers=kafka-dr-0:9092", Reason: "No broker in common"}),
 			`deployed config: bootstrap servers documented "kafka-0:9092" (kafka.clusters (pipelines[p].kafka.cluster)), deployed "kafka-dr-0:9092" (job.conf:14: spark.kafka.bootstrap.servers=kafka-dr-0:9092): No broker in common`},
+		{contradiction(pipeline.Contradiction{Kind: pipeline.ContraDeployed, Source: pipeline.SourceConfig, Field: pipeline.FieldBrokers, Documented: "kafka-0:9092",
+			DocumentedAt: "kafka.clusters (pipelines[p].kafka.cluster)", Observed: "kafka-dr-0:9092", ObservedAt: "job.conf:14: spark.kafka.bootstrap.servers=kafka-dr-0:9092",
+			Drift: &deployconf.Difference{Field: deployconf.FieldBootstrap, Severity: deployconf.SeverityMismatch, Why: deployconf.WhyOtherCluster}}),
+			`deployed config: bootstrap servers documented "kafka-0:9092" (kafka.clusters (pipelines[p].kafka.cluster)), deployed "kafka-dr-0:9092" (job.conf:14: spark.kafka.bootstrap.servers=kafka-dr-0:9092): No broker in common: the job may read another cluster than the one streamwatch watches.`},
 		{contradiction(pipeline.Contradiction{Kind: pipeline.ContraDeployed, Source: pipeline.SourceConfig, Field: pipeline.FieldGroup, Documented: "g",
 			DocumentedAt: "pipelines[p].kafka.group", ObservedAt: "job.conf: no kafka.group.id"}),
 			`deployed config: group documented "g" (pipelines[p].kafka.group), deployed "not set" (job.conf: no kafka.group.id)`},
@@ -219,6 +227,55 @@ func TestVerdictJSONRendersTheSame(t *testing.T) {
 		"- CHECKPOINT_NOT_WRITABLE ruled out: the write probe of 2026-11-30 10:41:05Z wrote and deleted a file"} {
 		if !strings.Contains(strings.Join(got.Sections[0].Text(), "\n"), w) {
 			t.Errorf("the verdict read back lacks %q", w)
+		}
+	}
+}
+
+// TestDriftFactsOfAnEarlierVersion: the deployed config's facts as an earlier version stored
+// them, with its words for their reasons (Contradiction.Reason, FactNotSet's Text), render as
+// the facts of this version, which carry the difference instead.
+func TestDriftFactsOfAnEarlierVersion(t *testing.T) {
+	stored := `[{"Kind":"contradiction","At":"0001-01-01T00:00:00Z","Contradiction":{"Kind":"deployed","Field":"group","Documented":"sms-replies-prod",` +
+		`"DocumentedAt":"pipelines[p].kafka.group","Observed":"sms-replies-v2","ObservedAt":"job.conf:12: spark.kafka.group.id=sms-replies-v2","Source":"config",` +
+		`"Reason":"The job consumes as sms-replies-v2; streamwatch watches sms-replies-prod, so the lag it reports is not the job's.","Cause":"CONSUMER_GROUP_MISMATCH","Risk":false}},` +
+		`{"Kind":"not_set","Text":"The file names no topics; Spark refuses to start a Kafka query without one of them, unless the job sets it in code.",` +
+		`"What":"topics","Value":"t","Source":"job.conf: no subscribe, subscribePattern or assign","At":"0001-01-01T00:00:00Z"}]`
+	var old []pipeline.Fact
+	if err := json.Unmarshal([]byte(stored), &old); err != nil {
+		t.Fatal(err)
+	}
+	group := deployconf.Difference{Field: deployconf.FieldGroup, Documented: "sms-replies-prod", Deployed: "sms-replies-v2",
+		Evidence: "job.conf:12: spark.kafka.group.id=sms-replies-v2", Severity: deployconf.SeverityMismatch, Why: deployconf.WhyOtherGroup}
+	topics := deployconf.Difference{Field: deployconf.FieldTopics, Documented: "t", Evidence: "job.conf: no subscribe, subscribePattern or assign",
+		Severity: deployconf.SeverityMissing, Why: deployconf.WhyNoTopics}
+	current := []pipeline.Fact{
+		{Kind: pipeline.FactContradiction, Contradiction: &pipeline.Contradiction{Kind: pipeline.ContraDeployed, Field: pipeline.FieldGroup, Documented: "sms-replies-prod",
+			DocumentedAt: "pipelines[p].kafka.group", Observed: "sms-replies-v2", ObservedAt: group.Evidence, Source: pipeline.SourceConfig, Drift: &group,
+			Cause: pipeline.CauseGroupMismatch}},
+		{Kind: pipeline.FactNotSet, What: "topics", Value: "t", Source: topics.Evidence, Drift: &topics},
+	}
+	for i := range current {
+		b, err := json.Marshal(current[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back pipeline.Fact
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatal(err)
+		}
+		want := factLine(pipeline.Verdict{}, current[i])
+		reason := old[i].Text
+		if old[i].Contradiction != nil {
+			reason = old[i].Contradiction.Reason
+		}
+		if !strings.HasSuffix(want, ": "+reason) {
+			t.Errorf("%q lacks the reason", want)
+		}
+		if got := factLine(pipeline.Verdict{}, old[i]); got != want {
+			t.Errorf("an earlier version's fact renders\n\t%q\nthis version's\n\t%q", got, want)
+		}
+		if got := factLine(pipeline.Verdict{}, back); got != want {
+			t.Errorf("stored and read back, the fact renders\n\t%q\nnot\n\t%q", got, want)
 		}
 	}
 }

@@ -89,7 +89,10 @@ type Contradiction struct {
 	Observed     string `json:",omitempty"` // the value observed, as the Kind says
 	ObservedAt   string `json:",omitempty"` // where it was seen, as the Kind says
 	Source       Source // the signal's source (SourceConfig, SourceCheckpoint, SourceBrokers)
-	Reason       string `json:",omitempty"` // the deployed config's reason (ContraDeployed), or ""
+	// Drift is, for ContraDeployed, the deployed config's difference, whose reason commands
+	// words; Reason is an earlier version's words for it.
+	Drift  *deployconf.Difference `json:",omitempty"`
+	Reason string                 `json:",omitempty"`
 	// NotRead and NotDocumented are the topics documented but not read, and read but not
 	// documented (ContraCheckpointTopics).
 	NotRead       []string `json:",omitempty"`
@@ -105,7 +108,7 @@ type ContradictionKind string
 // The contradictions, with the fields each uses besides Field, Documented and DocumentedAt.
 const (
 	// ContraDeployed: the deployed config says otherwise (Observed: its value, "" when it does
-	// not set it; ObservedAt: its evidence, "job.conf:13: subscribe=x"; Reason).
+	// not set it; ObservedAt: its evidence, "job.conf:13: subscribe=x"; Drift).
 	ContraDeployed ContradictionKind = "deployed"
 	// ContraNoCheckpoint: the documented location holds no checkpoint at all (ObservedAt: the
 	// location read).
@@ -153,7 +156,7 @@ func contradictions(in Inputs) []Contradiction {
 			continue
 		}
 		out = append(out, Contradiction{Kind: ContraDeployed, Field: f, Documented: d.Documented, DocumentedAt: c.DocumentedAt(f),
-			Observed: d.Deployed, ObservedAt: d.Evidence, Source: SourceConfig, Reason: d.Reason})
+			Observed: d.Deployed, ObservedAt: d.Evidence, Source: SourceConfig, Drift: &d})
 	}
 	if r := in.Checkpoint; r != nil && c.Checkpoint != "" && !r.Has(spark.CodeUnreadable) {
 		if f := r.Finding(spark.CodeMissing); f != nil && f.File == "" && f.Severity == spark.SeverityCritical {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/streamwatch/streamwatch/integrations/deployconf"
 	"github.com/streamwatch/streamwatch/integrations/kafka"
 )
 
@@ -73,7 +74,8 @@ const (
 	FactContradiction FactKind = "contradiction"
 	// FactNotSet: the deployed config does not set a documented field (What: the deployed
 	// config's field, Value: the documented value, Source: the deployed config's evidence,
-	// Text: its reason, or "").
+	// Drift: the difference, whose reason commands words; Text: an earlier version's words
+	// for that reason, or "").
 	FactNotSet FactKind = "not_set"
 	// FactUnreadTopics: documented topics the checkpoint has no offsets for hold records
 	// (Items: the topics, N: records, File: the checkpoint's offsets file).
@@ -132,6 +134,8 @@ type Fact struct {
 	// LagSummary is, for FactGroupStopped and FactLagWarning, the evaluator's verdict over the
 	// group's partitions.
 	LagSummary *kafka.Summary `json:",omitempty"`
+	// Drift is, for FactNotSet, the deployed config's difference.
+	Drift *deployconf.Difference `json:",omitempty"`
 	// Risk is the cause whose evidence this is when that cause explains no present symptom
 	// (Verdict.Risks); "" otherwise.
 	Risk string `json:",omitempty"`

@@ -535,7 +535,7 @@ func (j *judge) contract() {
 	}
 	for _, d := range j.in.Drift {
 		if unsetInFile(d) {
-			j.risk(Fact{Kind: FactNotSet, What: d.Field, Value: d.Documented, Source: d.Evidence, Text: d.Reason})
+			j.risk(Fact{Kind: FactNotSet, What: d.Field, Value: d.Documented, Source: d.Evidence, Drift: &d})
 		}
 	}
 	u := unreadOf(j.in)

@@ -1,7 +1,6 @@
 package deployconf
 
 import (
-	"fmt"
 	"path"
 	"regexp"
 	"slices"
@@ -23,19 +22,58 @@ const (
 	SeverityMissing  = "missing"  // the file does not set the field
 )
 
-// Difference is one field on which a deployed job departs from its documentation.
+// Difference is one field on which a deployed job departs from its documentation. Why says
+// what follows from it, with the fields after it as its values; commands words it
+// (commands/render_drift.go).
 type Difference struct {
 	Field      string // FieldGroup, FieldTopics, FieldBootstrap or FieldCheckpointLocation
 	Documented string
 	Deployed   string // "" when not set
 	Evidence   string // "sms-replies.conf:12: spark.kafka.group.id=sms-replies-v2"
 	Severity   string // SeverityMismatch or SeverityMissing
-	Reason     string // a sentence on what follows from it, or ""
+	Why        Why    `json:",omitempty"` // what follows from it, or ""
+
+	Prefix        string   `json:",omitempty"` // WhyPrefix, WhyGenerated: the generated groups' prefix
+	NotRead       []string `json:",omitempty"` // WhyTopics: documented topics the job does not read
+	NotDocumented []string `json:",omitempty"` // WhyTopics: topics the job reads that are not documented
+	Unmatched     []string `json:",omitempty"` // WhyPatternUnmatched: documented topics the pattern misses
+	PatternErr    string   `json:",omitempty"` // WhyPatternUnreadable: why Go cannot compile the pattern
 }
 
-// sparkDefaultGroupPrefix is what Spark prefixes its generated groups with when groupIdPrefix is
+// Why says what follows from a Difference.
+type Why string
+
+// The reasons, with the Difference fields each uses.
+const (
+	// WhyOtherGroup: the job consumes as another group, so the lag streamwatch reports is not
+	// the job's (Deployed, Documented).
+	WhyOtherGroup Why = "other_group"
+	// WhyPrefix: only groupIdPrefix is set, Spark generates <Prefix>-<uuid>-<hash> groups, and
+	// the documented group does not start with it (Prefix, Documented).
+	WhyPrefix Why = "prefix"
+	// WhyGenerated: neither kafka.group.id nor groupIdPrefix is set: Spark generates
+	// <Prefix>-<uuid>-<hash> groups (Prefix: SparkDefaultGroupPrefix, Documented).
+	WhyGenerated Why = "generated"
+	// WhyTopics: the job reads other topics (NotRead, NotDocumented).
+	WhyTopics Why = "topics"
+	// WhyPatternUnreadable: Go cannot compile subscribePattern (PatternErr, Documented).
+	WhyPatternUnreadable Why = "pattern_unreadable"
+	// WhyPatternUnmatched: subscribePattern misses documented topics (Unmatched).
+	WhyPatternUnmatched Why = "pattern_unmatched"
+	// WhyNoTopics: the file names no topics, which Spark refuses unless the code sets them.
+	WhyNoTopics Why = "no_topics"
+	// WhyOtherCluster: the bootstrap lists share no broker.
+	WhyOtherCluster Why = "other_cluster"
+	// WhyRoot: spark.sql.streaming.checkpointLocation is a root (Deployed) the documented
+	// location is not directly under.
+	WhyRoot Why = "root"
+	// WhyOtherCheckpoint: the job checkpoints elsewhere than streamwatch reads and probes.
+	WhyOtherCheckpoint Why = "other_checkpoint"
+)
+
+// SparkDefaultGroupPrefix is what Spark prefixes its generated groups with when groupIdPrefix is
 // not set.
-const sparkDefaultGroupPrefix = "spark-kafka-source"
+const SparkDefaultGroupPrefix = "spark-kafka-source"
 
 // Compare lists the fields where dep departs from doc, one Difference each, in the order group,
 // topics, bootstrap, checkpointLocation; none when they agree. Fields doc leaves empty are not
@@ -60,21 +98,18 @@ func compareGroup(doc Documented, dep Deployed) (Difference, bool) {
 		if dep.GroupID == doc.Group {
 			return d, false
 		}
-		d.Deployed, d.Evidence = dep.GroupID, dep.evidence(FieldGroup)
-		d.Reason = fmt.Sprintf("The job consumes as %s; streamwatch watches %s, so the lag it reports is not the job's.", dep.GroupID, doc.Group)
+		d.Deployed, d.Evidence, d.Why = dep.GroupID, dep.Evidence(FieldGroup), WhyOtherGroup
 	case dep.GroupIDPrefix != "":
 		if strings.HasPrefix(doc.Group, dep.GroupIDPrefix) {
 			return d, false
 		}
-		d.Deployed, d.Evidence = dep.GroupIDPrefix+"-<uuid>-…", dep.evidence(FieldGroupIDPrefix)
-		d.Reason = fmt.Sprintf("kafka.group.id is not set, so Spark generates the group, %s-<uuid>-<hash> for each query; %s does not start with the prefix and will never see the job's commits.",
-			dep.GroupIDPrefix, doc.Group)
+		d.Deployed, d.Evidence = dep.GroupIDPrefix+"-<uuid>-…", dep.Evidence(FieldGroupIDPrefix)
+		d.Why, d.Prefix = WhyPrefix, dep.GroupIDPrefix
 	default:
 		d.Severity = SeverityMissing
-		d.Deployed = sparkDefaultGroupPrefix + "-<uuid>-…"
+		d.Deployed = SparkDefaultGroupPrefix + "-<uuid>-…"
 		d.Evidence = dep.absent("kafka.group.id", "groupIdPrefix")
-		d.Reason = fmt.Sprintf("Neither kafka.group.id nor groupIdPrefix is set, so Spark generates %s-<uuid>-<hash> groups; the documented group %s will never see commits.",
-			sparkDefaultGroupPrefix, doc.Group)
+		d.Why, d.Prefix = WhyGenerated, SparkDefaultGroupPrefix
 	}
 	return d, true
 }
@@ -91,20 +126,13 @@ func compareTopics(doc Documented, dep Deployed) (Difference, bool) {
 		if slices.Equal(documented, deployed) {
 			return d, false
 		}
-		d.Deployed, d.Evidence = strings.Join(deployed, ", "), dep.evidence(FieldTopics)
-		var parts []string
-		if only := without(documented, deployed); len(only) > 0 {
-			parts = append(parts, "documented but not read by the job: "+strings.Join(only, ", "))
-		}
-		if only := without(deployed, documented); len(only) > 0 {
-			parts = append(parts, "read by the job but not documented: "+strings.Join(only, ", "))
-		}
-		d.Reason = capitalize(strings.Join(parts, "; ")) + "."
+		d.Deployed, d.Evidence = strings.Join(deployed, ", "), dep.Evidence(FieldTopics)
+		d.Why, d.NotRead, d.NotDocumented = WhyTopics, without(documented, deployed), without(deployed, documented)
 	case dep.Pattern != "":
-		d.Deployed, d.Evidence = "subscribePattern "+dep.Pattern, dep.evidence(FieldPattern)
+		d.Deployed, d.Evidence = "subscribePattern "+dep.Pattern, dep.Evidence(FieldPattern)
 		re, err := regexp.Compile(`^(?:` + dep.Pattern + `)$`)
 		if err != nil {
-			d.Reason = fmt.Sprintf("streamwatch cannot evaluate this pattern (%v); check by hand that it matches %s.", err, d.Documented)
+			d.Why, d.PatternErr = WhyPatternUnreadable, err.Error()
 			return d, true
 		}
 		var unmatched []string
@@ -116,10 +144,10 @@ func compareTopics(doc Documented, dep Deployed) (Difference, bool) {
 		if len(unmatched) == 0 {
 			return d, false
 		}
-		d.Reason = fmt.Sprintf("The pattern does not match the documented %s, so the job does not read it.", strings.Join(unmatched, ", "))
+		d.Why, d.Unmatched = WhyPatternUnmatched, unmatched
 	default:
 		d.Severity, d.Evidence = SeverityMissing, dep.absent("subscribe", "subscribePattern", "assign")
-		d.Reason = "The file names no topics; Spark refuses to start a Kafka query without one of them, unless the job sets it in code."
+		d.Why = WhyNoTopics
 	}
 	return d, true
 }
@@ -142,8 +170,7 @@ func compareBootstrap(doc Documented, dep Deployed) (Difference, bool) {
 			return d, false // bootstrap lists are seeds: one shared broker reaches the same cluster
 		}
 	}
-	d.Deployed, d.Evidence = strings.Join(dep.Bootstrap, ", "), dep.evidence(FieldBootstrap)
-	d.Reason = "No broker in common: the job may read another cluster than the one streamwatch watches."
+	d.Deployed, d.Evidence, d.Why = strings.Join(dep.Bootstrap, ", "), dep.Evidence(FieldBootstrap), WhyOtherCluster
 	return d, true
 }
 
@@ -160,18 +187,15 @@ func compareCheckpoint(doc Documented, dep Deployed) (Difference, bool) {
 	if documented == deployed || (dep.CheckpointIsRoot && parentLocation(documented) == deployed) {
 		return d, false
 	}
-	d.Deployed, d.Evidence = dep.CheckpointLocation, dep.evidence(FieldCheckpointLocation)
+	d.Deployed, d.Evidence, d.Why = dep.CheckpointLocation, dep.Evidence(FieldCheckpointLocation), WhyOtherCheckpoint
 	if dep.CheckpointIsRoot {
-		d.Reason = fmt.Sprintf("spark.sql.streaming.checkpointLocation is a root: Spark checkpoints the query in %s/<queryName>, and the documented location is not directly under it.",
-			strings.TrimSuffix(dep.CheckpointLocation, "/"))
-	} else {
-		d.Reason = "streamwatch reads and probes a checkpoint the job does not write."
+		d.Why = WhyRoot
 	}
 	return d, true
 }
 
-// evidence is "file:line: key=value" for a field the file sets.
-func (d Deployed) evidence(field string) string {
+// Evidence is "file:line: key=value" for a field the file sets, else the file's name.
+func (d Deployed) Evidence(field string) string {
 	src, ok := d.Sources[field]
 	if !ok {
 		return d.File
@@ -218,13 +242,6 @@ func without(a, b []string) []string {
 		}
 	}
 	return out
-}
-
-func capitalize(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // normalizeBroker drops a listener prefix (SASL_SSL://) and case, which Kafka ignores.

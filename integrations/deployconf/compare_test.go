@@ -24,7 +24,7 @@ func TestCompareSeedIncident(t *testing.T) {
 		Deployed:   "sms-replies-v2",
 		Evidence:   "testdata/sms-replies.conf:12: spark.kafka.group.id=sms-replies-v2",
 		Severity:   "mismatch",
-		Reason:     "The job consumes as sms-replies-v2; streamwatch watches sms-replies-prod, so the lag it reports is not the job's.",
+		Why:        deployconf.WhyOtherGroup,
 	}}
 	if !reflect.DeepEqual(diffs, want) {
 		t.Errorf("got %#v\n\twant %#v", diffs, want)
@@ -39,32 +39,27 @@ func TestCompareSeedIncident(t *testing.T) {
 	}
 }
 
+// TestCompareTestdata: what follows from each difference of the testdata files, as codes
+// (commands.TestDriftLinesTestdata has their words).
 func TestCompareTestdata(t *testing.T) {
 	tests := []struct {
 		file string
-		want []string // Lines of the differences
+		want []string // field, severity and why of each difference
 	}{
-		{"job.properties", []string{
-			"topics mismatch: documented client.replies.sms, deployed client.replies.mms, client.replies.sms (testdata/job.properties:8: option.subscribe=client.replies.sms, client.replies.mms). Read by the job but not documented: client.replies.mms.",
-			"checkpointLocation mismatch: documented file:///var/lib/spark/checkpoints/sms-replies, deployed s3a://acme-spark-checkpoints/sms-replies/ (testdata/job.properties:17: checkpointLocation=s3a://acme-spark-checkpoints/sms-replies/). streamwatch reads and probes a checkpoint the job does not write.",
-		}},
-		{"spark-defaults.conf", []string{
-			"checkpointLocation mismatch: documented file:///var/lib/spark/checkpoints/sms-replies, deployed s3a://acme-spark-checkpoints/ (testdata/spark-defaults.conf:15: spark.sql.streaming.checkpointLocation=s3a://acme-spark-checkpoints/). spark.sql.streaming.checkpointLocation is a root: Spark checkpoints the query in s3a://acme-spark-checkpoints/<queryName>, and the documented location is not directly under it.",
-		}},
-		{"sparkapplication.yaml", []string{
-			"checkpointLocation mismatch: documented file:///var/lib/spark/checkpoints/sms-replies, deployed s3a://acme-spark-checkpoints/sms-replies/ (testdata/sparkapplication.yaml:30: --checkpointLocation=s3a://acme-spark-checkpoints/sms-replies/). streamwatch reads and probes a checkpoint the job does not write.",
-		}},
-		{"k8s-bundle.yaml", []string{
-			"group mismatch: documented sms-replies-prod, deployed sms-replies-v2 (testdata/k8s-bundle.yaml:32: --conf spark.kafka.group.id=sms-replies-v2). The job consumes as sms-replies-v2; streamwatch watches sms-replies-prod, so the lag it reports is not the job's.",
-			"checkpointLocation mismatch: documented file:///var/lib/spark/checkpoints/sms-replies, deployed s3a://acme-spark-checkpoints (testdata/k8s-bundle.yaml:30: spark.sql.streaming.checkpointLocation=s3a://acme-spark-checkpoints). spark.sql.streaming.checkpointLocation is a root: Spark checkpoints the query in s3a://acme-spark-checkpoints/<queryName>, and the documented location is not directly under it.",
-		}},
+		{"job.properties", []string{"topics mismatch topics", "checkpointLocation mismatch other_checkpoint"}},
+		{"spark-defaults.conf", []string{"checkpointLocation mismatch root"}},
+		{"sparkapplication.yaml", []string{"checkpointLocation mismatch other_checkpoint"}},
+		{"k8s-bundle.yaml", []string{"group mismatch other_group", "checkpointLocation mismatch root"}},
 		{"options-multi.yaml", nil}, // the root /var/lib/spark/checkpoints holds the documented query
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			got := deployconf.Lines(deployconf.Compare(documented, load(t, tt.file)))
+			var got []string
+			for _, d := range deployconf.Compare(documented, load(t, tt.file)) {
+				got = append(got, d.Field+" "+d.Severity+" "+string(d.Why))
+			}
 			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("got\n\t%s\nwant\n\t%s", strings.Join(got, "\n\t"), strings.Join(tt.want, "\n\t"))
+				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
 	}
@@ -112,45 +107,45 @@ func TestCompare(t *testing.T) {
 		{name: "same group", doc: deployconf.Documented{Group: "g"}, dep: withGroup("g", "")},
 		{name: "other group", doc: deployconf.Documented{Group: "g"}, dep: withGroup("G", ""),
 			want: []deployconf.Difference{{Field: "group", Documented: "g", Deployed: "G", Evidence: "j.conf:3: kafka.group.id=G", Severity: "mismatch",
-				Reason: "The job consumes as G; streamwatch watches g, so the lag it reports is not the job's."}}},
+				Why: deployconf.WhyOtherGroup}}},
 		{name: "group.id wins over the prefix", doc: deployconf.Documented{Group: "sms-replies-prod"}, dep: withGroup("sms-replies-prod", "other")},
 		{name: "prefix of the documented group", doc: deployconf.Documented{Group: "sms-replies-prod"}, dep: withGroup("", "sms-replies")},
 		{name: "prefix that is the documented group", doc: deployconf.Documented{Group: "sms-replies-prod"}, dep: withGroup("", "sms-replies-prod")},
 		{name: "prefix of another group", doc: deployconf.Documented{Group: "sms-replies-prod"}, dep: withGroup("", "sms-replies-v2"),
 			want: []deployconf.Difference{{Field: "group", Documented: "sms-replies-prod", Deployed: "sms-replies-v2-<uuid>-…",
 				Evidence: "j.conf:4: groupIdPrefix=sms-replies-v2", Severity: "mismatch",
-				Reason: "kafka.group.id is not set, so Spark generates the group, sms-replies-v2-<uuid>-<hash> for each query; sms-replies-prod does not start with the prefix and will never see the job's commits."}}},
+				Why: deployconf.WhyPrefix, Prefix: "sms-replies-v2"}}},
 		{name: "no group options", doc: deployconf.Documented{Group: "sms-replies-prod"}, dep: deployconf.Deployed{File: "j.conf"},
 			want: []deployconf.Difference{{Field: "group", Documented: "sms-replies-prod", Deployed: "spark-kafka-source-<uuid>-…",
 				Evidence: "j.conf: no kafka.group.id or groupIdPrefix", Severity: "missing",
-				Reason: "Neither kafka.group.id nor groupIdPrefix is set, so Spark generates spark-kafka-source-<uuid>-<hash> groups; the documented group sms-replies-prod will never see commits."}}},
+				Why: deployconf.WhyGenerated, Prefix: "spark-kafka-source"}}},
 
 		{name: "topics as sets", doc: deployconf.Documented{Topics: []string{"b", "a", "a"}}, dep: topics("a", "b", "b")},
 		{name: "other topics", doc: deployconf.Documented{Topics: []string{"a", "b"}}, dep: topics("b", "c"),
 			want: []deployconf.Difference{{Field: "topics", Documented: "a, b", Deployed: "b, c", Evidence: "j.conf:5: subscribe=b,c", Severity: "mismatch",
-				Reason: "Documented but not read by the job: a; read by the job but not documented: c."}}},
+				Why: deployconf.WhyTopics, NotRead: []string{"a"}, NotDocumented: []string{"c"}}}},
 		{name: "fewer topics", doc: deployconf.Documented{Topics: []string{"a", "b"}}, dep: topics("a"),
 			want: []deployconf.Difference{{Field: "topics", Documented: "a, b", Deployed: "a", Evidence: "j.conf:5: subscribe=a", Severity: "mismatch",
-				Reason: "Documented but not read by the job: b."}}},
+				Why: deployconf.WhyTopics, NotRead: []string{"b"}}}},
 		{name: "pattern matches", doc: deployconf.Documented{Topics: []string{"client.replies.sms", "client.replies.mms"}}, dep: pattern(`client\.replies\..*`)},
 		{name: "pattern matches whole names only", doc: deployconf.Documented{Topics: []string{"client.replies.sms"}}, dep: pattern(`client\.replies`),
 			want: []deployconf.Difference{{Field: "topics", Documented: "client.replies.sms", Deployed: `subscribePattern client\.replies`,
 				Evidence: `j.conf:6: subscribePattern=client\.replies`, Severity: "mismatch",
-				Reason: "The pattern does not match the documented client.replies.sms, so the job does not read it."}}},
+				Why: deployconf.WhyPatternUnmatched, Unmatched: []string{"client.replies.sms"}}}},
 		{name: "pattern Go cannot read", doc: deployconf.Documented{Topics: []string{"a"}}, dep: pattern(`(?!b).*`),
 			want: []deployconf.Difference{{Field: "topics", Documented: "a", Deployed: `subscribePattern (?!b).*`,
 				Evidence: `j.conf:6: subscribePattern=(?!b).*`, Severity: "mismatch",
-				Reason: "streamwatch cannot evaluate this pattern (error parsing regexp: invalid or unsupported Perl syntax: `(?!`); check by hand that it matches a."}}},
+				Why: deployconf.WhyPatternUnreadable, PatternErr: "error parsing regexp: invalid or unsupported Perl syntax: `(?!`"}}},
 		{name: "no topics", doc: deployconf.Documented{Topics: []string{"a"}}, dep: deployconf.Deployed{File: "j.conf"},
 			want: []deployconf.Difference{{Field: "topics", Documented: "a", Evidence: "j.conf: no subscribe, subscribePattern or assign", Severity: "missing",
-				Reason: "The file names no topics; Spark refuses to start a Kafka query without one of them, unless the job sets it in code."}}},
+				Why: deployconf.WhyNoTopics}}},
 
 		{name: "a shared broker", doc: deployconf.Documented{Brokers: []string{"k0:9092", "k1:9092"}}, dep: brokers("K1:9092", "k2:9092")},
 		{name: "listener prefix", doc: deployconf.Documented{Brokers: []string{"k0:9093"}}, dep: brokers("SASL_SSL://k0:9093")},
 		{name: "another cluster", doc: deployconf.Documented{Brokers: []string{"127.0.0.1:9092"}}, dep: brokers("k0:9092", "k1:9092"),
 			want: []deployconf.Difference{{Field: "bootstrap", Documented: "127.0.0.1:9092", Deployed: "k0:9092, k1:9092",
 				Evidence: "j.conf:7: kafka.bootstrap.servers=k0:9092,k1:9092", Severity: "mismatch",
-				Reason: "No broker in common: the job may read another cluster than the one streamwatch watches."}}},
+				Why: deployconf.WhyOtherCluster}}},
 		{name: "no brokers", doc: deployconf.Documented{Brokers: []string{"k0:9092"}}, dep: deployconf.Deployed{File: "j.conf"},
 			want: []deployconf.Difference{{Field: "bootstrap", Documented: "k0:9092", Evidence: "j.conf: no kafka.bootstrap.servers", Severity: "missing"}}},
 
@@ -163,13 +158,13 @@ func TestCompare(t *testing.T) {
 		{name: "root set to the location itself", doc: deployconf.Documented{CheckpointLocation: "/c/q"}, dep: checkpoint("/c/q", true)},
 		{name: "root two levels up", doc: deployconf.Documented{CheckpointLocation: "/c/x/q"}, dep: checkpoint("/c", true),
 			want: []deployconf.Difference{{Field: "checkpointLocation", Documented: "/c/x/q", Deployed: "/c", Evidence: "j.conf:8: spark.sql.streaming.checkpointLocation=/c", Severity: "mismatch",
-				Reason: "spark.sql.streaming.checkpointLocation is a root: Spark checkpoints the query in /c/<queryName>, and the documented location is not directly under it."}}},
+				Why: deployconf.WhyRoot}}},
 		{name: "the option is not a root", doc: deployconf.Documented{CheckpointLocation: "/c/q"}, dep: checkpoint("/c", false),
 			want: []deployconf.Difference{{Field: "checkpointLocation", Documented: "/c/q", Deployed: "/c", Evidence: "j.conf:8: checkpointLocation=/c", Severity: "mismatch",
-				Reason: "streamwatch reads and probes a checkpoint the job does not write."}}},
+				Why: deployconf.WhyOtherCheckpoint}}},
 		{name: "other bucket", doc: deployconf.Documented{CheckpointLocation: "s3://a/q"}, dep: checkpoint("s3://b/q", false),
 			want: []deployconf.Difference{{Field: "checkpointLocation", Documented: "s3://a/q", Deployed: "s3://b/q", Evidence: "j.conf:8: checkpointLocation=s3://b/q", Severity: "mismatch",
-				Reason: "streamwatch reads and probes a checkpoint the job does not write."}}},
+				Why: deployconf.WhyOtherCheckpoint}}},
 		{name: "no checkpoint", doc: deployconf.Documented{CheckpointLocation: "/c/q"}, dep: deployconf.Deployed{File: "j.conf"},
 			want: []deployconf.Difference{{Field: "checkpointLocation", Documented: "/c/q", Evidence: "j.conf: no checkpointLocation or spark.sql.streaming.checkpointLocation", Severity: "missing"}}},
 	}

@@ -61,10 +61,46 @@ type Deployed struct {
 	// Settings maps each Field* found to the entry as written, "key=value" (or "--key value"),
 	// for evidence.
 	Settings map[string]string
-	// Warnings are sentences about settings Spark would resolve in a way the file does not make
-	// obvious: conflicting duplicates, options Spark ignores or rejects together.
-	Warnings []string
+	// Warnings are settings Spark would resolve in a way the file does not make obvious:
+	// conflicting duplicates, options Spark ignores or rejects together.
+	Warnings []Warning
 }
+
+// Warning is a setting Spark resolves in a way the file does not make obvious. Its Code says
+// which, with the fields after it as its values; commands words it (commands/render_drift.go).
+type Warning struct {
+	Code WarningCode
+	// Option is WarnConflict's option, as Spark spells it.
+	Option string `json:",omitempty"`
+	// Applied is WarnConflict's entry that applies, "file:line: key=value".
+	Applied string `json:",omitempty"`
+	// Others are WarnConflict's other entries ("file:line: key=value", at most 3, More beyond
+	// them), or WarnStrategies' options set together.
+	Others []string `json:",omitempty"`
+	More   int      `json:",omitempty"`
+	// N, Name and Line are WarnApps' count of SparkApplications and the name and line of the
+	// first, which is read.
+	N    int    `json:",omitempty"`
+	Name string `json:",omitempty"`
+	Line int    `json:",omitempty"`
+}
+
+// WarningCode says what a Warning is.
+type WarningCode string
+
+// The warnings, with the Warning fields each uses.
+const (
+	// WarnConflict: an option is set more than once with different values (Option, Applied,
+	// Others, More).
+	WarnConflict WarningCode = "conflict"
+	// WarnPrefixIgnored: groupIdPrefix is set beside kafka.group.id, which Spark uses.
+	WarnPrefixIgnored WarningCode = "prefix_ignored"
+	// WarnStrategies: more than one of assign, subscribe and subscribePattern is set, which
+	// Spark refuses (Others: those set).
+	WarnStrategies WarningCode = "strategies"
+	// WarnApps: a file holds N SparkApplications; the first (Name, at Line) is read.
+	WarnApps WarningCode = "apps"
+)
 
 // ParseError is a file that cannot be read as its format. Line is 0 when the cause has no line.
 type ParseError struct {
@@ -104,7 +140,7 @@ func Parse(name string, data []byte) (Deployed, error) {
 	d := Deployed{File: name, Format: detectFormat(name, data)}
 	var (
 		settings []setting
-		warnings []string
+		warnings []Warning
 		err      error
 	)
 	if d.Format == FormatYAML {
@@ -210,12 +246,12 @@ func (d *Deployed) resolve(settings []setting) {
 				others = append(others, d.source(s.line)+": "+s.written)
 			}
 		}
-		if len(others) > 3 {
-			others = append(others[:3], fmt.Sprintf("%d more", len(others)-3))
-		}
 		if len(others) > 0 {
-			d.Warnings = append(d.Warnings, fmt.Sprintf("%s is set more than once with different values; %s applies, not %s.",
-				opt.spelling(), d.source(c.line)+": "+c.written, strings.Join(others, ", ")))
+			w := Warning{Code: WarnConflict, Option: opt.spelling(), Applied: d.source(c.line) + ": " + c.written, Others: others}
+			if len(others) > 3 {
+				w.Others, w.More = others[:3], len(others)-3
+			}
+			d.Warnings = append(d.Warnings, w)
 		}
 	}
 
@@ -234,7 +270,7 @@ func (d *Deployed) resolve(settings []setting) {
 		d.GroupIDPrefix = s.value
 		use(FieldGroupIDPrefix, s)
 		if _, both := chosen[optGroupID]; both {
-			d.Warnings = append(d.Warnings, "groupIdPrefix is ignored: Spark uses kafka.group.id when both are set.")
+			d.Warnings = append(d.Warnings, Warning{Code: WarnPrefixIgnored})
 		}
 	}
 	if s, ok := chosen[optSubscribe]; ok {
@@ -255,8 +291,7 @@ func (d *Deployed) resolve(settings []setting) {
 		}
 	}
 	if len(strategies) > 1 {
-		d.Warnings = append(d.Warnings, fmt.Sprintf("%s are set together: Spark refuses to start a query with more than one of assign, subscribe and subscribePattern.",
-			strings.Join(strategies, ", ")))
+		d.Warnings = append(d.Warnings, Warning{Code: WarnStrategies, Others: strategies})
 	}
 	if s, ok := chosen[optBootstrap]; ok {
 		d.Bootstrap = s.list

@@ -103,9 +103,9 @@ func checkParse(t *testing.T, name string, data []byte) deployconf.Deployed {
 		t.Fatalf("a second parse differs: %+v, %v", again, err)
 	}
 	doc := deployconf.Documented{Group: "g", Topics: []string{"t"}, Brokers: []string{"b:9092"}, CheckpointLocation: "s3://b/c"}
-	for _, line := range append(d.Lines(), deployconf.Lines(deployconf.Compare(doc, d))...) {
-		if strings.ContainsAny(line, "\n\r") {
-			t.Fatalf("rendering breaks lines: %q", line)
+	for _, diff := range deployconf.Compare(doc, d) {
+		if diff.Why == "" && diff.Severity == deployconf.SeverityMismatch {
+			t.Fatalf("a mismatch without a reason: %+v", diff)
 		}
 	}
 	return d

@@ -2,6 +2,7 @@ package deployconf_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -18,6 +19,15 @@ func load(t *testing.T, name string) deployconf.Deployed {
 		t.Fatal(err)
 	}
 	return d
+}
+
+func readTestdata(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // equalDeployed reports each field that differs, so a failure says what was misread.
@@ -176,11 +186,9 @@ func TestParseTestdata(t *testing.T) {
 					"bootstrap":          "defaults.kafka.bootstrap.servers=[kafka-0.kafka.data.svc:9092, kafka-1.kafka.data.svc:9092]",
 					"checkpointLocation": "spark.sql.streaming.checkpointLocation=/var/lib/spark/checkpoints",
 				},
-				Warnings: []string{
-					"kafka.bootstrap.servers is set more than once with different values; " +
-						"testdata/options-multi.yaml:7: defaults.kafka.bootstrap.servers=[kafka-0.kafka.data.svc:9092, kafka-1.kafka.data.svc:9092] applies, " +
-						"not testdata/options-multi.yaml:17: sink.kafka.bootstrap.servers=kafka-analytics.data.svc:9092.",
-				},
+				Warnings: []deployconf.Warning{{Code: deployconf.WarnConflict, Option: "kafka.bootstrap.servers",
+					Applied: "testdata/options-multi.yaml:7: defaults.kafka.bootstrap.servers=[kafka-0.kafka.data.svc:9092, kafka-1.kafka.data.svc:9092]",
+					Others:  []string{"testdata/options-multi.yaml:17: sink.kafka.bootstrap.servers=kafka-analytics.data.svc:9092"}}},
 			},
 		},
 	}
@@ -194,10 +202,7 @@ func TestParseTestdata(t *testing.T) {
 
 func TestParseNeverReadsSecrets(t *testing.T) {
 	d := load(t, "sms-replies.conf")
-	all := strings.Join(append(d.Lines(), deployconf.Lines(deployconf.Compare(deployconf.Documented{Group: "x"}, d))...), "\n")
-	for _, v := range d.Settings {
-		all += v
-	}
+	all := fmt.Sprintf("%+v %+v", d, deployconf.Compare(deployconf.Documented{Group: "x"}, d))
 	if strings.Contains(all, "not-a-real-password") || strings.Contains(all, "jaas") {
 		t.Errorf("the JAAS config leaked:\n%s", all)
 	}
@@ -375,36 +380,40 @@ spec:
 				t.Errorf("got %+v\n\twant %+v", got, tt.want)
 			}
 			if len(d.Warnings) != tt.warnings {
-				t.Errorf("warnings %q, want %d", d.Warnings, tt.warnings)
+				t.Errorf("warnings %+v, want %d", d.Warnings, tt.warnings)
 			}
 		})
 	}
 }
 
 func TestParseWarnings(t *testing.T) {
-	tests := []struct{ name, data, want string }{
+	tests := []struct {
+		name, data string
+		want       deployconf.Warning
+	}{
 		{"t.properties", "kafka.group.id=a\nspark.kafka.group.id=b\n",
-			"kafka.group.id is set more than once with different values; t.properties:2: spark.kafka.group.id=b applies, not t.properties:1: kafka.group.id=a."},
-		{"t.properties", "kafka.group.id=a\ngroupIdPrefix=p\n",
-			"groupIdPrefix is ignored: Spark uses kafka.group.id when both are set."},
-		{"t.properties", "subscribe=a\nsubscribePattern=a.*\n",
-			"subscribe, subscribePattern are set together: Spark refuses to start a query with more than one of assign, subscribe and subscribePattern."},
+			deployconf.Warning{Code: deployconf.WarnConflict, Option: "kafka.group.id", Applied: "t.properties:2: spark.kafka.group.id=b", Others: []string{"t.properties:1: kafka.group.id=a"}}},
+		{"t.properties", "kafka.group.id=a\nkafka.group.id=b\nkafka.group.id=c\nkafka.group.id=d\nkafka.group.id=e\nkafka.group.id=f\n",
+			deployconf.Warning{Code: deployconf.WarnConflict, Option: "kafka.group.id", Applied: "t.properties:6: kafka.group.id=f",
+				Others: []string{"t.properties:1: kafka.group.id=a", "t.properties:2: kafka.group.id=b", "t.properties:3: kafka.group.id=c"}, More: 2}},
+		{"t.properties", "kafka.group.id=a\ngroupIdPrefix=p\n", deployconf.Warning{Code: deployconf.WarnPrefixIgnored}},
+		{"t.properties", "subscribe=a\nsubscribePattern=a.*\n", deployconf.Warning{Code: deployconf.WarnStrategies, Others: []string{"subscribe", "subscribePattern"}}},
 		{"t.yaml", "kind: SparkApplication\nmetadata: {name: one}\nspec: {}\n---\nkind: SparkApplication\n",
-			`2 SparkApplications in one file: read the first, "one" at line 1.`},
+			deployconf.Warning{Code: deployconf.WarnApps, N: 2, Name: "one", Line: 1}},
 	}
 	for _, tt := range tests {
 		d, err := deployconf.Parse(tt.name, []byte(tt.data))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(d.Warnings) != 1 || d.Warnings[0] != tt.want {
-			t.Errorf("%q: warnings %q\n\twant %q", tt.data, d.Warnings, tt.want)
+		if len(d.Warnings) != 1 || !reflect.DeepEqual(d.Warnings[0], tt.want) {
+			t.Errorf("%q: warnings %+v\n\twant %+v", tt.data, d.Warnings, tt.want)
 		}
 	}
 	// Respellings of one value are not conflicts.
 	d, err := deployconf.Parse("t.properties", []byte("subscribe=a,b\noption.subscribe= a , b\nkafka.group.id=g\nspark.kafka.group.id=g\n"))
 	if err != nil || len(d.Warnings) != 0 {
-		t.Errorf("warnings %q, err %v", d.Warnings, err)
+		t.Errorf("warnings %+v, err %v", d.Warnings, err)
 	}
 }
 

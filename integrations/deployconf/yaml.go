@@ -24,7 +24,7 @@ const (
 
 // yamlSettings reads the options from the SparkApplication in data or, without one, from the
 // first document that names an option.
-func yamlSettings(name string, data []byte) (settings []setting, warnings []string, err error) {
+func yamlSettings(name string, data []byte) (settings []setting, warnings []Warning, err error) {
 	if err := checkYAMLText(name, data); err != nil {
 		return nil, nil, err
 	}
@@ -40,8 +40,7 @@ func yamlSettings(name string, data []byte) (settings []setting, warnings []stri
 	}
 	if len(apps) > 0 {
 		if len(apps) > 1 {
-			warnings = append(warnings, fmt.Sprintf("%d SparkApplications in one file: read the first, %q at line %d.",
-				len(apps), scalarAt(valueAt(apps[0], "metadata"), "name"), apps[0].Line))
+			warnings = append(warnings, Warning{Code: WarnApps, N: len(apps), Name: scalarAt(valueAt(apps[0], "metadata"), "name"), Line: apps[0].Line})
 		}
 		w := walker{file: name}
 		err := w.sparkApplication(apps[0])

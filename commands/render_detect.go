@@ -147,7 +147,9 @@ func detectNumbers(obs pipeline.Observation) string {
 			s += fmt.Sprintf(", the driver log last written %s ago", human.Age(obs.At.Sub(obs.LogWritten)))
 		}
 		s += ": " + obs.BeatLine
-		if obs.BeatNote != "" {
+		if obs.BeatPod != nil {
+			s += " (" + obs.BeatLog + ": " + podNote(*obs.BeatPod) + ")"
+		} else if obs.BeatNote != "" { // stored by an earlier version
 			s += " (" + obs.BeatLog + ": " + obs.BeatNote + ")"
 		}
 		parts = append(parts, s)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamwatch/streamwatch/integrations/driverlog"
 	"github.com/streamwatch/streamwatch/integrations/kafka"
 	"github.com/streamwatch/streamwatch/pipeline"
 )
@@ -53,6 +54,11 @@ func TestDetectMessage(t *testing.T) {
 			BeatLog: "pod spark/sms-driver container spark-kubernetes-driver", BeatNote: "1 pod matches selector spark-role=driver, running"}),
 			"query silent: the query's last heartbeat 3m ago: Streaming query has been idle and waiting for new data more than 10000 ms. " +
 				"(pod spark/sms-driver container spark-kubernetes-driver: 1 pod matches selector spark-role=driver, running)"},
+		{"detected silent, the pod as data", m(pipeline.MsgDetected, []pipeline.Signal{pipeline.SignalSilent}, pipeline.Observation{Batch: -1, Waiting: -1,
+			SilentFor: 3 * time.Minute, BeatAt: time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC), BeatLine: "Streaming query has been idle and waiting for new data more than 10000 ms.",
+			BeatLog: "pod spark/sms-driver container spark-kubernetes-driver", BeatPod: &driverlog.PodNote{Choice: driverlog.PodRunning, Selector: "spark-role=driver", Pods: 1}}),
+			"query silent: the query's last heartbeat 3m ago: Streaming query has been idle and waiting for new data more than 10000 ms. " +
+				"(pod spark/sms-driver container spark-kubernetes-driver: the only pod matching spark-role=driver, running)"},
 		{"title slow", m(pipeline.MsgTitle, []pipeline.Signal{pipeline.SignalSlow}, slow), "sms-replies: batch 42 has run 31s, its usual duration is 1.5s"},
 		{"detected slow", m(pipeline.MsgDetected, []pipeline.Signal{pipeline.SignalSlow}, slow),
 			"batch slow: last checkpoint commit 1s ago (batch 41); batch 42 running for 31s (usual 1.5s; slow after 20s: 5 × the usual batch duration, at least 20s)"},

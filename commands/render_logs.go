@@ -46,8 +46,8 @@ func logLines(r driverlog.Report) []string {
 			} else {
 				out = append(out, fmt.Sprintf("  %s: %s, modified %s", f.Path, read, logStamp(f.ModTime)))
 			}
-			if f.Note != "" {
-				out = append(out, "    "+f.Note)
+			if f.Pod != nil {
+				out = append(out, "    "+podNote(*f.Pod))
 			}
 		}
 	}

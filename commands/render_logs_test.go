@@ -50,8 +50,8 @@ func TestLogLinesEdgeCases(t *testing.T) {
 		{"clean", driverlog.Report{Files: []driverlog.FileScanned{{Path: "/l/driver.log", Size: 12 << 20, BytesRead: 8 << 20, Truncated: true, ModTime: at}}},
 			[]string{"No checkpoint trouble found in the driver logs.", "Files scanned:", "  /l/driver.log: last 8.0 MiB of 12.0 MiB (tail only), modified 2026-11-30 10:00:00 UTC"}},
 		{"driver pod", driverlog.Report{Files: []driverlog.FileScanned{
-			{Path: "pod spark/d container c, previous run", Size: 2048, BytesRead: 2048, ModTime: at, Note: "the run before the last restart (restarted once), which ended with exit code 1 (Error)"},
-			{Path: "pod spark/d container c", Size: 100, BytesRead: 100, Note: "the newest running of 2 pods matching spark-role=driver"}}},
+			{Path: "pod spark/d container c, previous run", Size: 2048, BytesRead: 2048, ModTime: at, Pod: &driverlog.PodNote{Choice: driverlog.PodPrevious, Restarts: 1, Ended: true, ExitCode: 1, Reason: "Error"}},
+			{Path: "pod spark/d container c", Size: 100, BytesRead: 100, Pod: &driverlog.PodNote{Choice: driverlog.PodRunning, Selector: "spark-role=driver", Pods: 2}}}},
 			[]string{"No checkpoint trouble found in the driver logs.", "Files scanned:",
 				"  pod spark/d container c, previous run: 2.0 KiB, modified 2026-11-30 10:00:00 UTC",
 				"    the run before the last restart (restarted once), which ended with exit code 1 (Error)",

@@ -378,8 +378,8 @@ func liveness(x *detected, obs *Observation) {
 	}
 	b := x.beats[0]
 	obs.BeatAt, obs.BeatLine, obs.BeatRun, obs.LogWritten = b.At, b.Line, b.Run, x.written
-	if b.Note != "" {
-		obs.BeatLog, obs.BeatNote = b.File, b.Note
+	if b.Pod != nil {
+		obs.BeatLog, obs.BeatPod = b.File, b.Pod
 	}
 	obs.SilentFor = max(obs.At.Sub(b.At), 0)
 	obs.Holds[SignalSilent] = obs.SilentFor > p.Detect.HeartbeatAfter

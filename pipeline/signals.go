@@ -3,6 +3,7 @@ package pipeline
 import (
 	"time"
 
+	"github.com/streamwatch/streamwatch/integrations/driverlog"
 	"github.com/streamwatch/streamwatch/integrations/kafka"
 )
 
@@ -89,18 +90,21 @@ type Observation struct {
 	// The query's heartbeat in the driver log: the newest progress or idle line (BeatLine,
 	// written at BeatAt, of run BeatRun), SilentFor how long ago (-1: no such line, or not
 	// watched); LogWritten when the log was last written (a running driver writes it); BeatLog
-	// the log and BeatNote what its source says of the driver (a pod's phase);
+	// the log and BeatPod what its source says of the driver (BeatNote: an earlier version's
+	// words for it);
 	// Liveness says why liveness is not watched ("" when it is; LivenessErr the read's error).
 	BeatAt         time.Time     `json:"beat_at,omitzero"`
 	BeatLine       string        `json:"beat_line,omitempty"`
 	BeatRun        string        `json:"beat_run,omitempty"`
 	SilentFor      time.Duration `json:"silent_for"`
 	LogWritten     time.Time     `json:"log_written,omitzero"`
-	BeatLog        string        `json:"beat_log,omitempty"`  // the log the line is in
-	BeatNote       string        `json:"beat_note,omitempty"` // whether its driver pod still runs, where known
+	BeatLog        string        `json:"beat_log,omitempty"` // the log the line is in
+	BeatNote       string        `json:"beat_note,omitempty"`
 	Liveness       LivenessGap   `json:"liveness,omitempty"`
 	LivenessErr    string        `json:"liveness_err,omitempty"`
 	HeartbeatAfter time.Duration `json:"heartbeat_after,omitempty"`
+
+	BeatPod *driverlog.PodNote `json:"beat_pod,omitempty"` // whether its driver pod still runs, where known
 
 	// Retention headroom: the largest share of its topic's retention.ms an unread record has
 	// used (RetentionTopic, Retention, the time left), the partitions at or over

@@ -29,9 +29,8 @@ type Beat struct {
 	Idle  bool      // an idle line; else a progress line
 	Line  string    // the line, redacted and cut to 200 bytes
 	File  string
-	// Note is the log's note where its source has one: whether the driver pod still runs
-	// ("1 pod matches …, running"; "…: none is running").
-	Note string
+	// Pod is the log's pod where its source has one: whether the driver pod still runs.
+	Pod *PodNote
 
 	stamped bool // the progress JSON's timestamp was read
 }

@@ -75,7 +75,7 @@ type FileScanned struct {
 	BytesRead int64 // from the end of the file, at most Options.MaxBytes
 	Truncated bool  // only the tail was read: Size > MaxBytes
 	ModTime   time.Time
-	Note      string // why a Source chose this log ("the newest running of 2 pods…"); "" for files
+	Pod       *PodNote // which driver pod and run a Source chose this log from; nil for files
 }
 
 // Match is one signature seen in the logs. Count and the times are over log

@@ -22,8 +22,9 @@ type Source interface {
 type Log struct {
 	// Name says where the lines come from, as Report.Files and Match.File show it.
 	Name string
-	// Note says why this log was chosen, for people ("the newest running of 2 pods…").
-	Note string
+	// Pod says which driver pod and which run of its container the log is, where the source
+	// chose one.
+	Pod *PodNote
 	// ModTime is when the log was last written, as far as the source knows.
 	ModTime time.Time
 	// Open streams the log; the scanner keeps only its last maxBytes. A source that can
@@ -54,8 +55,8 @@ func (s *scanner) scanSource(ctx context.Context, src Source) error {
 		if err := s.scanFile(ctx, l.Name, open); err != nil {
 			return err
 		}
-		if l.Note != "" && len(s.report.Files) > before {
-			s.report.Files[len(s.report.Files)-1].Note = l.Note
+		if l.Pod != nil && len(s.report.Files) > before {
+			s.report.Files[len(s.report.Files)-1].Pod = l.Pod
 		}
 	}
 	return nil
@@ -92,8 +93,8 @@ func beatsFrom(ctx context.Context, sources []Source, maxBytes int64, loc *time.
 				return fmt.Errorf("read %s: %w", l.Name, err)
 			}
 			for q, b := range newest {
-				if b.File == l.Name && b.Note == "" {
-					b.Note = l.Note
+				if b.File == l.Name && b.Pod == nil {
+					b.Pod = l.Pod
 					newest[q] = b
 				}
 			}

@@ -131,22 +131,20 @@ func (p *Pod) Logs(ctx context.Context) ([]driverlog.Log, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The log's name, as reports show it and stored observations keep it (beat_log).
 	name := fmt.Sprintf("pod %s/%s container %s", pod.Namespace, pod.Name, container)
 	var logs []driverlog.Log
 	status := containerStatus(pod, container)
 	if status != nil && status.RestartCount > 0 {
-		l := driverlog.Log{
-			Name: name + ", previous run",
-			Note: fmt.Sprintf("the run before the last restart (%s)", restarts(status.RestartCount)),
-			Open: p.open(c, pod.Name, container, true),
-		}
+		note := &driverlog.PodNote{Choice: driverlog.PodPrevious, Restarts: status.RestartCount}
+		l := driverlog.Log{Name: name + ", previous run", Pod: note, Open: p.open(c, pod.Name, container, true)}
 		if t := status.LastTerminationState.Terminated; t != nil {
 			l.ModTime = t.FinishedAt.Time
-			l.Note += fmt.Sprintf(", which ended %s", ended(t))
+			note.Ended, note.ExitCode, note.Reason = true, t.ExitCode, t.Reason
 		}
 		logs = append(logs, l)
 	}
-	l := driverlog.Log{Name: name, Note: why, Open: p.open(c, pod.Name, container, false)}
+	l := driverlog.Log{Name: name, Pod: why, Open: p.open(c, pod.Name, container, false)}
 	if status != nil && status.State.Terminated != nil {
 		l.ModTime = status.State.Terminated.FinishedAt.Time
 	}
@@ -155,7 +153,7 @@ func (p *Pod) Logs(ctx context.Context) ([]driverlog.Log, error) {
 
 // choose picks the driver pod: the newest running one, else the newest of any phase (a
 // driver that failed has stopped running, and its log is the one to read).
-func choose(pods []corev1.Pod, selector string) (corev1.Pod, string) {
+func choose(pods []corev1.Pod, selector string) (corev1.Pod, *driverlog.PodNote) {
 	started := func(p corev1.Pod) time.Time {
 		if p.Status.StartTime != nil {
 			return p.Status.StartTime.Time
@@ -171,30 +169,15 @@ func choose(pods []corev1.Pod, selector string) (corev1.Pod, string) {
 			running = append(running, p)
 		}
 	}
-	of := fmt.Sprintf("%d pods matching %s", len(pods), selector)
-	if len(pods) == 1 {
-		of = "the only pod matching " + selector
-	}
+	note := &driverlog.PodNote{Choice: driverlog.PodRunning, Selector: selector, Pods: len(pods)}
 	if len(running) > 0 {
 		slices.SortFunc(running, newestFirst)
-		if len(pods) == 1 {
-			return running[0], of + ", running"
-		}
-		return running[0], fmt.Sprintf("the newest running of %s", of)
+		return running[0], note
 	}
 	pods = slices.Clone(pods)
 	slices.SortFunc(pods, newestFirst)
-	if len(pods) == 1 {
-		return pods[0], fmt.Sprintf("%s, %s: none is running", of, phase(pods[0]))
-	}
-	return pods[0], fmt.Sprintf("the newest of %s (%s): none is running", of, phase(pods[0]))
-}
-
-func phase(p corev1.Pod) string {
-	if p.Status.Phase == "" {
-		return "phase unknown"
-	}
-	return string(p.Status.Phase)
+	note.Choice, note.Phase = driverlog.PodNoneRunning, string(pods[0].Status.Phase)
+	return pods[0], note
 }
 
 // container is the container to read: the configured one, else the pod's only one, else
@@ -224,21 +207,6 @@ func containerStatus(pod corev1.Pod, name string) *corev1.ContainerStatus {
 		}
 	}
 	return nil
-}
-
-func restarts(n int32) string {
-	if n == 1 {
-		return "restarted once"
-	}
-	return fmt.Sprintf("restarted %d times", n)
-}
-
-func ended(t *corev1.ContainerStateTerminated) string {
-	s := fmt.Sprintf("with exit code %d", t.ExitCode)
-	if t.Reason != "" {
-		s += " (" + t.Reason + ")"
-	}
-	return s
 }
 
 // open streams the container's log. limitBytes would keep the log's first bytes, the oldest,

@@ -118,12 +118,12 @@ func TestPodLogsFindingsAsFromFiles(t *testing.T) {
 		if len(got.Files) != 2 || got.Files[0].Path != prev || got.Files[1].Path != cur {
 			t.Fatalf("pod scan read %+v, want the previous run, then the current one", got.Files)
 		}
-		if !strings.Contains(got.Files[0].Note, "restarted once") || !strings.Contains(got.Files[0].Note, "exit code 1") ||
+		if n := got.Files[0].Pod; n == nil || *n != (driverlog.PodNote{Choice: driverlog.PodPrevious, Restarts: 1, Ended: true, ExitCode: 1, Reason: "Error"}) ||
 			!got.Files[0].ModTime.Equal(testNow.Add(-3*time.Hour+3*time.Minute)) {
-			t.Errorf("previous run: %+v, want the restart, its exit code and when it ended", got.Files[0])
+			t.Errorf("previous run: %+v (%+v), want the restart, its exit code and when it ended", got.Files[0], n)
 		}
-		if want := "the newest running of 2 pods matching " + selector; got.Files[1].Note != want {
-			t.Errorf("current run note = %q, want %q", got.Files[1].Note, want)
+		if n, want := got.Files[1].Pod, (driverlog.PodNote{Choice: driverlog.PodRunning, Selector: selector, Pods: 2}); n == nil || *n != want {
+			t.Errorf("current run: %+v, want %+v", n, want)
 		}
 		for i, f := range got.Files {
 			if w := want.Files[i]; f.BytesRead != w.BytesRead || f.Truncated != w.Truncated {
@@ -229,8 +229,9 @@ func TestPodChoice(t *testing.T) {
 	}
 	l := logs[0]
 	if l.Name != "pod spark/sms-replies-9e2d-driver container spark-kubernetes-driver" ||
-		l.Note != "the newest of 2 pods matching "+selector+" (Failed): none is running" || !l.ModTime.Equal(testNow.Add(-10*time.Minute)) {
-		t.Errorf("chose %+v, want the failed driver's spark-kubernetes-driver container, ended 10 minutes ago", l)
+		l.Pod == nil || *l.Pod != (driverlog.PodNote{Choice: driverlog.PodNoneRunning, Selector: selector, Pods: 2, Phase: "Failed"}) ||
+		!l.ModTime.Equal(testNow.Add(-10*time.Minute)) {
+		t.Errorf("chose %+v (%+v), want the failed driver's spark-kubernetes-driver container, ended 10 minutes ago", l, l.Pod)
 	}
 	r, err := driverlog.Scan(t.Context(), scanOptions(0, nil, pod))
 	if err != nil || len(r.Matches) == 0 || r.Matches[0].Signature.ID != "PERMISSION_DENIED" {
@@ -266,8 +267,8 @@ func TestPodHeartbeats(t *testing.T) {
 			t.Errorf("beat %d = %+v, file %+v", i, g, w)
 		}
 		// What a file cannot say, a pod can: whether the driver still runs.
-		if !strings.HasSuffix(g.Note, ", running") {
-			t.Errorf("beat %d's note %q does not say the driver pod runs", i, g.Note)
+		if g.Pod == nil || g.Pod.Choice != driverlog.PodRunning {
+			t.Errorf("beat %d's pod %+v does not say the driver pod runs", i, g.Pod)
 		}
 	}
 }

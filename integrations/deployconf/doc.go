@@ -4,7 +4,9 @@
 // the seed incident: the job consumed as sms-replies-v2 while streamwatch watched
 // sms-replies-prod, so the lag streamwatch reported was not the job's lag.
 //
-// The package only reads and compares; it imports neither Slack, Redis nor streamwatch's config.
+// The package only reads and compares; it imports neither Slack, Redis nor streamwatch's config,
+// and returns data: what follows from a Difference is its Why code and values, a Warning its
+// Code and fields, which commands/render_drift.go words.
 //
 // # Formats
 //
@@ -66,7 +68,7 @@
 // over it. When a field is set more than once, a spelling from the table wins; of two such, the
 // later entry, as in Java properties and spark-submit (in a SparkApplication sparkConf comes
 // before hadoopConf, and arguments last); of two longer keys, the first, since a job's file
-// usually names its source before its sink. Deployed.Warnings names every conflict. Only keys
+// usually names its source before its sink. Deployed.Warnings holds every conflict. Only keys
 // ending in the option names above are read, so the passwords of kafka.sasl.jaas.config and the
 // like never reach a report.
 //

@@ -1,6 +1,7 @@
 package pipeline_test
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -268,6 +269,21 @@ func TestJudgeContractEdges(t *testing.T) {
 		}
 		if !hasFact(v.Risks, pipeline.Fact{Kind: pipeline.FactNotSet, What: deployconf.FieldBootstrap, Value: "kafka-0:9092", Source: "sms-replies.conf: no kafka.bootstrap.servers"}) {
 			t.Errorf("risks %+v", v.Risks)
+		}
+	})
+	t.Run("the deployed config's reasons travel as its difference", func(t *testing.T) {
+		r, b := reading("client.replies.sms", 40*time.Minute, 0, 40)
+		other := deployconf.Difference{Field: deployconf.FieldBootstrap, Documented: "kafka-0:9092", Deployed: "kafka-dr-0:9092",
+			Evidence: "sms-replies.conf:14: spark.kafka.bootstrap.servers=kafka-dr-0:9092", Severity: deployconf.SeverityMismatch, Why: deployconf.WhyOtherCluster}
+		none := deployconf.Difference{Field: deployconf.FieldTopics, Documented: "client.replies.sms",
+			Evidence: "sms-replies.conf: no subscribe, subscribePattern or assign", Severity: deployconf.SeverityMissing, Why: deployconf.WhyNoTopics}
+		v := pipeline.Judge(pipeline.Inputs{Pipeline: "sms-replies", Now: at, Contract: contract, Checkpoint: stall(r, 90), Brokers: b,
+			Probe: probeWith(true), Drift: []deployconf.Difference{other, none}})
+		if len(v.Contradictions) != 1 || v.Contradictions[0].Drift == nil || !reflect.DeepEqual(*v.Contradictions[0].Drift, other) || v.Contradictions[0].Reason != "" {
+			t.Errorf("contradictions %+v: want the bootstrap's, carrying its difference", v.Contradictions)
+		}
+		if !hasFact(v.Risks, pipeline.Fact{Kind: pipeline.FactNotSet, What: deployconf.FieldTopics, Value: "client.replies.sms", Source: none.Evidence, Drift: &none}) {
+			t.Errorf("risks %+v: want the topics not set, carrying the difference", v.Risks)
 		}
 	})
 	t.Run("no checkpoint at the documented location", func(t *testing.T) {

@@ -61,6 +61,12 @@ func TestFactLine(t *testing.T) {
 		{pipeline.Fact{Kind: pipeline.FactLog, Title: "Permission denied", N: 1, Text: "java.io.IOException"}, "driver log: Permission denied ×1: java.io.IOException"},
 		{pipeline.Fact{Kind: pipeline.FactLogContradicted, Title: "Permission denied"},
 			"the driver log's Permission denied is contradicted by the access check (uid 185 groups [185] (job_user) may create files in the checkpoint's folders (judged without writing)): access may have been restored since; restart the query"},
+		// The signature by its ID (the rows above are an earlier version's stored titles).
+		{pipeline.Fact{Kind: pipeline.FactLog, What: "PERMISSION_DENIED", N: 3, At: at, Text: "java.io.IOException"},
+			"driver log: Permission denied on checkpoint storage ×3 (last 2026-11-30 10:41:05Z): java.io.IOException"},
+		{pipeline.Fact{Kind: pipeline.FactLog, What: "NEW_SIGNATURE", N: 1, Text: "x"}, "driver log: NEW_SIGNATURE ×1: x"},
+		{pipeline.Fact{Kind: pipeline.FactLogContradicted, What: "CHECKPOINT_WRITE_FAILED"},
+			"the driver log's Checkpoint write failed is contradicted by the access check (uid 185 groups [185] (job_user) may create files in the checkpoint's folders (judged without writing)): access may have been restored since; restart the query"},
 		{pipeline.Fact{Kind: pipeline.FactNotSet, What: "bootstrap", Value: "kafka-0:9092", Source: "job.conf: no kafka.bootstrap.servers"},
 			`deployed config: bootstrap documented "kafka-0:9092", not set (job.conf: no kafka.bootstrap.servers)`},
 		{pipeline.Fact{Kind: pipeline.FactNotSet, What: "topics", Value: "t", Source: "job.conf", Text: "set in code?"}, `deployed config: topics documented "t", not set (job.conf): set in code?`},

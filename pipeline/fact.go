@@ -63,11 +63,13 @@ const (
 	// FactWriteRefused: the access check judged the location writable but a real write was
 	// refused.
 	FactWriteRefused FactKind = "write_refused"
-	// FactLog: a driver log signature matched (Title: the signature's, N: how often, At: the
-	// last line's time, zero when undated, Text: an example line).
+	// FactLog: a driver log signature matched (What: the signature's ID, N: how often, At: the
+	// last line's time, zero when undated, Text: an example line; Title: an earlier version's
+	// title of the signature, without What).
 	FactLog FactKind = "log"
-	// FactLogContradicted: the access check contradicts a driver log permission error (Title:
-	// the signature's; the verdict's Access says what the check judged).
+	// FactLogContradicted: the access check contradicts a driver log permission error (What:
+	// the signature's ID, or Title: an earlier version's title of it; the verdict's Access says
+	// what the check judged).
 	FactLogContradicted FactKind = "log_contradicted"
 	// FactContradiction: a documented fact something observed contradicts (Contradiction).
 	FactContradiction FactKind = "contradiction"

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/streamwatch/streamwatch/integrations/kafka"
 	"github.com/streamwatch/streamwatch/internal/human"
 	"github.com/streamwatch/streamwatch/pipeline"
 )
@@ -210,9 +211,9 @@ func factLine(v pipeline.Verdict, f pipeline.Fact) string {
 		}
 		return f.Text
 	case pipeline.FactUnavailable:
-		return fmt.Sprintf("%s unavailable for %d partition(s): %s", f.What, f.N, f.Text)
+		return fmt.Sprintf("%s unavailable for %d partition(s): %s", partWords(kafka.Part(f.What), f.Value), f.N, f.Text)
 	case pipeline.FactSamplesUnread:
-		return f.What + ": " + f.Text
+		return partWords(kafka.Part(f.What), f.Value) + ": " + f.Text
 	case pipeline.FactStalePending:
 		return fmt.Sprintf("%s while %s records wait on the brokers", strings.TrimSuffix(f.Text, "."), human.Digits(f.N))
 	case pipeline.FactRecordsWaiting:

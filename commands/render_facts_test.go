@@ -35,6 +35,10 @@ func TestFactLine(t *testing.T) {
 			"all 1 partition WARNING; worst p5: lag never fell over 6 samples, from 100 to 550 over 2m30s, while committed advanced 100 → 320"},
 		{pipeline.Fact{Kind: pipeline.FactUnavailable, What: "log end offsets", N: 3, Text: "broker down"}, "log end offsets unavailable for 3 partition(s): broker down"},
 		{pipeline.Fact{Kind: pipeline.FactSamplesUnread, What: "stored samples", Text: "read samples of x: EOF"}, "stored samples: read samples of x: EOF"},
+		// The parts by their codes (the two rows above are an earlier version's stored words).
+		{pipeline.Fact{Kind: pipeline.FactUnavailable, What: string(kafka.PartLogEnds), N: 3, Text: "broker down"}, "log end offsets unavailable for 3 partition(s): broker down"},
+		{pipeline.Fact{Kind: pipeline.FactUnavailable, What: string(kafka.PartTopicGroups), Value: "sms", Text: "broker down"}, "groups on sms unavailable for 0 partition(s): broker down"},
+		{pipeline.Fact{Kind: pipeline.FactSamplesUnread, What: string(kafka.PartStoredSamples), Text: "read samples of x: EOF"}, "stored samples: read samples of x: EOF"},
 		{pipeline.Fact{Kind: pipeline.FactStalePending, Text: "no commit for 40m (stale after 10m).", N: 1234}, "no commit for 40m (stale after 10m) while 1,234 records wait on the brokers"},
 		{pipeline.Fact{Kind: pipeline.FactRecordsWaiting, N: 96, Wait: 30 * time.Minute, StaleAfter: 10 * time.Minute, At: at, Batch: 3},
 			"96 records have waited 30m on the brokers with no checkpoint commit (stale after 10m); last commit 2026-11-30 10:41:05Z (batch 3)"},

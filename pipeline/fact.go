@@ -27,9 +27,11 @@ const (
 	// FactLagWarning: the documented group's lag never fell while its commits advanced
 	// (LagSummary: the evaluator's summary).
 	FactLagWarning FactKind = "lag_warning"
-	// FactUnavailable: a part of the Kafka reading failed (What, N: partitions, Text: the error).
+	// FactUnavailable: a part of the Kafka reading failed (What: the kafka.Part, or an earlier
+	// version's words for it; Value: its broker or topic; N: partitions, Text: the error).
 	FactUnavailable FactKind = "unavailable"
-	// FactSamplesUnread: the stored lag samples could not be read (What, Text: the error).
+	// FactSamplesUnread: the stored lag samples could not be read (What: kafka.PartStoredSamples,
+	// or an earlier version's words for it; Text: the error).
 	FactSamplesUnread FactKind = "samples_unread"
 	// FactStalePending: the checkpoint is stale while records wait (Text: the finding's
 	// summary, N: records waiting).

@@ -387,11 +387,11 @@ func (j *judge) kafka() {
 		j.signal(CauseSlowConsumer, SourceKafka, true, ev)
 	}
 	for _, u := range l.Unavailable {
-		if u.What == samplesUnavailable {
-			j.note(Fact{Kind: FactSamplesUnread, What: u.What, Text: errText(u.Err)})
+		if u.What == kafka.PartStoredSamples { // a note about streamwatch, not a symptom of the brokers
+			j.note(Fact{Kind: FactSamplesUnread, What: string(u.What), Text: errText(u.Err)})
 			continue
 		}
-		ev := Fact{Kind: FactUnavailable, What: u.What, N: int64(len(u.Partitions)), Text: errText(u.Err)}
+		ev := Fact{Kind: FactUnavailable, What: string(u.What), Value: u.Of, N: int64(len(u.Partitions)), Text: errText(u.Err)}
 		j.symptom(SymptomBrokersUnreachable, SourceBrokers, ev)
 		j.signal(CauseBrokerDown, SourceBrokers, true, ev)
 	}

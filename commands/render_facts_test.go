@@ -232,3 +232,27 @@ func TestVerdictJSONRendersTheSame(t *testing.T) {
 		}
 	}
 }
+
+// TestEarlierVersionFactsRender: facts an earlier version stored in words (a log signature's
+// title, a Kafka part's name) read as they did once decoded by this version, beside the same
+// facts as this version stores them, by code.
+func TestEarlierVersionFactsRender(t *testing.T) {
+	for _, tt := range []struct{ stored, want string }{
+		{`{"Kind":"log","Title":"Permission denied on checkpoint storage","N":3,"At":"0001-01-01T00:00:00Z","Text":"EACCES"}`,
+			"driver log: Permission denied on checkpoint storage ×3: EACCES"},
+		{`{"Kind":"log","What":"PERMISSION_DENIED","N":3,"At":"0001-01-01T00:00:00Z","Text":"EACCES"}`,
+			"driver log: Permission denied on checkpoint storage ×3: EACCES"},
+		{`{"Kind":"unavailable","What":"groups coordinated by broker 1 (k:9092)","At":"0001-01-01T00:00:00Z","Text":"EOF"}`,
+			"groups coordinated by broker 1 (k:9092) unavailable for 0 partition(s): EOF"},
+		{`{"Kind":"unavailable","What":"coordinated","Value":"broker 1 (k:9092)","At":"0001-01-01T00:00:00Z","Text":"EOF"}`,
+			"groups coordinated by broker 1 (k:9092) unavailable for 0 partition(s): EOF"},
+	} {
+		var f pipeline.Fact
+		if err := json.Unmarshal([]byte(tt.stored), &f); err != nil {
+			t.Fatal(err)
+		}
+		if got := factLine(pipeline.Verdict{}, f); got != tt.want {
+			t.Errorf("%s:\n got %q\nwant %q", tt.stored, got, tt.want)
+		}
+	}
+}

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/streamwatch/streamwatch/integrations/remediate"
 	"github.com/streamwatch/streamwatch/integrations/spark/sparktest"
 	"github.com/streamwatch/streamwatch/pipeline"
 )
@@ -73,7 +75,7 @@ func TestRepairPolicy(t *testing.T) {
 			os.WriteFile(w.offsets4, []byte("v1\n{\"bat"), 0o644)
 			os.Chtimes(w.offsets4, fi.ModTime(), fi.ModTime())
 		}, pipeline.RefusedChanged, func(t *testing.T, re *pipeline.RefusalError, prop *pipeline.Proposal) {
-			if re.Plan != prop.ID || re.Digest != prop.Digest || len(re.Changes.Files) != 1 || !strings.HasPrefix(re.Changes.Files[0], "offsets/4: size 0 → 8 bytes") {
+			if re.Plan != prop.ID || re.Digest != prop.Digest || len(re.Changes.Files) != 1 || !grew(re.Changes.Files[0], "offsets/4", 0, 8) {
 				t.Errorf("plan %s digest %.12s changes %+v; want plan %s's offsets/4 grown to 8 bytes", re.Plan, re.Digest, re.Changes, prop.ID)
 			}
 		}},
@@ -198,4 +200,10 @@ func backup(t *testing.T, w *repairWorld) {
 	if _, err := w.r.Backup(context.Background(), "sms-replies", "alice"); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// grew says c is file path's size changed from was to now bytes.
+func grew(c remediate.FileChange, path string, was, now int64) bool {
+	return c.Path == path && c.Code == remediate.ChangeModified && slices.Contains(c.Changed, remediate.FieldSize) &&
+		c.Was.Size == was && c.Now.Size == now
 }

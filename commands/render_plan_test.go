@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -260,5 +261,42 @@ func TestPlanLinesOfACheckpoint(t *testing.T) {
 	}
 	if got := planLines(p); !slices.Equal(got, want) {
 		t.Errorf("plan lines:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestPlanLinesOfAnEarlierVersion: plans as the version before codes stored them (JSON with the
+// words in Reason, Notes, VerifiedBy and Problems) decode and read as they did.
+func TestPlanLinesOfAnEarlierVersion(t *testing.T) {
+	const repair = `{"Location":"/cp","At":"2026-11-30T10:41:05Z","Files":[{"Path":"offsets/8","Size":0,` +
+		`"SHA256":"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855","Kind":"corrupt offsets",` +
+		`"Reason":"offsets/8 is empty: Spark cannot parse it on restart; without it Spark plans batch 8 again"}],"Empty":false,` +
+		`"Notes":["after the move Spark restarts after batch 7, the latest commit, and plans batch 8"],"LatestValidCommit":7}`
+	var p remediate.Plan
+	if err := json.Unmarshal([]byte(repair), &p); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"Move 1 file (0 bytes) out of /cp into the backup's quarantine/:",
+		"offsets/8 is empty: Spark cannot parse it on restart; without it Spark plans batch 8 again [0 bytes]",
+		"Note: after the move Spark restarts after batch 7, the latest commit, and plans batch 8",
+	}
+	if got := planLines(&p); !slices.Equal(got, want) {
+		t.Errorf("plan lines:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	const restore = `{"Location":"/cp","Backup":"sms-replies/20261130T104105Z","Files":[{"Path":"offsets/8",` +
+		`"Source":{"path":"sms-replies/20261130T104105Z/quarantine/offsets/8","size":0,"sha256":"e3b0c44298fc1c149afbf4c8996fb924"},` +
+		`"Target":{"path":"offsets/8","absent":true,"size":0},"VerifiedBy":"quarantine record"}],` +
+		`"Problems":["offsets/9 exists in the checkpoint again (6 bytes, modified 2026-11-30 10:40:05.000Z): a restore never overwrites it"]}`
+	var rp remediate.RestorePlan
+	if err := json.Unmarshal([]byte(restore), &rp); err != nil {
+		t.Fatal(err)
+	}
+	want = []string{
+		"Put back 1 file from sms-replies/20261130T104105Z/quarantine/ into /cp:",
+		"offsets/8 [0 bytes, SHA-256 e3b0c44298fc… verified against the quarantine record]",
+		"Stays: offsets/9 exists in the checkpoint again (6 bytes, modified 2026-11-30 10:40:05.000Z): a restore never overwrites it",
+	}
+	if got := restoreLines(&rp); !slices.Equal(got, want) {
+		t.Errorf("restore lines:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -206,4 +207,89 @@ func backup(t *testing.T, w *repairWorld) {
 func grew(c remediate.FileChange, path string, was, now int64) bool {
 	return c.Path == path && c.Code == remediate.ChangeModified && slices.Contains(c.Changed, remediate.FieldSize) &&
 		c.Was.Size == was && c.Now.Size == now
+}
+
+// TestConfirmAPlanAnEarlierVersionStored: a dry run stored by the version before plans held
+// codes (a file's Reason and the plan's Notes in words, a restore's VerifiedBy and Problems in
+// words) is still carried out, and still refused when the checkpoint changed since.
+func TestConfirmAPlanAnEarlierVersionStored(t *testing.T) {
+	ctx := context.Background()
+	// earlier rewrites stored plan id as the earlier version wrote it.
+	earlier := func(t *testing.T, w *repairWorld, id string) {
+		t.Helper()
+		data, err := w.r.Store.Plan(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sp map[string]any
+		if err := json.Unmarshal(data, &sp); err != nil {
+			t.Fatal(err)
+		}
+		if p, ok := sp["repair"].(map[string]any); ok {
+			for _, f := range p["Files"].([]any) {
+				f := f.(map[string]any)
+				for _, k := range []string{"Cause", "Batch", "Target", "Age", "Damage"} {
+					delete(f, k)
+				}
+				f["Reason"] = "offsets/4 is empty: Spark cannot parse it on restart; without it Spark plans batch 4 again"
+			}
+			delete(p, "Remarks")
+			p["Notes"] = []string{"after the move Spark restarts after batch 3, the latest commit, and plans batch 4"}
+		}
+		if p, ok := sp["restore"].(map[string]any); ok {
+			for _, f := range p["Files"].([]any) {
+				f.(map[string]any)["VerifiedBy"] = "quarantine record"
+			}
+			delete(p, "Stays")
+			p["Problems"] = nil
+		} else if _, ok := sp["repair"]; !ok {
+			t.Fatalf("stored plan %s holds no plan: %s", id, data)
+		}
+		if data, err = json.Marshal(sp); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.r.Store.SavePlan(ctx, id, data, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("unchanged", func(t *testing.T) {
+		w := newRepairWorld(t, true)
+		backup(t, w)
+		prop, err := w.r.Propose(ctx, pipeline.KindRepair, "sms-replies", "", "alice")
+		if err != nil || prop.ID == "" {
+			t.Fatalf("dry run %+v %v", prop, err)
+		}
+		earlier(t, w, prop.ID)
+		out, err := w.r.Confirm(ctx, pipeline.Confirmation{Kind: pipeline.KindRepair, Pipeline: "sms-replies", Plan: prop.ID, Actor: "alice"})
+		if err != nil || len(out.Files) != 1 || out.Files[0] != "offsets/4" {
+			t.Fatalf("repair of an earlier version's plan: %+v %v", out, err)
+		}
+		rp, err := w.r.Propose(ctx, pipeline.KindRestore, "sms-replies", "", "alice")
+		if err != nil || rp.ID == "" {
+			t.Fatalf("restore dry run %+v %v", rp, err)
+		}
+		earlier(t, w, rp.ID)
+		back, err := w.r.Confirm(ctx, pipeline.Confirmation{Kind: pipeline.KindRestore, Pipeline: "sms-replies", Plan: rp.ID, Actor: "alice"})
+		if err != nil || len(back.Files) != 1 || back.Files[0] != "offsets/4" {
+			t.Fatalf("restore of an earlier version's plan: %+v %v", back, err)
+		}
+	})
+	t.Run("changed since", func(t *testing.T) {
+		w := newRepairWorld(t, true)
+		backup(t, w)
+		prop, err := w.r.Propose(ctx, pipeline.KindRepair, "sms-replies", "", "alice")
+		if err != nil || prop.ID == "" {
+			t.Fatalf("dry run %+v %v", prop, err)
+		}
+		earlier(t, w, prop.ID)
+		fi, _ := os.Stat(w.offsets4)
+		os.WriteFile(w.offsets4, []byte("v1\n{\"bat"), 0o644)
+		os.Chtimes(w.offsets4, fi.ModTime(), fi.ModTime())
+		_, err = w.r.Confirm(ctx, pipeline.Confirmation{Kind: pipeline.KindRepair, Pipeline: "sms-replies", Plan: prop.ID, Actor: "alice"})
+		var re *pipeline.RefusalError
+		if !errors.As(err, &re) || re.Code != pipeline.RefusedChanged || re.Digest != prop.Digest ||
+			len(re.Changes.Files) != 1 || !grew(re.Changes.Files[0], "offsets/4", 0, 8) {
+			t.Fatalf("confirm: %v (changes %+v), want plan %s refused for offsets/4 grown to 8 bytes", err, re, prop.ID)
+		}
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -183,5 +184,38 @@ func TestRecentActivity(t *testing.T) {
 	act, err := remediate.RecentActivity(ctx, store, time.Now().Add(-2*time.Minute))
 	if err != nil || len(act) != 1 || act[0].Path != "commits/9" {
 		t.Fatalf("a new commit: %+v %v", act, err)
+	}
+}
+
+// TestRestoreRefusesAChangedCopy: a quarantined copy that changed between plan and restore
+// stops the restore, and the error says how it changed.
+func TestRestoreRefusesAChangedCopy(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := writeCheckpoint(t, incident())
+	store := open(t, dir)
+	rootDir := t.TempDir()
+	root := open(t, rootDir)
+	b := backup(t, store, root, now)
+	if _, err := remediate.Quarantine(ctx, store, root, b, plan(t, store)); err != nil {
+		t.Fatal(err)
+	}
+	rp, err := remediate.PlanRestore(ctx, store, root, b.Dir)
+	if err != nil || len(rp.Files) == 0 || rp.Files[0].Path != ".metadata.5e6f.tmp" {
+		t.Fatalf("plan %+v %v", rp, err)
+	}
+	src := rp.Files[0].Source
+	copyPath := filepath.Join(rootDir, filepath.FromSlash(src.Path))
+	if err := os.WriteFile(copyPath, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(copyPath, src.ModTime, src.ModTime); err != nil {
+		t.Fatal(err)
+	}
+	out, err := remediate.Restore(ctx, store, root, rp, now)
+	want := "the quarantined copy of .metadata.5e6f.tmp changed since the plan was made: " + src.Path + ": size 1 → 2 bytes, SHA-256 " +
+		src.SHA256[:12] + "… → 44136fa355b3…"
+	if !errors.Is(err, remediate.ErrChanged) || len(out.Restored) != 0 || !strings.HasSuffix(err.Error(), want) {
+		t.Fatalf("restore: %v, restored %q; want an error ending %q", err, out.Restored, want)
 	}
 }

@@ -252,23 +252,25 @@ func TestConfirmAPlanAnEarlierVersionStored(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// dryRun proposes a plan of kind and stores it as the earlier version would have.
+	dryRun := func(t *testing.T, w *repairWorld, kind pipeline.Kind) *pipeline.Proposal {
+		t.Helper()
+		prop, err := w.r.Propose(ctx, kind, "sms-replies", "", "alice")
+		if err != nil || prop.ID == "" {
+			t.Fatalf("%s dry run %+v %v", kind, prop, err)
+		}
+		earlier(t, w, prop.ID)
+		return prop
+	}
 	t.Run("unchanged", func(t *testing.T) {
 		w := newRepairWorld(t, true)
 		backup(t, w)
-		prop, err := w.r.Propose(ctx, pipeline.KindRepair, "sms-replies", "", "alice")
-		if err != nil || prop.ID == "" {
-			t.Fatalf("dry run %+v %v", prop, err)
-		}
-		earlier(t, w, prop.ID)
+		prop := dryRun(t, w, pipeline.KindRepair)
 		out, err := w.r.Confirm(ctx, pipeline.Confirmation{Kind: pipeline.KindRepair, Pipeline: "sms-replies", Plan: prop.ID, Actor: "alice"})
 		if err != nil || len(out.Files) != 1 || out.Files[0] != "offsets/4" {
 			t.Fatalf("repair of an earlier version's plan: %+v %v", out, err)
 		}
-		rp, err := w.r.Propose(ctx, pipeline.KindRestore, "sms-replies", "", "alice")
-		if err != nil || rp.ID == "" {
-			t.Fatalf("restore dry run %+v %v", rp, err)
-		}
-		earlier(t, w, rp.ID)
+		rp := dryRun(t, w, pipeline.KindRestore)
 		back, err := w.r.Confirm(ctx, pipeline.Confirmation{Kind: pipeline.KindRestore, Pipeline: "sms-replies", Plan: rp.ID, Actor: "alice"})
 		if err != nil || len(back.Files) != 1 || back.Files[0] != "offsets/4" {
 			t.Fatalf("restore of an earlier version's plan: %+v %v", back, err)
@@ -277,15 +279,11 @@ func TestConfirmAPlanAnEarlierVersionStored(t *testing.T) {
 	t.Run("changed since", func(t *testing.T) {
 		w := newRepairWorld(t, true)
 		backup(t, w)
-		prop, err := w.r.Propose(ctx, pipeline.KindRepair, "sms-replies", "", "alice")
-		if err != nil || prop.ID == "" {
-			t.Fatalf("dry run %+v %v", prop, err)
-		}
-		earlier(t, w, prop.ID)
+		prop := dryRun(t, w, pipeline.KindRepair)
 		fi, _ := os.Stat(w.offsets4)
 		os.WriteFile(w.offsets4, []byte("v1\n{\"bat"), 0o644)
 		os.Chtimes(w.offsets4, fi.ModTime(), fi.ModTime())
-		_, err = w.r.Confirm(ctx, pipeline.Confirmation{Kind: pipeline.KindRepair, Pipeline: "sms-replies", Plan: prop.ID, Actor: "alice"})
+		_, err := w.r.Confirm(ctx, pipeline.Confirmation{Kind: pipeline.KindRepair, Pipeline: "sms-replies", Plan: prop.ID, Actor: "alice"})
 		var re *pipeline.RefusalError
 		if !errors.As(err, &re) || re.Code != pipeline.RefusedChanged || re.Digest != prop.Digest ||
 			len(re.Changes.Files) != 1 || !grew(re.Changes.Files[0], "offsets/4", 0, 8) {

@@ -210,8 +210,8 @@ func grew(c remediate.FileChange, path string, was, now int64) bool {
 }
 
 // TestConfirmAPlanAnEarlierVersionStored: a dry run stored by the version before plans held
-// codes (a file's Reason and the plan's Notes in words, a restore's VerifiedBy and Problems in
-// words) is still carried out, and still refused when the checkpoint changed since.
+// codes (a file's Kind, Reason and the plan's Notes in words, a restore's VerifiedBy and
+// Problems in words) is still carried out, and still refused when the checkpoint changed since.
 func TestConfirmAPlanAnEarlierVersionStored(t *testing.T) {
 	ctx := context.Background()
 	// earlier rewrites stored plan id as the earlier version wrote it.
@@ -231,7 +231,7 @@ func TestConfirmAPlanAnEarlierVersionStored(t *testing.T) {
 				for _, k := range []string{"Cause", "Batch", "Target", "Age", "Damage"} {
 					delete(f, k)
 				}
-				f["Reason"] = "offsets/4 is empty: Spark cannot parse it on restart; without it Spark plans batch 4 again"
+				f["Kind"], f["Reason"] = "corrupt offsets", "offsets/4 is empty: Spark cannot parse it on restart; without it Spark plans batch 4 again"
 			}
 			delete(p, "Remarks")
 			p["Notes"] = []string{"after the move Spark restarts after batch 3, the latest commit, and plans batch 4"}

@@ -25,17 +25,17 @@ const maxTrailingCorrupt = 3
 // maxLogFileBytes bounds the read of one offsets or commits file.
 const maxLogFileBytes = 16 << 20
 
-// Kind says what a planned file is. Its values are stored with plans (and were before Cause
-// existed), so they stay as they are.
+// Kind says what a planned file is. A plan an earlier version stored spells them in words
+// ("corrupt offsets", "temp file"); nothing compares a stored plan's kinds.
 type Kind string
 
 // The kinds of planned files.
 const (
-	KindCorruptOffsets Kind = "corrupt offsets" // offsets/N, N above the latest valid commit
-	KindCorruptCommit  Kind = "corrupt commit"  // commits/N, N above the latest valid commit
-	KindTempFile       Kind = "temp file"       // .<name>.<uuid>[.TID<n>].tmp and its .crc
+	KindCorruptOffsets Kind = "corrupt_offsets" // offsets/N, N above the latest valid commit
+	KindCorruptCommit  Kind = "corrupt_commit"  // commits/N, N above the latest valid commit
+	KindTempFile       Kind = "temp_file"       // .<name>.<uuid>[.TID<n>].tmp and its .crc
 	KindChecksum       Kind = "checksum"        // .N.crc beside a planned file
-	KindOrphanChecksum Kind = "orphan checksum" // .N.crc without N, for a batch Spark will write
+	KindOrphanChecksum Kind = "orphan_checksum" // .N.crc without N, for a batch Spark will write
 )
 
 // Plan is the smallest set of files to move out of a checkpoint so that Spark can restart; see

@@ -49,8 +49,8 @@ func checkpointLines(r *spark.Report) []string {
 	if n := len(r.Leftovers); n > 0 {
 		fmt.Fprintf(&b, "Leftovers: %s (temp or orphan checksum)\n", human.Count(n, "file"))
 	}
-	if r.VersionHint != "" {
-		fmt.Fprintf(&b, "Spark:     %s\n", r.VersionHint)
+	if len(r.Hints) > 0 {
+		fmt.Fprintf(&b, "Spark:     %s\n", versionHint(r.Hints))
 	}
 
 	b.WriteString("Findings:\n")
@@ -59,9 +59,9 @@ func checkpointLines(r *spark.Report) []string {
 		if f.File != "" {
 			where = " [" + f.File + "]"
 		}
-		fmt.Fprintf(&b, "  %s %s%s: %s\n", strings.ToUpper(f.Severity.String()), f.Code, where, f.Summary)
+		fmt.Fprintf(&b, "  %s %s%s: %s\n", strings.ToUpper(f.Severity.String()), f.Code, where, sparkLine(f.Summary))
 		for _, e := range f.Evidence {
-			fmt.Fprintf(&b, "    - %s\n", e)
+			fmt.Fprintf(&b, "    - %s\n", sparkLine(e))
 		}
 	}
 	return strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
@@ -88,11 +88,7 @@ func logLine(l spark.LogListing) string {
 
 // checkpointKafka lists partitions when there are few, and sums per topic otherwise.
 func checkpointKafka(b *strings.Builder, r *spark.Report) {
-	base := r.KafkaBaseline
-	if base == "" {
-		base = "the checkpoint"
-	}
-	fmt.Fprintf(b, "Kafka, pending counted from %s:\n", base)
+	fmt.Fprintf(b, "Kafka, pending counted from %s:\n", kafkaBaseline(r))
 	off := func(v int64) string {
 		if v < 0 {
 			return "?"
@@ -112,7 +108,7 @@ func checkpointKafka(b *strings.Builder, r *spark.Report) {
 				fmt.Fprintf(b, ", pending %d", k.Pending)
 			}
 			if k.Note != "" {
-				fmt.Fprintf(b, " (%s)", k.Note)
+				fmt.Fprintf(b, " (%s)", partitionNote(k.Note))
 			}
 			b.WriteString("\n")
 		}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/streamwatch/streamwatch/integrations/kafka"
+	"github.com/streamwatch/streamwatch/integrations/spark"
 )
 
 // FactKind says which finding of a diagnosis a Fact is; commands words it with the Fact's
@@ -31,22 +32,27 @@ const (
 	FactUnavailable FactKind = "unavailable"
 	// FactSamplesUnread: the stored lag samples could not be read (What, Text: the error).
 	FactSamplesUnread FactKind = "samples_unread"
-	// FactStalePending: the checkpoint is stale while records wait (Text: the finding's
-	// summary, N: records waiting).
+	// FactStalePending: the checkpoint is stale while records wait (Line: the finding's
+	// summary, Text: an earlier version's words for it; N: records waiting).
 	FactStalePending FactKind = "stale_pending"
 	// FactRecordsWaiting: records have waited with no checkpoint commit (N: records, Wait,
 	// StaleAfter; At, Batch: the last commit, At zero when none).
 	FactRecordsWaiting FactKind = "records_waiting"
-	// FactIdleCheckpoint: the checkpoint is stale but nothing waits (Text: the finding's
-	// summary).
+	// FactIdleCheckpoint: the checkpoint is stale but nothing waits (Line: the finding's
+	// summary, Text: an earlier version's words for it).
 	FactIdleCheckpoint FactKind = "idle_checkpoint"
-	// FactFinding: a checkpoint finding (Text: its summary, File).
+	// FactFinding: a checkpoint finding (Line: its summary, Text: an earlier version's words
+	// for it; File).
 	FactFinding FactKind = "finding"
-	// FactCheckpointRisk: a checkpoint finding worth fixing (Text: its summary, File).
+	// FactCheckpointRisk: a checkpoint finding worth fixing (Line: its summary, Text: an
+	// earlier version's words for it; File).
 	FactCheckpointRisk FactKind = "checkpoint_risk"
-	// FactPartitionGone: the checkpoint reads a partition the brokers no longer have (Text: the
-	// finding's summary, File, Items: its evidence).
+	// FactPartitionGone: the checkpoint reads a partition the brokers no longer have (Line: the
+	// finding's summary, Lines: its evidence; Text, Items: an earlier version's words for
+	// them; File).
 	FactPartitionGone FactKind = "partition_gone"
+	// FactCheckpointLine: a line of a checkpoint finding's evidence (Line).
+	FactCheckpointLine FactKind = "checkpoint_line"
 	// FactOffsetsGone: retention deleted records the query had not read (N: records, M:
 	// partitions, File; Restart, Value: the deployed failOnDataLoss ("" for Spark's
 	// default), Source: where it is set).
@@ -88,7 +94,8 @@ const (
 	// the deployed failOnDataLoss ("" for Spark's default), Source: where it is set).
 	FactPartitionsAbove0 FactKind = "partitions_above_0"
 	// FactCheckError: a check failed, or the checkpoint was unreadable (Check: which, Check*;
-	// Text: the error, or the checkpoint finding's summary).
+	// Text: the error; Line: the checkpoint finding's summary, whose words an earlier version
+	// kept in Text).
 	FactCheckError FactKind = "check_error"
 )
 
@@ -132,6 +139,10 @@ type Fact struct {
 	// LagSummary is, for FactGroupStopped and FactLagWarning, the evaluator's verdict over the
 	// group's partitions.
 	LagSummary *kafka.Summary `json:",omitempty"`
+	// Line is a checkpoint finding's summary (or, for FactCheckpointLine, a line of its
+	// evidence) and Lines its evidence, for commands to word.
+	Line  *spark.Line  `json:",omitempty"`
+	Lines []spark.Line `json:",omitempty"`
 	// Risk is the cause whose evidence this is when that cause explains no present symptom
 	// (Verdict.Risks); "" otherwise.
 	Risk string `json:",omitempty"`

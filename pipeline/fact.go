@@ -17,7 +17,8 @@ type FactKind string
 // finding's summary, a probe's reason, a log line, an error's message), passed on verbatim.
 const (
 	// FactText is an integration's own line of evidence (Text): the Kafka judgment, the access
-	// check's reason, a checkpoint finding's evidence, a file's owner, an error.
+	// check's reason, a file's owner, an error; a checkpoint finding's evidence as an earlier
+	// version stored it (now FactCheckpointLine).
 	FactText FactKind = "text"
 	// FactGroupIdle: the documented group makes no progress while another consumes (Lag: the
 	// lag report's finding).

@@ -47,7 +47,7 @@ type Line struct {
 	// At is a time a file was written or a batch planned, For how long ago or how long
 	// something has lasted, Limit the setting it is measured against (stale_after, the age
 	// from which a temp file is left over).
-	At    time.Time     `json:",omitempty"`
+	At    time.Time     `json:",omitzero"`
 	For   time.Duration `json:",omitempty"`
 	Limit time.Duration `json:",omitempty"`
 }

@@ -215,7 +215,7 @@ func factLine(v pipeline.Verdict, f pipeline.Fact) string {
 	case pipeline.FactSamplesUnread:
 		return partWords(kafka.Part(f.What), f.Value) + ": " + f.Text
 	case pipeline.FactStalePending:
-		return fmt.Sprintf("%s while %s records wait on the brokers", strings.TrimSuffix(f.Text, "."), human.Digits(f.N))
+		return fmt.Sprintf("%s while %s records wait on the brokers", strings.TrimSuffix(findingText(f), "."), human.Digits(f.N))
 	case pipeline.FactRecordsWaiting:
 		s := fmt.Sprintf("%s records have waited %s on the brokers with no checkpoint commit (stale after %s)",
 			human.Digits(f.N), human.Age(f.Wait), human.Age(f.StaleAfter))
@@ -224,13 +224,22 @@ func factLine(v pipeline.Verdict, f pipeline.Fact) string {
 		}
 		return s
 	case pipeline.FactIdleCheckpoint:
-		return "checkpoint: " + f.Text + "; no records wait on the brokers (an idle topic needs no commits)"
+		return "checkpoint: " + findingText(f) + "; no records wait on the brokers (an idle topic needs no commits)"
 	case pipeline.FactFinding:
 		return fileEvidence(f)
 	case pipeline.FactCheckpointRisk:
 		return "checkpoint: " + fileEvidence(f)
 	case pipeline.FactPartitionGone:
-		return "checkpoint: " + fileEvidence(f) + " (" + strings.Join(f.Items, ", ") + ")"
+		items := f.Items
+		if f.Line != nil {
+			items = make([]string, len(f.Lines))
+			for i, l := range f.Lines {
+				items[i] = sparkLine(l)
+			}
+		}
+		return "checkpoint: " + fileEvidence(f) + " (" + strings.Join(items, ", ") + ")"
+	case pipeline.FactCheckpointLine:
+		return findingText(f)
 	case pipeline.FactOffsetsGone:
 		return fmt.Sprintf("%s records on %s of %s are no longer on the brokers: retention deleted them before the query read them; %s",
 			human.Digits(f.N), human.Count(int(f.M), "partition"), f.File, onRestart(f, "", "skips them"))
@@ -287,7 +296,7 @@ func factLine(v pipeline.Verdict, f pipeline.Fact) string {
 		}
 		return fmt.Sprintf("%s of them %s above offset 0: their first records are gone; %s", human.Count(int(f.M), "partition"), verb, restart)
 	case pipeline.FactCheckError:
-		return word(checkErrorWords, f.Check) + ": " + f.Text
+		return word(checkErrorWords, f.Check) + ": " + findingText(f)
 	}
 	return string(f.Kind) + ": " + f.Text
 }
@@ -318,8 +327,18 @@ func logFactTitle(f pipeline.Fact) string {
 // fileEvidence is a checkpoint finding's summary, led by its file when the summary does not
 // name it.
 func fileEvidence(f pipeline.Fact) string {
-	if f.File != "" && !strings.Contains(f.Text, f.File) {
-		return f.File + ": " + f.Text
+	text := findingText(f)
+	if f.File != "" && !strings.Contains(text, f.File) {
+		return f.File + ": " + text
+	}
+	return text
+}
+
+// findingText is a fact's checkpoint line worded, or its Text when it has none (an error, or
+// an earlier version's words).
+func findingText(f pipeline.Fact) string {
+	if f.Line != nil {
+		return sparkLine(*f.Line)
 	}
 	return f.Text
 }

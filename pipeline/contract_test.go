@@ -34,7 +34,7 @@ func reading(topic string, age time.Duration, start, end int64) (*spark.Report, 
 // stall makes r a checkpoint whose records have waited 30 minutes with no commit.
 func stall(r *spark.Report, waiting int64) *spark.Report {
 	r.PendingKnown, r.PendingTotal, r.WaitingFor = true, waiting, 30*time.Minute
-	r.Findings = []spark.Finding{{Code: spark.CodeStale, Severity: spark.SeverityCritical, File: "commits/3", Summary: "records have waited 30m"}}
+	r.Findings = []spark.Finding{{Code: spark.CodeStale, Severity: spark.SeverityCritical, File: "commits/3", Summary: spark.Line{Kind: spark.LineRecordsWaited, N: waiting, For: 30 * time.Minute, Limit: 10 * time.Minute}}}
 	return r
 }
 
@@ -180,7 +180,7 @@ func TestJudgeAgainstTheBrokers(t *testing.T) {
 		r = stall(r, 30)
 		r.LostRecords, r.LostPartitions = 60, 3
 		r.Findings = append(r.Findings, spark.Finding{Code: spark.CodeOffsetsGone, Severity: spark.SeverityCritical, File: "offsets/3",
-			Evidence: []string{"client.replies.sms/0: checkpoint offset 10, log start 30: 20 records deleted unread"}})
+			Evidence: []spark.Line{{Kind: spark.LineDeletedUnread, Topic: "client.replies.sms", Partition: 0, M: 10, N: 20}}})
 		lost := pipeline.Fact{Kind: pipeline.FactOffsetsGone, N: 60, M: 3, File: "offsets/3"}
 		for _, c := range []struct {
 			deployed *deployconf.Deployed
@@ -288,7 +288,7 @@ func TestJudgeContractEdges(t *testing.T) {
 	})
 	t.Run("no checkpoint at the documented location", func(t *testing.T) {
 		r := &spark.Report{Location: "/cp", WaitingFor: -1, Findings: []spark.Finding{{Code: spark.CodeMissing, Severity: spark.SeverityCritical,
-			Summary: "no checkpoint at /cp: no metadata, offsets/ or commits/"}}}
+			Summary: spark.Line{Kind: spark.LineNotACheckpoint, File: "/cp"}}}}
 		v := pipeline.Judge(pipeline.Inputs{Pipeline: "sms-replies", Now: at, Contract: contract, Checkpoint: r,
 			Lag: &kafka.LagReport{Status: kafka.StatusStopped, Summary: kafka.Summary{Status: kafka.StatusStopped, Judged: 1, Same: 1, Worst: kafka.PartitionVerdict{Lag: 5, Evidence: kafka.Evidence{Rule: kafka.RuleStopped, For: 20 * time.Minute}}}, Group: kafka.GroupInfo{Name: "sms-replies-prod"}}})
 		if len(v.Causes) == 0 || v.Causes[0].ID != pipeline.CauseCheckpointMismatch {

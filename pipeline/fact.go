@@ -7,6 +7,7 @@ import (
 
 	"github.com/streamwatch/streamwatch/integrations/deployconf"
 	"github.com/streamwatch/streamwatch/integrations/kafka"
+	"github.com/streamwatch/streamwatch/integrations/spark"
 )
 
 // FactKind says which finding of a diagnosis a Fact is; commands words it with the Fact's
@@ -17,7 +18,8 @@ type FactKind string
 // finding's summary, a probe's reason, a log line, an error's message), passed on verbatim.
 const (
 	// FactText is an integration's own line of evidence (Text): the Kafka judgment, the access
-	// check's reason, a checkpoint finding's evidence, a file's owner, an error.
+	// check's reason, a file's owner, an error; a checkpoint finding's evidence as an earlier
+	// version stored it (now FactCheckpointLine).
 	FactText FactKind = "text"
 	// FactGroupIdle: the documented group makes no progress while another consumes (Lag: the
 	// lag report's finding).
@@ -34,22 +36,27 @@ const (
 	// FactSamplesUnread: the stored lag samples could not be read (What: kafka.PartStoredSamples,
 	// or an earlier version's words for it; Text: the error).
 	FactSamplesUnread FactKind = "samples_unread"
-	// FactStalePending: the checkpoint is stale while records wait (Text: the finding's
-	// summary, N: records waiting).
+	// FactStalePending: the checkpoint is stale while records wait (Line: the finding's
+	// summary, Text: an earlier version's words for it; N: records waiting).
 	FactStalePending FactKind = "stale_pending"
 	// FactRecordsWaiting: records have waited with no checkpoint commit (N: records, Wait,
 	// StaleAfter; At, Batch: the last commit, At zero when none).
 	FactRecordsWaiting FactKind = "records_waiting"
-	// FactIdleCheckpoint: the checkpoint is stale but nothing waits (Text: the finding's
-	// summary).
+	// FactIdleCheckpoint: the checkpoint is stale but nothing waits (Line: the finding's
+	// summary, Text: an earlier version's words for it).
 	FactIdleCheckpoint FactKind = "idle_checkpoint"
-	// FactFinding: a checkpoint finding (Text: its summary, File).
+	// FactFinding: a checkpoint finding (Line: its summary, Text: an earlier version's words
+	// for it; File).
 	FactFinding FactKind = "finding"
-	// FactCheckpointRisk: a checkpoint finding worth fixing (Text: its summary, File).
+	// FactCheckpointRisk: a checkpoint finding worth fixing (Line: its summary, Text: an
+	// earlier version's words for it; File).
 	FactCheckpointRisk FactKind = "checkpoint_risk"
-	// FactPartitionGone: the checkpoint reads a partition the brokers no longer have (Text: the
-	// finding's summary, File, Items: its evidence).
+	// FactPartitionGone: the checkpoint reads a partition the brokers no longer have (Line: the
+	// finding's summary, Lines: its evidence; Text, Items: an earlier version's words for
+	// them; File).
 	FactPartitionGone FactKind = "partition_gone"
+	// FactCheckpointLine: a line of a checkpoint finding's evidence (Line).
+	FactCheckpointLine FactKind = "checkpoint_line"
 	// FactOffsetsGone: retention deleted records the query had not read (N: records, M:
 	// partitions, File; Restart, Value: the deployed failOnDataLoss ("" for Spark's
 	// default), Source: where it is set).
@@ -94,7 +101,8 @@ const (
 	// the deployed failOnDataLoss ("" for Spark's default), Source: where it is set).
 	FactPartitionsAbove0 FactKind = "partitions_above_0"
 	// FactCheckError: a check failed, or the checkpoint was unreadable (Check: which, Check*;
-	// Text: the error, or the checkpoint finding's summary).
+	// Text: the error; Line: the checkpoint finding's summary, whose words an earlier version
+	// kept in Text).
 	FactCheckError FactKind = "check_error"
 )
 
@@ -140,6 +148,10 @@ type Fact struct {
 	LagSummary *kafka.Summary `json:",omitempty"`
 	// Drift is, for FactNotSet, the deployed config's difference.
 	Drift *deployconf.Difference `json:",omitempty"`
+	// Line is a checkpoint finding's summary (or, for FactCheckpointLine, a line of its
+	// evidence) and Lines its evidence, for commands to word.
+	Line  *spark.Line  `json:",omitempty"`
+	Lines []spark.Line `json:",omitempty"`
 	// Risk is the cause whose evidence this is when that cause explains no present symptom
 	// (Verdict.Risks); "" otherwise.
 	Risk string `json:",omitempty"`

@@ -406,7 +406,7 @@ func (j *judge) checkpoint() {
 		switch f.Code {
 		case spark.CodeStale:
 			if c.PendingTotal > 0 {
-				ev := Fact{Kind: FactStalePending, Text: f.Summary, N: c.PendingTotal}
+				ev := Fact{Kind: FactStalePending, Line: &f.Summary, N: c.PendingTotal}
 				if c.WaitingFor >= 0 {
 					ev = Fact{Kind: FactRecordsWaiting, N: c.PendingTotal, Wait: c.WaitingFor, StaleAfter: c.StaleAfter}
 					if c.Committed != nil {
@@ -415,12 +415,12 @@ func (j *judge) checkpoint() {
 				}
 				j.symptom(SymptomProgressStopped, SourceCheckpoint, ev)
 			} else {
-				j.note(Fact{Kind: FactIdleCheckpoint, Text: f.Summary})
+				j.note(Fact{Kind: FactIdleCheckpoint, Line: &f.Summary})
 			}
 		case spark.CodeCorruptFile:
-			j.signal(CauseCorrupt, SourceCheckpoint, true, Fact{Kind: FactFinding, Text: f.Summary, File: f.File})
+			j.signal(CauseCorrupt, SourceCheckpoint, true, Fact{Kind: FactFinding, Line: &f.Summary, File: f.File})
 		case spark.CodeUnreadable:
-			j.note(Fact{Kind: FactCheckError, Check: CheckCheckpoint, Text: f.Summary})
+			j.note(Fact{Kind: FactCheckError, Check: CheckCheckpoint, Line: &f.Summary})
 		case spark.CodeOffsetsGone:
 			ev := Fact{Kind: FactOffsetsGone, N: c.LostRecords, M: int64(c.LostPartitions), File: f.File, Restart: RestartFail}
 			if d := j.in.Deployed; d != nil && d.FailOnDataLoss != "" {
@@ -432,14 +432,14 @@ func (j *judge) checkpoint() {
 			j.v.Restart = ev.Restart
 			evidence := []Fact{ev}
 			for _, e := range f.Evidence {
-				evidence = append(evidence, text(e))
+				evidence = append(evidence, Fact{Kind: FactCheckpointLine, Line: &e})
 			}
 			j.signal(CauseOffsetsGone, SourceBrokers, true, evidence...)
 		case spark.CodePartitionGone:
-			j.risk(Fact{Kind: FactPartitionGone, Text: f.Summary, File: f.File, Items: f.Evidence})
+			j.risk(Fact{Kind: FactPartitionGone, Line: &f.Summary, File: f.File, Lines: f.Evidence})
 		case spark.CodeTempFilesLeft, spark.CodeStateBehind, spark.CodeMissing:
 			if f.Severity >= spark.SeverityWarning {
-				j.risk(Fact{Kind: FactCheckpointRisk, Text: f.Summary, File: f.File})
+				j.risk(Fact{Kind: FactCheckpointRisk, Line: &f.Summary, File: f.File})
 			}
 		}
 	}

@@ -36,13 +36,13 @@ func healthyLag() *kafka.LagReport {
 // committing is a checkpoint whose newest commit is a few seconds old.
 func committing() *spark.Report {
 	return &spark.Report{Committed: &spark.CommittedBatch{ID: 812, ModTime: at.Add(-2 * time.Second)},
-		Findings: []spark.Finding{{Code: spark.CodeOK, Summary: "the checkpoint is consistent"}}}
+		Findings: []spark.Finding{{Code: spark.CodeOK, Summary: spark.Line{Kind: spark.LineConsistent}}}}
 }
 
 // stopped is a checkpoint whose newest commit is 40 minutes old while records wait.
 func stopped(extra ...spark.Finding) *spark.Report {
 	return &spark.Report{Committed: &spark.CommittedBatch{ID: 3, ModTime: at.Add(-40 * time.Minute)}, PendingTotal: 96,
-		Findings: append([]spark.Finding{{Code: spark.CodeStale, Severity: spark.SeverityCritical, Summary: "no commit for 40m (stale after 10m)"}}, extra...)}
+		Findings: append([]spark.Finding{{Code: spark.CodeStale, Severity: spark.SeverityCritical, Summary: spark.Line{Kind: spark.LineNoCommitFor, For: 40 * time.Minute, Limit: 10 * time.Minute}}}, extra...)}
 }
 
 var jobUser = access.User{UID: 185, GIDs: []int{185}, Whose: "job_user"}
@@ -149,7 +149,7 @@ func judgeCases() []judgeCase {
 			pipeline.Inputs{Lag: &kafka.LagReport{Status: kafka.StatusOK, Mismatch: otherGroupConsumes}, Checkpoint: committing()},
 			want{causes: []string{"CONSUMER_GROUP_MISMATCH likely"}, symptoms: []string{"DOCUMENTED_GROUP_IDLE"}}},
 		{"a corrupt newest offsets file while records wait: likely (the stop is seen in the same files)",
-			pipeline.Inputs{Lag: healthyLag(), Checkpoint: stopped(spark.Finding{Code: spark.CodeCorruptFile, Severity: spark.SeverityCritical, File: "offsets/4", Summary: "offsets/4 is corrupt (empty)"}),
+			pipeline.Inputs{Lag: healthyLag(), Checkpoint: stopped(spark.Finding{Code: spark.CodeCorruptFile, Severity: spark.SeverityCritical, File: "offsets/4", Summary: spark.Line{Kind: spark.LineCorrupt, File: "offsets/4", Problem: spark.ProblemEmpty}}),
 				Probe: probeWith(true)},
 			want{causes: []string{"CHECKPOINT_CORRUPT likely"}, symptoms: []string{"PROGRESS_STOPPED"}}},
 		{"the brokers do not answer: likely",
@@ -237,7 +237,7 @@ func TestRunNamesWhatDidNotFinish(t *testing.T) {
 	c := pipeline.Checks{
 		Lag: func(ctx context.Context) (*kafka.LagReport, error) { <-ctx.Done(); return nil, ctx.Err() },
 		Checkpoint: func(context.Context) (pipeline.CheckpointReading, error) {
-			return pipeline.CheckpointReading{Report: stopped(spark.Finding{Code: spark.CodeCorruptFile, File: "offsets/4", Summary: "offsets/4 is corrupt (empty)"})}, nil
+			return pipeline.CheckpointReading{Report: stopped(spark.Finding{Code: spark.CodeCorruptFile, File: "offsets/4", Summary: spark.Line{Kind: spark.LineCorrupt, File: "offsets/4", Problem: spark.ProblemEmpty}})}, nil
 		},
 		Logs: func(context.Context) (*driverlog.Report, error) { return nil, errors.New("no file matches /var/log/x") },
 	}

@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/streamwatch/streamwatch/integrations/storage"
-	"github.com/streamwatch/streamwatch/internal/human"
 )
 
 // Store is what the diagnosis needs of a checkpoint location; storage.Store satisfies it.
@@ -119,24 +118,24 @@ func (d *diagnoser) ioFailure(op, name string, err error) {
 		if !d.stopped {
 			d.stopped = true
 			d.add(Finding{Code: CodeUnreadable, Severity: SeverityCritical, File: name, ErrClass: class,
-				Summary:  fmt.Sprintf("the diagnosis stopped at %s: %v", display, cerr),
-				Evidence: []string{err.Error(), "error class: " + class.String(), "what follows the stop is unknown"}})
+				Summary:  Line{Kind: LineStopped, File: display, Text: cerr.Error()},
+				Evidence: []Line{{Kind: LineError, Text: err.Error()}, {Kind: LineErrorClass, Class: class}, {Kind: LineAfterStopUnknown}}})
 		}
 		return
 	}
 	if class == storage.ClassNotFound {
 		d.add(Finding{Code: CodeMissing, Severity: SeverityWarning, File: name,
-			Summary:  fmt.Sprintf("%s vanished while it was being read", display),
-			Evidence: []string{err.Error()}})
+			Summary:  Line{Kind: LineVanished, File: display},
+			Evidence: []Line{{Kind: LineError, Text: err.Error()}}})
 		return
 	}
-	summary := fmt.Sprintf("cannot %s %s: %s", op, display, class)
+	summary := Line{Kind: LineCannot, Op: op, File: display, Class: class}
 	var se *storage.Error
 	if errors.As(err, &se) {
-		summary = "cannot " + se.Error()
+		summary = Line{Kind: LineCannotError, Text: se.Error()}
 	}
 	d.add(Finding{Code: CodeUnreadable, Severity: SeverityCritical, File: name, ErrClass: class,
-		Summary: summary, Evidence: []string{err.Error(), "error class: " + class.String()}})
+		Summary: summary, Evidence: []Line{{Kind: LineError, Text: err.Error()}, {Kind: LineErrorClass, Class: class}}})
 }
 
 func (d *diagnoser) readFile(name string) ([]byte, bool) {
@@ -148,14 +147,14 @@ func (d *diagnoser) readFile(name string) ([]byte, bool) {
 	return data, true
 }
 
-func (d *diagnoser) corrupt(err error, severity Severity, remedy ...string) {
+func (d *diagnoser) corrupt(err error, severity Severity, remedy ...Line) {
 	var pe *ParseError
-	f := Finding{Code: CodeCorruptFile, Severity: severity, Evidence: append([]string{err.Error()}, remedy...)}
+	f := Finding{Code: CodeCorruptFile, Severity: severity, Evidence: append([]Line{{Kind: LineError, Text: err.Error()}}, remedy...)}
 	if errors.As(err, &pe) {
 		f.File, f.Problem = pe.File, pe.Problem
-		f.Summary = fmt.Sprintf("%s is corrupt (%s)", pe.File, pe.Problem)
+		f.Summary = Line{Kind: LineCorrupt, File: pe.File, Problem: pe.Problem}
 	} else {
-		f.Summary = err.Error()
+		f.Summary = Line{Kind: LineError, Text: err.Error()}
 	}
 	d.add(f)
 }
@@ -166,8 +165,8 @@ func (d *diagnoser) read() bool {
 	if err != nil {
 		if storage.Class(err) == storage.ClassNotFound {
 			d.add(Finding{Code: CodeMissing, Severity: SeverityCritical, File: "",
-				Summary:  fmt.Sprintf("no checkpoint at %s", d.r.Location),
-				Evidence: []string{err.Error()}})
+				Summary:  Line{Kind: LineNoCheckpoint, File: d.r.Location},
+				Evidence: []Line{{Kind: LineError, Text: err.Error()}}})
 		} else {
 			d.ioFailure("list", "", err)
 		}
@@ -183,24 +182,23 @@ func (d *diagnoser) read() bool {
 	commitsDir, hasCommits := names["commits"]
 	if !hasMeta && !hasOffsets && !hasCommits {
 		d.add(Finding{Code: CodeMissing, Severity: SeverityCritical, File: "",
-			Summary:  fmt.Sprintf("no checkpoint at %s: no metadata, offsets/ or commits/", d.r.Location),
-			Evidence: []string{fmt.Sprintf("the location holds %d entries, none of them a checkpoint file", len(root))}})
+			Summary:  Line{Kind: LineNotACheckpoint, File: d.r.Location},
+			Evidence: []Line{{Kind: LineNoCheckpointFiles, N: int64(len(root))}}})
 		return false
 	}
 
 	if hasMeta {
 		if data, ok := d.readFile("metadata"); ok {
 			if m, err := ParseMetadata("metadata", data); err != nil {
-				d.corrupt(err, SeverityCritical, "Spark fails to start with 'Error reading stream metadata from <path>'")
+				d.corrupt(err, SeverityCritical, Line{Kind: LineMetadataFails})
 			} else {
 				d.r.QueryID = m.ID
 			}
 		}
 	} else {
 		d.add(Finding{Code: CodeMissing, Severity: SeverityWarning, File: "metadata",
-			Summary: "the checkpoint has no metadata file (query id)",
-			Evidence: []string{"metadata is written once at the query's first start",
-				"on restart Spark writes a new one with a new query id, so the id in driver logs will change"}})
+			Summary:  Line{Kind: LineNoMetadata},
+			Evidence: []Line{{Kind: LineMetadataOnce}, {Kind: LineMetadataNewID}}})
 	}
 
 	d.r.Offsets, d.offsetFiles = d.listLog("offsets", hasOffsets && offsetsDir.IsDir)
@@ -228,9 +226,7 @@ func (d *diagnoser) read() bool {
 		cb := &CommittedBatch{ID: c, File: "commits/" + e.Name, Size: e.Size, ModTime: e.ModTime}
 		if data, ok := d.readFile(cb.File); ok {
 			if cm, err := ParseCommit(cb.File, data); err != nil {
-				d.corrupt(err, SeverityCritical,
-					"Spark will not start and does not fall back to older files ('Incomplete log file in the offset commit log')",
-					fmt.Sprintf("remedy: move aside only %s; Spark then re-runs batch %d into the sink", cb.File, c))
+				d.corrupt(err, SeverityCritical, Line{Kind: LineCommitNoFallback}, Line{Kind: LineCommitRemedy, File: cb.File, Batch: c})
 			} else {
 				cb.Commit = cm
 			}
@@ -298,9 +294,9 @@ func (d *diagnoser) readPlanned(id int64, severity Severity) *PlannedBatch {
 	}
 	seq, err := ParseOffsets(pb.File, data)
 	if err != nil {
-		remedy := []string{"Spark will not start and does not fall back to older files ('Incomplete log file' / 'Log file was malformed')"}
+		remedy := []Line{{Kind: LineOffsetsNoFallback}}
 		if id == d.r.Offsets.Latest {
-			remedy = append(remedy, fmt.Sprintf("remedy: move aside only %s; Spark re-plans batch %d", pb.File, id))
+			remedy = append(remedy, Line{Kind: LineOffsetsRemedy, File: pb.File, Batch: id})
 		}
 		d.corrupt(err, severity, remedy...)
 		return pb
@@ -671,24 +667,24 @@ func (d *diagnoser) judge() {
 			return
 		}
 	}
-	ev := []string{}
+	ev := []Line{}
 	switch {
 	case r.Committed != nil:
-		ev = append(ev, fmt.Sprintf("latest commit %s written %s (%s ago)", r.Committed.File, human.Time(r.Committed.ModTime), human.Elapsed(d.now.Sub(r.Committed.ModTime))))
+		ev = append(ev, Line{Kind: LineLatestCommit, File: r.Committed.File, At: r.Committed.ModTime, For: d.now.Sub(r.Committed.ModTime)})
 	case r.Planned == nil:
-		ev = append(ev, "no batch planned yet (a query that started but never had data)")
+		ev = append(ev, Line{Kind: LineNoBatchYet})
 	}
 	if r.InFlight != nil {
-		ev = append(ev, fmt.Sprintf("batch %d in flight for %s", r.InFlight.ID, human.Elapsed(r.InFlight.For)))
+		ev = append(ev, Line{Kind: LineInFlight, Batch: r.InFlight.ID, For: r.InFlight.For})
 	}
 	if r.PendingKnown {
-		s := fmt.Sprintf("%d records pending on the brokers", r.PendingTotal)
+		l := Line{Kind: LinePending, N: r.PendingTotal}
 		if r.WaitingFor >= 0 {
-			s += fmt.Sprintf(", waiting %s (within stale_after %s)", human.Elapsed(r.WaitingFor), human.Elapsed(d.opts.StaleAfter))
+			l.Kind, l.For, l.Limit = LinePendingWaiting, r.WaitingFor, d.opts.StaleAfter
 		}
-		ev = append(ev, s)
+		ev = append(ev, l)
 	}
-	d.add(Finding{Code: CodeOK, Severity: SeverityInfo, Summary: "the checkpoint is consistent", Evidence: ev})
+	d.add(Finding{Code: CodeOK, Severity: SeverityInfo, Summary: Line{Kind: LineConsistent}, Evidence: ev})
 }
 
 func (d *diagnoser) judgeCorruption() {
@@ -699,8 +695,8 @@ func (d *diagnoser) judgeCorruption() {
 				continue // read and reported by the parser
 			}
 			d.add(Finding{Code: CodeCorruptFile, Severity: SeverityWarning, File: fmt.Sprintf("%s/%d", l.Dir, id), Problem: ProblemEmpty,
-				Summary:  fmt.Sprintf("%s/%d is empty", l.Dir, id),
-				Evidence: []string{"Spark never writes an empty log file (the first line is always v<k>)", "a read of this batch fails with 'Incomplete log file'"}})
+				Summary:  Line{Kind: LineEmpty, File: fmt.Sprintf("%s/%d", l.Dir, id)},
+				Evidence: []Line{{Kind: LineNeverEmpty}, {Kind: LineEmptyFails}}})
 		}
 	}
 	// Fewer source lines than sources: a truncated fragment.
@@ -714,10 +710,10 @@ func (d *diagnoser) judgeCorruption() {
 		}
 		if want > 0 {
 			d.add(Finding{Code: CodeCorruptFile, Severity: SeverityCritical, File: p.File, Problem: ProblemTruncated,
-				Summary: fmt.Sprintf("%s has %d source lines, %s shows %d sources", p.File, len(p.Offsets.Sources), from, want),
-				Evidence: []string{
-					fmt.Sprintf("%s line %d: truncated: %d source offset lines, want %d", p.File, 2+len(p.Offsets.Sources), len(p.Offsets.Sources), want),
-					fmt.Sprintf("Spark refuses it: 'There are [%d] sources in the checkpoint offsets and now there are [%d] sources requested by the query'", len(p.Offsets.Sources), want),
+				Summary: Line{Kind: LineFewerSources, File: p.File, N: int64(len(p.Offsets.Sources)), Target: from, M: int64(want)},
+				Evidence: []Line{
+					{Kind: LineTruncatedSources, File: p.File, N: int64(len(p.Offsets.Sources)), M: int64(want)},
+					{Kind: LineSourcesRefused, N: int64(len(p.Offsets.Sources)), M: int64(want)},
 				}})
 		}
 	}
@@ -729,18 +725,18 @@ func (d *diagnoser) judgeBatches() {
 	if r.Offsets.Readable && n > 0 {
 		if _, ok := d.offsetFiles.find(n - 1); !ok {
 			d.add(Finding{Code: CodeMissing, Severity: SeverityWarning, File: fmt.Sprintf("offsets/%d", n-1),
-				Summary: fmt.Sprintf("offsets/%d is missing: Spark needs it to restart at batch %d", n-1, n),
-				Evidence: []string{
-					fmt.Sprintf("latest planned batch is %d; restart reads offsets/%d as its start point", n, n-1),
-					fmt.Sprintf("expect 'batch %d doesn't exist' unless async progress tracking is on (then gaps are legitimate)", n-1),
+				Summary: Line{Kind: LineOffsetsMissing, File: fmt.Sprintf("offsets/%d", n-1), Batch: n},
+				Evidence: []Line{
+					{Kind: LineRestartReads, Batch: n},
+					{Kind: LineExpectBatchMissing, Batch: n - 1},
 				}})
 		}
 	}
 	if r.Offsets.Readable && r.Commits.Readable && c >= 0 {
 		if _, ok := d.offsetFiles.find(c); !ok {
 			d.add(Finding{Code: CodeMissing, Severity: SeverityWarning, File: fmt.Sprintf("offsets/%d", c),
-				Summary:  fmt.Sprintf("commits/%d has no offsets/%d", c, c),
-				Evidence: []string{fmt.Sprintf("latest planned batch %d, latest commit %d: the logs were hand-edited or damaged", n, c)}})
+				Summary:  Line{Kind: LineCommitWithoutOffsets, Commit: c},
+				Evidence: []Line{{Kind: LineLogsDamaged, Batch: n, Commit: c}}})
 		}
 	}
 
@@ -751,30 +747,30 @@ func (d *diagnoser) judgeBatches() {
 		switch {
 		case p.PlannedAt.IsZero(): // neither readable nor stat-able: reported as such already
 			f.Severity = SeverityWarning
-			f.Summary = fmt.Sprintf("batch %d has no commit (offsets/%d without commits/%d), planned at an unknown time", n, n, n)
+			f.Summary = Line{Kind: LineUncommittedUnknown, Batch: n}
 		case d.now.Sub(p.PlannedAt) > d.opts.StaleAfter:
 			r.InFlight.For = d.now.Sub(p.PlannedAt)
 			f.Severity = SeverityCritical
-			f.Summary = fmt.Sprintf("batch %d was planned %s ago and never committed (offsets/%d without commits/%d)", n, human.Elapsed(r.InFlight.For), n, n)
+			f.Summary = Line{Kind: LineNeverCommitted, Batch: n, For: r.InFlight.For}
 		default:
 			r.InFlight.For = d.now.Sub(p.PlannedAt)
-			f.Summary = fmt.Sprintf("batch %d is in flight for %s (offsets/%d without commits/%d)", n, human.Elapsed(r.InFlight.For), n, n)
+			f.Summary = Line{Kind: LineInFlightFor, Batch: n, For: r.InFlight.For}
 		}
-		f.Evidence = append(f.Evidence, fmt.Sprintf("%s planned %s (%s ago); commits/%d absent", p.File, human.Time(p.PlannedAt), human.Elapsed(r.InFlight.For), n))
+		f.Evidence = append(f.Evidence, Line{Kind: LinePlannedAbsent, File: p.File, At: p.PlannedAt, For: r.InFlight.For, Batch: n})
 		switch {
 		case !r.Commits.Present:
-			f.Evidence = append(f.Evidence, "no commits/ directory: no batch of this checkpoint ever committed")
+			f.Evidence = append(f.Evidence, Line{Kind: LineNoCommitsDir})
 			if p.Offsets != nil && p.Offsets.HasMetadata && p.Offsets.Metadata.Conf == nil {
-				f.Evidence = append(f.Evidence, "the offsets carry no conf map, as Spark 2.1.0 wrote them; Spark 2.1.0 kept no commit log")
+				f.Evidence = append(f.Evidence, Line{Kind: LineNoConf})
 			}
 		case c < 0:
-			f.Evidence = append(f.Evidence, "commits/ holds no batch")
+			f.Evidence = append(f.Evidence, Line{Kind: LineCommitsEmpty})
 		case c < n-1:
-			f.Evidence = append(f.Evidence, fmt.Sprintf("latest commit is commits/%d: batches %d..%d have no commit either (manual deletion or async progress tracking); Spark warns 'Batch completion log latest batch id is %d, which is not trailing batchid %d by one'", c, c+1, n-1, c, n))
+			f.Evidence = append(f.Evidence, Line{Kind: LineCommitsBehind, Batch: n, Commit: c})
 		}
-		f.Evidence = append(f.Evidence, fmt.Sprintf("a batch running now, or a query that died during batch %d; on restart Spark re-runs it with exactly the recorded offsets (at-least-once into the sink)", n))
+		f.Evidence = append(f.Evidence, Line{Kind: LineRerun, Batch: n})
 		if r.InFlight.For > d.opts.StaleAfter {
-			f.Evidence = append(f.Evidence, fmt.Sprintf("longer than stale_after (%s): a failed or stuck batch if no driver is running", human.Elapsed(d.opts.StaleAfter)))
+			f.Evidence = append(f.Evidence, Line{Kind: LineLongerThanStale, Limit: d.opts.StaleAfter})
 		}
 		d.add(f)
 	}
@@ -798,23 +794,23 @@ func (d *diagnoser) judgeBatches() {
 		}
 		if !committedAt.IsZero() && since > d.opts.StaleAfter && (!waiting || waited > d.opts.StaleAfter) {
 			f := Finding{Code: CodeStale, Severity: SeverityWarning, File: cb.File,
-				Summary: fmt.Sprintf("no commit for %s (stale after %s)", human.Elapsed(since), human.Elapsed(d.opts.StaleAfter)),
-				Evidence: []string{
-					fmt.Sprintf("latest commit %s written %s (%s ago)", cb.File, human.Time(committedAt), human.Elapsed(since)),
+				Summary: Line{Kind: LineNoCommitFor, For: since, Limit: d.opts.StaleAfter},
+				Evidence: []Line{
+					{Kind: LineLatestCommit, File: cb.File, At: committedAt, For: since},
 				}}
 			if r.CommittedOffsets != nil {
-				f.Evidence = append(f.Evidence, fmt.Sprintf("batch %d was planned %s", cb.ID, human.Time(r.CommittedOffsets.PlannedAt)))
+				f.Evidence = append(f.Evidence, Line{Kind: LineBatchPlanned, Batch: cb.ID, At: r.CommittedOffsets.PlannedAt})
 			}
 			switch {
 			case waiting:
 				f.Severity = SeverityCritical
-				f.Summary = fmt.Sprintf("%d records have waited %s with no commit (stale after %s)", r.PendingTotal, human.Elapsed(waited), human.Elapsed(d.opts.StaleAfter))
+				f.Summary = Line{Kind: LineRecordsWaited, N: r.PendingTotal, For: waited, Limit: d.opts.StaleAfter}
 				if waited < since {
-					f.Evidence = append(f.Evidence, fmt.Sprintf("the oldest waiting record arrived %s (%s ago); the quiet time before it does not count", human.Time(d.opts.WaitingSince), human.Elapsed(waited)))
+					f.Evidence = append(f.Evidence, Line{Kind: LineOldestWaiting, At: d.opts.WaitingSince, For: waited})
 				}
-				f.Evidence = append(f.Evidence, fmt.Sprintf("%d records are waiting on the brokers: the query is stalled, not idle", r.PendingTotal))
+				f.Evidence = append(f.Evidence, Line{Kind: LineStalled, N: r.PendingTotal})
 			case r.PendingKnown:
-				f.Evidence = append(f.Evidence, "no records are waiting on the brokers: the input may simply be idle (Spark plans no batch without new data)")
+				f.Evidence = append(f.Evidence, Line{Kind: LineIdle})
 			}
 			d.add(f)
 		}
@@ -826,20 +822,15 @@ func (d *diagnoser) judgeBatches() {
 // partitions that are gone.
 func (d *diagnoser) judgeBrokers() {
 	r := d.r
-	var lost, unknown, gone []string
+	var lost, unknown, gone []Line
 	for _, k := range r.Kafka {
-		tp := fmt.Sprintf("%s/%d", k.Topic, k.Partition)
 		switch k.Note {
 		case NoteOffsetsGone:
-			lost = append(lost, fmt.Sprintf("%s: checkpoint offset %d, log start %d: %d records deleted unread", tp, k.LogStart-k.Lost, k.LogStart, k.Lost))
+			lost = append(lost, Line{Kind: LineDeletedUnread, Topic: k.Topic, Partition: k.Partition, M: k.LogStart - k.Lost, N: k.Lost})
 		case NoteNotInCheckpoint:
-			n := "records unknown"
-			if k.LogStart >= 0 && k.LogEnd >= 0 {
-				n = fmt.Sprintf("%d records (offsets %d–%d)", max(k.LogEnd-k.LogStart, 0), k.LogStart, k.LogEnd)
-			}
-			unknown = append(unknown, tp+": "+n)
+			unknown = append(unknown, Line{Kind: LineUnknownPartition, Topic: k.Topic, Partition: k.Partition, N: k.LogStart, M: k.LogEnd})
 		case NotePartitionGone:
-			gone = append(gone, tp)
+			gone = append(gone, Line{Kind: LinePartition, Topic: k.Topic, Partition: k.Partition})
 		}
 	}
 	file := ""
@@ -850,17 +841,17 @@ func (d *diagnoser) judgeBrokers() {
 	}
 	if len(lost) > 0 {
 		d.add(Finding{Code: CodeOffsetsGone, Severity: SeverityCritical, File: file,
-			Summary:  fmt.Sprintf("%d records on %s are no longer on the brokers: retention deleted them before the query read them", r.LostRecords, human.Count(r.LostPartitions, "partition")),
+			Summary:  Line{Kind: LineOffsetsGone, N: r.LostRecords, M: int64(r.LostPartitions)},
 			Evidence: limitLines(lost, 10)})
 	}
 	if len(unknown) > 0 {
 		d.add(Finding{Code: CodeUnknownPartition, Severity: SeverityWarning, File: file,
-			Summary:  fmt.Sprintf("%s of the topics the query reads hold %d records the checkpoint does not know", human.Count(r.UnknownPartitions, "partition"), r.UnknownRecords),
+			Summary:  Line{Kind: LineUnknownPartitions, N: r.UnknownRecords, M: int64(r.UnknownPartitions)},
 			Evidence: limitLines(unknown, 10)})
 	}
 	if len(gone) > 0 {
 		d.add(Finding{Code: CodePartitionGone, Severity: SeverityWarning, File: file,
-			Summary:  fmt.Sprintf("%s in the checkpoint no longer exist on the brokers", human.Count(len(gone), "partition")),
+			Summary:  Line{Kind: LinePartitionsGone, M: int64(len(gone))},
 			Evidence: limitLines(gone, 10)})
 	}
 }
@@ -874,7 +865,7 @@ func (d *diagnoser) judgeState() {
 	for i := range r.State {
 		op := &r.State[i]
 		op.ExpectedPartitions = d.expectedPartitions(op)
-		var lines []string
+		var lines []Line
 		behind := 0
 		seen := map[int]bool{}
 		for _, s := range op.Stores {
@@ -882,9 +873,9 @@ func (d *diagnoser) judgeState() {
 			if s.NewestVersion < op.ExpectedVersion {
 				behind++
 				if s.NewestVersion < 0 {
-					lines = append(lines, fmt.Sprintf("%s: no state files, want version %d after commits/%d", s.Dir, op.ExpectedVersion, c))
+					lines = append(lines, Line{Kind: LineNoStateFiles, File: s.Dir, Want: op.ExpectedVersion, Commit: c})
 				} else {
-					lines = append(lines, fmt.Sprintf("%s: newest version %d (%s), want %d after commits/%d", s.Dir, s.NewestVersion, s.NewestKind, op.ExpectedVersion, c))
+					lines = append(lines, Line{Kind: LineStateOld, File: s.Dir, Version: s.NewestVersion, State: s.NewestKind, Want: op.ExpectedVersion, Commit: c})
 				}
 			}
 		}
@@ -895,7 +886,7 @@ func (d *diagnoser) judgeState() {
 			}
 		}
 		if len(missing) > 0 {
-			lines = append(lines, fmt.Sprintf("%s: %d of %d partition directories missing (%s)", op.Dir, len(missing), op.ExpectedPartitions, intList(missing, 10)))
+			lines = append(lines, Line{Kind: LinePartitionDirsMissing, File: op.Dir, N: int64(len(missing)), M: int64(op.ExpectedPartitions), Missing: missing[:min(len(missing), 10)]})
 		}
 		// Format v2: the ids named in commits/C must exist as files of version C+1.
 		if cm := r.Committed.Commit; cm != nil {
@@ -913,7 +904,7 @@ func (d *diagnoser) judgeState() {
 				}
 				for _, id := range ids {
 					if !have[id] {
-						lines = append(lines, fmt.Sprintf("%s/%d: no file for version %d with unique id %s named in commits/%d", strings.TrimSuffix(op.Dir, "/"), p, op.ExpectedVersion, id, c))
+						lines = append(lines, Line{Kind: LineUniqueIDMissing, File: strings.TrimSuffix(op.Dir, "/"), Partition: int32(p), Version: op.ExpectedVersion, UniqueID: id, Commit: c})
 					}
 				}
 			}
@@ -922,18 +913,16 @@ func (d *diagnoser) judgeState() {
 			continue
 		}
 		name := ""
-		if op.Metadata != nil && op.Metadata.Operator.Name != "" {
-			name = " (" + op.Metadata.Operator.Name + ")"
+		if op.Metadata != nil {
+			name = op.Metadata.Operator.Name
 		}
 		f := Finding{Code: CodeStateBehind, Severity: SeverityCritical, File: op.Dir,
-			Summary: fmt.Sprintf("state of operator %d%s is behind commits/%d: %d of %d stores lack version %d", op.ID, name, c, behind+len(missing), len(op.Stores)+len(missing), op.ExpectedVersion),
+			Summary: Line{Kind: LineStateBehind, Operator: op.ID, Name: name, Commit: c, N: int64(behind + len(missing)), M: int64(len(op.Stores) + len(missing)), Version: op.ExpectedVersion},
 		}
 		if behind+len(missing) == 0 {
-			f.Summary = fmt.Sprintf("state of operator %d%s lacks files named in commits/%d", op.ID, name, c)
+			f.Summary = Line{Kind: LineStateLacksFiles, Operator: op.ID, Name: name, Commit: c}
 		}
-		f.Evidence = append(limitLines(lines, 10),
-			"batch N commits state version N+1 in every partition; a lower newest version means lost state files",
-			"expect 'Error reading delta file ... does not exist' (CANNOT_LOAD_STATE_STORE) on restart")
+		f.Evidence = append(limitLines(lines, 10), Line{Kind: LineStateRule}, Line{Kind: LineExpectStateError})
 		d.add(f)
 	}
 }
@@ -976,22 +965,22 @@ func (d *diagnoser) judgeLeftovers() {
 	}
 	for _, area := range order {
 		ls := groups[area]
-		var lines []string
+		var lines []Line
 		for _, l := range ls {
 			switch l.Kind {
 			case LeftoverChecksum:
 				target := l.Path[:strings.LastIndexByte(l.Path, '/')+1] + CRCTarget(l.Path[strings.LastIndexByte(l.Path, '/')+1:])
-				lines = append(lines, fmt.Sprintf("%s (%s old) without %s: it makes re-creating %s fail ('Multiple streaming queries are concurrently using ...'); delete it", l.Path, human.Elapsed(l.Age), target, target))
+				lines = append(lines, Line{Kind: LineOrphanChecksum, File: l.Path, For: l.Age, Target: target})
 			default:
-				lines = append(lines, fmt.Sprintf("%s (%d bytes, %s old): an interrupted atomic write (crash or kill)", l.Path, l.Size, human.Elapsed(l.Age)))
+				lines = append(lines, Line{Kind: LineTempFile, File: l.Path, N: l.Size, For: l.Age})
 			}
 		}
-		where := area + "/"
-		if area == "" {
-			where = "the checkpoint root"
+		where := ""
+		if area != "" {
+			where = area + "/"
 		}
 		d.add(Finding{Code: CodeTempFilesLeft, Severity: SeverityWarning, File: ls[0].Path,
-			Summary:  fmt.Sprintf("%s in %s older than %s", human.Count(len(ls), "leftover file"), where, human.Elapsed(d.opts.TempFileAge)),
+			Summary:  Line{Kind: LineLeftovers, N: int64(len(ls)), File: where, Limit: d.opts.TempFileAge},
 			Evidence: limitLines(lines, 10)})
 	}
 }
@@ -1036,11 +1025,11 @@ func (d *diagnoser) kafka() {
 	baselineCommitted := r.CommittedOffsets != nil && r.CommittedOffsets.Offsets != nil
 	switch {
 	case baselineCommitted:
-		r.KafkaBaseline = r.CommittedOffsets.File
+		r.KafkaBaseline, r.BaselineKind = r.CommittedOffsets.File, BaselineCommitted
 	case r.Planned != nil && r.Committed != nil:
-		r.KafkaBaseline = r.Planned.File + "; the committed batch's offsets are unavailable"
+		r.KafkaBaseline, r.BaselineKind = r.Planned.File, BaselineCommitUnread
 	case r.Planned != nil:
-		r.KafkaBaseline = r.Planned.File + "; no batch committed"
+		r.KafkaBaseline, r.BaselineKind = r.Planned.File, BaselineNoCommit
 	}
 	unknown := map[key]bool{}
 	for topic, parts := range d.opts.LogEndOffsets {
@@ -1120,16 +1109,16 @@ func (d *diagnoser) kafka() {
 
 func (d *diagnoser) versionHint() {
 	r := d.r
-	var hints []string
+	var hints []Hint
 	if r.Committed != nil && r.Committed.Commit != nil && r.Committed.Commit.Version >= 2 {
-		hints = append(hints, "Spark 4.0+ with RocksDB state checkpoint format v2 (commits v2)")
+		hints = append(hints, HintCommitsV2)
 	}
 	for _, op := range r.State {
 		if op.Metadata != nil {
 			if op.Metadata.Version >= 2 {
-				hints = append(hints, "Spark 4.0+ (operator metadata v2)")
+				hints = append(hints, HintOperatorV2)
 			} else {
-				hints = append(hints, "Spark 3.5+ (operator metadata v1)")
+				hints = append(hints, HintOperatorV1)
 			}
 			break
 		}
@@ -1137,31 +1126,20 @@ func (d *diagnoser) versionHint() {
 	if p := r.Planned; p != nil && p.Offsets != nil {
 		switch {
 		case p.Offsets.Version >= 2:
-			hints = append(hints, "Spark 4.1+ (offsets v2)")
+			hints = append(hints, HintOffsetsV2)
 		case p.Offsets.HasMetadata && p.Offsets.Metadata.Conf == nil:
-			hints = append(hints, "Spark 2.1.0 (offsets without conf)")
+			hints = append(hints, HintOffsetsNoConf)
 		case p.Offsets.Metadata.Conf["spark.sql.streaming.stateStore.encodingFormat"] != "":
-			hints = append(hints, "Spark 4.0+ (conf has stateStore.encodingFormat)")
+			hints = append(hints, HintEncodingFormatSet)
 		}
 	}
-	r.VersionHint = strings.Join(hints, "; ")
+	r.Hints = hints
 }
 
-func limitLines(lines []string, n int) []string {
+// limitLines keeps the first n lines and says how many more there were.
+func limitLines(lines []Line, n int) []Line {
 	if len(lines) <= n {
 		return lines
 	}
-	return append(lines[:n:n], fmt.Sprintf("... and %d more", len(lines)-n))
-}
-
-func intList(xs []int, n int) string {
-	var parts []string
-	for i, x := range xs {
-		if i == n {
-			parts = append(parts, fmt.Sprintf("... %d more", len(xs)-n))
-			break
-		}
-		parts = append(parts, strconv.Itoa(x))
-	}
-	return strings.Join(parts, ", ")
+	return append(lines[:n:n], Line{Kind: LineMore, N: int64(len(lines) - n)})
 }

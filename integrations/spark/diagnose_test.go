@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -54,7 +55,7 @@ func TestDiagnoseHealthy(t *testing.T) {
 	if !r.Committed.ModTime.Equal(spec.CommittedAt(140)) || !r.Planned.PlannedAt.Equal(spec.PlannedAt(140)) {
 		t.Errorf("times: committed %v planned %v", r.Committed.ModTime, r.Planned.PlannedAt)
 	}
-	if len(r.Kafka) != 3 || r.Kafka[1].Committed != 14100 || r.Kafka[1].LogEnd != 14107 || r.Kafka[1].Pending != 7 || r.PendingTotal != 21 || r.KafkaBaseline != "offsets/140" {
+	if len(r.Kafka) != 3 || r.Kafka[1].Committed != 14100 || r.Kafka[1].LogEnd != 14107 || r.Kafka[1].Pending != 7 || r.PendingTotal != 21 || r.KafkaBaseline != "offsets/140" || r.BaselineKind != spark.BaselineCommitted {
 		t.Errorf("kafka = %+v total %d baseline %q", r.Kafka, r.PendingTotal, r.KafkaBaseline)
 	}
 	op := r.State[0]
@@ -64,8 +65,8 @@ func TestDiagnoseHealthy(t *testing.T) {
 	if len(r.Leftovers) != 0 {
 		t.Errorf("leftovers = %+v", r.Leftovers)
 	}
-	if f := r.Findings[0]; !evidenceContains(&f, "21 records pending") {
-		t.Errorf("OK evidence = %q", f.Evidence)
+	if f := r.Findings[0]; !hasLine(&f, spark.Line{Kind: spark.LinePendingWaiting, N: 21}) {
+		t.Errorf("OK evidence = %+v", f.Evidence)
 	}
 }
 
@@ -77,8 +78,8 @@ func TestDiagnoseStale(t *testing.T) {
 
 	r := diagnose(t, dir, spark.Options{Now: at(now), StaleAfter: 10 * time.Minute, LogEndOffsets: logEnd(140, 50)})
 	f := mustFinding(t, r, spark.CodeStale)
-	if f.File != "commits/140" || f.Severity != spark.SeverityCritical || !strings.Contains(f.Summary, "150 records have waited 2h0m with no commit (stale after 10m0s)") ||
-		!evidenceContains(f, "150 records are waiting on the brokers") {
+	if f.File != "commits/140" || f.Severity != spark.SeverityCritical || !lineMatches(f.Summary, spark.Line{Kind: spark.LineRecordsWaited, N: 150, For: 2 * time.Hour, Limit: 10 * time.Minute}) ||
+		!hasLine(f, spark.Line{Kind: spark.LineStalled, N: 150}) {
 		t.Errorf("STALE = %+v", f)
 	}
 	if r.Has(spark.CodeOK) {
@@ -88,7 +89,7 @@ func TestDiagnoseStale(t *testing.T) {
 	// Nothing waiting: a warning, and the evidence says the input may be idle.
 	r = diagnose(t, dir, spark.Options{Now: at(now), LogEndOffsets: logEnd(140, 0)})
 	f = mustFinding(t, r, spark.CodeStale)
-	if f.Severity != spark.SeverityWarning || !evidenceContains(f, "input may simply be idle") {
+	if f.Severity != spark.SeverityWarning || !hasLine(f, spark.Line{Kind: spark.LineIdle}) {
 		t.Errorf("STALE without pending records = %+v", f)
 	}
 
@@ -127,8 +128,8 @@ func TestDiagnoseStaleCountsOnlyWhileRecordsWait(t *testing.T) {
 			if r.WaitingFor != c.wantWaited {
 				t.Errorf("WaitingFor = %s, want %s", r.WaitingFor, c.wantWaited)
 			}
-			if !c.wantStale && !evidenceContains(&r.Findings[0], "waiting 1m0s (within stale_after 10m0s)") {
-				t.Errorf("OK evidence = %q", r.Findings[0].Evidence)
+			if !c.wantStale && !hasLine(&r.Findings[0], spark.Line{Kind: spark.LinePendingWaiting, For: time.Minute, Limit: 10 * time.Minute}) {
+				t.Errorf("OK evidence = %+v", r.Findings[0].Evidence)
 			}
 		})
 	}
@@ -162,10 +163,10 @@ func TestDiagnoseAgainstTheBrokersRange(t *testing.T) {
 	if r.UnknownPartitions != 1 || r.UnknownRecords != 7 || r.GonePartitions != 1 {
 		t.Errorf("unknown %d/%d gone %d, want 1 partition of 7 records, 1 gone", r.UnknownPartitions, r.UnknownRecords, r.GonePartitions)
 	}
-	if f := mustFinding(t, r, spark.CodeOffsetsGone); f.Severity != spark.SeverityCritical || !strings.Contains(f.Summary, "4 records on 1 partition") {
+	if f := mustFinding(t, r, spark.CodeOffsetsGone); f.Severity != spark.SeverityCritical || !lineMatches(f.Summary, spark.Line{Kind: spark.LineOffsetsGone, N: 4, M: 1}) {
 		t.Errorf("OFFSETS_GONE = %+v", f)
 	}
-	if f := mustFinding(t, r, spark.CodeUnknownPartition); !strings.Contains(f.Summary, "1 partition") || !evidenceContains(f, "/3: 7 records") {
+	if f := mustFinding(t, r, spark.CodeUnknownPartition); !lineMatches(f.Summary, spark.Line{Kind: spark.LineUnknownPartitions, N: 7, M: 1}) || !hasLine(f, spark.Line{Kind: spark.LineUnknownPartition, Partition: 3}) {
 		t.Errorf("UNKNOWN_PARTITIONS = %+v", f)
 	}
 	mustFinding(t, r, spark.CodePartitionGone)
@@ -184,15 +185,15 @@ func TestDiagnoseUncommittedBatch(t *testing.T) {
 		t.Errorf("UNCOMMITTED_BATCH = %+v, in flight %+v, findings %s", f, r.InFlight, codes(r))
 	}
 	// Pending is measured from the committed batch; the planned batch's end is reported too.
-	if k := r.Kafka[0]; k.Committed != 14100 || k.Planned != 14200 || k.Pending != 100 || r.KafkaBaseline != "offsets/140" {
+	if k := r.Kafka[0]; k.Committed != 14100 || k.Planned != 14200 || k.Pending != 100 || r.KafkaBaseline != "offsets/140" || r.BaselineKind != spark.BaselineCommitted {
 		t.Errorf("kafka row = %+v, baseline %q", k, r.KafkaBaseline)
 	}
 
 	// Planned an hour ago and never committed.
 	r = diagnose(t, dir, spark.Options{Now: at(spec.PlannedAt(141).Add(time.Hour))})
 	f = mustFinding(t, r, spark.CodeUncommittedBatch)
-	if f.Severity != spark.SeverityCritical || !strings.Contains(f.Summary, "batch 141 was planned 1h0m ago and never committed") ||
-		!evidenceContains(f, "re-runs it with exactly the recorded offsets") {
+	if f.Severity != spark.SeverityCritical || !lineMatches(f.Summary, spark.Line{Kind: spark.LineNeverCommitted, Batch: 141, For: time.Hour}) ||
+		!hasLine(f, spark.Line{Kind: spark.LineRerun, Batch: 141}) {
 		t.Errorf("UNCOMMITTED_BATCH = %+v", f)
 	}
 
@@ -201,8 +202,8 @@ func TestDiagnoseUncommittedBatch(t *testing.T) {
 	dir = writeCheckpoint(t, spec)
 	r = diagnose(t, dir, spark.Options{Now: at(spec.PlannedAt(141).Add(time.Minute))})
 	f = mustFinding(t, r, spark.CodeUncommittedBatch)
-	if !evidenceContains(f, "batches 138..140 have no commit either") {
-		t.Errorf("UNCOMMITTED_BATCH evidence = %q", f.Evidence)
+	if !hasLine(f, spark.Line{Kind: spark.LineCommitsBehind, Batch: 141, Commit: 137}) {
+		t.Errorf("UNCOMMITTED_BATCH evidence = %+v", f.Evidence)
 	}
 }
 
@@ -213,16 +214,16 @@ func TestDiagnoseCorruptFile(t *testing.T) {
 		files   map[string]string
 		file    string
 		problem spark.Problem
-		line    string
+		line    spark.Line
 	}{
-		{"empty offsets", map[string]string{"offsets/140": ""}, "offsets/140", spark.ProblemEmpty, "offsets/140 line 1: empty"},
-		{"truncated offsets", map[string]string{"offsets/140": "v1\n{\"batchWatermarkMs\":0,\"batchTimes"}, "offsets/140", spark.ProblemTruncated, "offsets/140 line 2: truncated"},
-		{"unknown offsets version", map[string]string{"offsets/140": "v7\n{}\n0"}, "offsets/140", spark.ProblemUnsupportedVersion, "offsets/140 line 1: unsupported version"},
-		{"unparseable source", map[string]string{"offsets/140": "v1\n{}\n{\"client.replies.sms\":{\"0\":1x}}"}, "offsets/140", spark.ProblemBadJSON, "offsets/140 line 3: unparseable JSON"},
-		{"truncated commit", map[string]string{"commits/140": "v1\n{\"nextBatchWate"}, "commits/140", spark.ProblemTruncated, "commits/140 line 2: truncated"},
-		{"no version in commit", map[string]string{"commits/140": "{}"}, "commits/140", spark.ProblemMalformedVersion, "commits/140 line 1: malformed version"},
-		{"corrupt metadata", map[string]string{"metadata": `{"id":`}, "metadata", spark.ProblemTruncated, "metadata line 1: truncated"},
-		{"fewer source lines than sources", map[string]string{"sources/1/0": "\x00v1\n{}"}, "offsets/140", spark.ProblemTruncated, "1 source offset lines, want 2"},
+		{"empty offsets", map[string]string{"offsets/140": ""}, "offsets/140", spark.ProblemEmpty, errorLine("offsets/140 line 1: empty")},
+		{"truncated offsets", map[string]string{"offsets/140": "v1\n{\"batchWatermarkMs\":0,\"batchTimes"}, "offsets/140", spark.ProblemTruncated, errorLine("offsets/140 line 2: truncated")},
+		{"unknown offsets version", map[string]string{"offsets/140": "v7\n{}\n0"}, "offsets/140", spark.ProblemUnsupportedVersion, errorLine("offsets/140 line 1: unsupported version")},
+		{"unparseable source", map[string]string{"offsets/140": "v1\n{}\n{\"client.replies.sms\":{\"0\":1x}}"}, "offsets/140", spark.ProblemBadJSON, errorLine("offsets/140 line 3: unparseable JSON")},
+		{"truncated commit", map[string]string{"commits/140": "v1\n{\"nextBatchWate"}, "commits/140", spark.ProblemTruncated, errorLine("commits/140 line 2: truncated")},
+		{"no version in commit", map[string]string{"commits/140": "{}"}, "commits/140", spark.ProblemMalformedVersion, errorLine("commits/140 line 1: malformed version")},
+		{"corrupt metadata", map[string]string{"metadata": `{"id":`}, "metadata", spark.ProblemTruncated, errorLine("metadata line 1: truncated")},
+		{"fewer source lines than sources", map[string]string{"sources/1/0": "\x00v1\n{}"}, "offsets/140", spark.ProblemTruncated, spark.Line{Kind: spark.LineTruncatedSources, File: "offsets/140", N: 1, M: 2}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -231,8 +232,8 @@ func TestDiagnoseCorruptFile(t *testing.T) {
 			dir := writeCheckpoint(t, spec)
 			r := diagnose(t, dir, spark.Options{Now: at(spec.CommittedAt(140).Add(time.Second))})
 			f := mustFinding(t, r, spark.CodeCorruptFile)
-			if f.File != tc.file || f.Problem != tc.problem || !evidenceContains(f, tc.line) {
-				t.Errorf("CORRUPT_FILE = %+v, want %s %s with %q", f, tc.file, tc.problem, tc.line)
+			if f.File != tc.file || f.Problem != tc.problem || !hasLine(f, tc.line) {
+				t.Errorf("CORRUPT_FILE = %+v, want %s %s with %+v", f, tc.file, tc.problem, tc.line)
 			}
 		})
 	}
@@ -248,7 +249,7 @@ func TestDiagnoseEmptyOlderFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := mustFinding(t, r, spark.CodeCorruptFile)
-	if f.File != "offsets/135" || f.Problem != spark.ProblemEmpty || f.Severity != spark.SeverityWarning || !evidenceContains(f, "Incomplete log file") {
+	if f.File != "offsets/135" || f.Problem != spark.ProblemEmpty || f.Severity != spark.SeverityWarning || !hasLine(f, spark.Line{Kind: spark.LineEmptyFails}) {
 		t.Errorf("CORRUPT_FILE = %+v", f)
 	}
 }
@@ -298,7 +299,7 @@ func TestDiagnoseTempFilesLeft(t *testing.T) {
 			crc = &r.Findings[i]
 		}
 	}
-	if crc == nil || !evidenceContains(crc, "without commits/99") || !evidenceContains(crc, "Multiple streaming queries are concurrently using") {
+	if crc == nil || !hasLine(crc, spark.Line{Kind: spark.LineOrphanChecksum, File: "commits/.99.crc", Target: "commits/99"}) {
 		t.Errorf("orphan checksum finding = %+v", crc)
 	}
 }
@@ -320,7 +321,7 @@ func TestDiagnoseMissing(t *testing.T) {
 	t.Run("no checkpoint", func(t *testing.T) {
 		r := diagnose(t, filepath.Join(t.TempDir(), "nope"), spark.Options{Now: now})
 		f := mustFinding(t, r, spark.CodeMissing)
-		if f.Severity != spark.SeverityCritical || !strings.HasPrefix(f.Summary, "no checkpoint at ") || len(r.Findings) != 1 {
+		if f.Severity != spark.SeverityCritical || f.Summary.Kind != spark.LineNoCheckpoint || len(r.Findings) != 1 {
 			t.Errorf("findings = %+v", r.Findings)
 		}
 	})
@@ -335,7 +336,7 @@ func TestDiagnoseMissing(t *testing.T) {
 		spec.NoMetadata = true
 		r := diagnose(t, writeCheckpoint(t, spec), spark.Options{Now: at(spec.CommittedAt(140))})
 		f := mustFinding(t, r, spark.CodeMissing)
-		if f.File != "metadata" || !evidenceContains(f, "new query id") || r.QueryID != "" {
+		if f.File != "metadata" || !hasLine(f, spark.Line{Kind: spark.LineMetadataNewID}) || r.QueryID != "" {
 			t.Errorf("%+v", f)
 		}
 	})
@@ -344,7 +345,7 @@ func TestDiagnoseMissing(t *testing.T) {
 		spec.Remove = []string{"offsets/139", "offsets/.139.crc", "offsets/135"}
 		r := diagnose(t, writeCheckpoint(t, spec), spark.Options{Now: at(spec.CommittedAt(140))})
 		f := mustFinding(t, r, spark.CodeMissing)
-		if f.File != "offsets/139" || !evidenceContains(f, "batch 139 doesn't exist") {
+		if f.File != "offsets/139" || !hasLine(f, spark.Line{Kind: spark.LineExpectBatchMissing, Batch: 139}) {
 			t.Errorf("%+v", f)
 		}
 		if r.Offsets.GapCount != 2 || r.Offsets.Gaps[0] != 135 || r.Offsets.Gaps[1] != 139 {
@@ -356,14 +357,14 @@ func TestDiagnoseMissing(t *testing.T) {
 		spec.Files = map[string]string{"commits/141": "v1\n{}"}
 		r := diagnose(t, writeCheckpoint(t, spec), spark.Options{Now: at(spec.CommittedAt(140))})
 		f := mustFinding(t, r, spark.CodeMissing)
-		if f.File != "offsets/141" || !strings.Contains(f.Summary, "commits/141 has no offsets/141") {
+		if f.File != "offsets/141" || !lineMatches(f.Summary, spark.Line{Kind: spark.LineCommitWithoutOffsets, Commit: 141}) {
 			t.Errorf("%+v", f)
 		}
 	})
 	t.Run("fresh query", func(t *testing.T) {
 		spec := sparktest.Spec{LatestBatch: -1, LatestCommit: -1}
 		r := diagnose(t, writeCheckpoint(t, spec), spark.Options{Now: now})
-		if codes(r) != "OK" || r.Planned != nil || !evidenceContains(&r.Findings[0], "no batch planned yet") {
+		if codes(r) != "OK" || r.Planned != nil || !hasLine(&r.Findings[0], spark.Line{Kind: spark.LineNoBatchYet}) {
 			t.Errorf("findings = %+v", r.Findings)
 		}
 	})
@@ -378,16 +379,16 @@ func TestDiagnoseStateBehind(t *testing.T) {
 	dir := writeCheckpoint(t, spec)
 	r := diagnose(t, dir, spark.Options{Now: at(spec.CommittedAt(140))})
 	f := mustFinding(t, r, spark.CodeStateBehind)
-	for _, want := range []string{
-		"state/0/3/: newest version 139 (delta), want 141 after commits/140",
-		"state/0/5/: no state files, want version 141 after commits/140",
-		"state/0/: 1 of 8 partition directories missing (7)",
+	for _, want := range []spark.Line{
+		{Kind: spark.LineStateOld, File: "state/0/3/", Version: 139, State: spark.StateDelta, Want: 141, Commit: 140},
+		{Kind: spark.LineNoStateFiles, File: "state/0/5/", Want: 141, Commit: 140},
+		{Kind: spark.LinePartitionDirsMissing, File: "state/0/", N: 1, M: 8, Missing: []int{7}},
 	} {
-		if !evidenceContains(f, want) {
-			t.Errorf("STATE_BEHIND evidence %q lacks %q", f.Evidence, want)
+		if !hasLine(f, want) {
+			t.Errorf("STATE_BEHIND evidence %+v lacks %+v", f.Evidence, want)
 		}
 	}
-	if f.File != "state/0/" || f.Severity != spark.SeverityCritical || !strings.Contains(f.Summary, "operator 0 (dedupe)") || !strings.Contains(f.Summary, "3 of 8 stores lack version 141") {
+	if f.File != "state/0/" || f.Severity != spark.SeverityCritical || !lineMatches(f.Summary, spark.Line{Kind: spark.LineStateBehind, Operator: 0, Name: "dedupe", Commit: 140, N: 3, M: 8, Version: 141}) {
 		t.Errorf("STATE_BEHIND = %+v", f)
 	}
 	if op := r.State[0]; op.MinVersion != 139 || op.MaxVersion != 141 {
@@ -400,7 +401,7 @@ func TestDiagnoseStateBehind(t *testing.T) {
 	spec.Remove = []string{"state/0/1/right-keyToNumValues/141.delta"}
 	r = diagnose(t, writeCheckpoint(t, spec), spark.Options{Now: at(spec.CommittedAt(140))})
 	f = mustFinding(t, r, spark.CodeStateBehind)
-	if len(r.State[0].Stores) != 8 || !evidenceContains(f, "state/0/1/right-keyToNumValues/: newest version 140") {
+	if len(r.State[0].Stores) != 8 || !hasLine(f, spark.Line{Kind: spark.LineStateOld, File: "state/0/1/right-keyToNumValues/", Version: 140}) {
 		t.Errorf("join state: %+v\n%+v", r.State[0].Stores, f)
 	}
 
@@ -413,11 +414,12 @@ func TestDiagnoseStateBehind(t *testing.T) {
 	spec.Files = map[string]string{"state/0/2/141_ffffffff-retried.changelog": "x"}
 	r = diagnose(t, writeCheckpoint(t, spec), spark.Options{Now: at(spec.CommittedAt(140))})
 	f = mustFinding(t, r, spark.CodeStateBehind)
-	if !evidenceContains(f, "state/0/2: no file for version 141 with unique id "+id+" named in commits/140") || !strings.Contains(f.Summary, "lacks files named in commits/140") {
+	if !hasLine(f, spark.Line{Kind: spark.LineUniqueIDMissing, File: "state/0", Partition: 2, Version: 141, UniqueID: id, Commit: 140}) ||
+		!lineMatches(f.Summary, spark.Line{Kind: spark.LineStateLacksFiles, Commit: 140}) {
 		t.Errorf("STATE_BEHIND = %+v", f)
 	}
-	if !strings.Contains(r.VersionHint, "commits v2") {
-		t.Errorf("version hint %q", r.VersionHint)
+	if !slices.Contains(r.Hints, spark.HintCommitsV2) {
+		t.Errorf("version hints %q", r.Hints)
 	}
 }
 
@@ -434,11 +436,11 @@ func TestDiagnoseKafkaDisagreements(t *testing.T) {
 	if len(r.Kafka) != 4 {
 		t.Fatalf("kafka rows = %+v", r.Kafka)
 	}
-	notes := map[int32]string{}
+	notes := map[int32]spark.PartitionNote{}
 	for _, k := range r.Kafka {
 		notes[k.Partition] = k.Note
 	}
-	if !strings.Contains(notes[1], "ahead of the broker") || !strings.Contains(notes[2], "not on the broker") || !strings.Contains(notes[3], "not in the checkpoint") || notes[0] != "" {
+	if notes[1] != spark.NoteAheadOfBroker || notes[2] != spark.NotePartitionGone || notes[3] != spark.NoteNotInCheckpoint || notes[0] != "" {
 		t.Errorf("notes = %q", notes)
 	}
 	if r.PendingTotal != 5 || r.Kafka[1].Pending != 10-14100 {
@@ -531,7 +533,7 @@ func TestDiagnoseReadsFewFilesOnDisk(t *testing.T) {
 		t.Errorf("committed %v planned %v", r.Committed.ModTime, r.Planned.ModTime)
 	}
 	f := mustFinding(t, r, spark.CodeTempFilesLeft)
-	if f.File != "offsets/.141.0b1c.tmp" || !evidenceContains(f, "(2 bytes, 40m30s old)") {
+	if f.File != "offsets/.141.0b1c.tmp" || !hasLine(f, spark.Line{Kind: spark.LineTempFile, File: "offsets/.141.0b1c.tmp", N: 2, For: 40*time.Minute + 30*time.Second}) {
 		t.Errorf("TEMP_FILES_LEFT = %+v", f)
 	}
 }

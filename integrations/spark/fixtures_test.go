@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -81,13 +82,13 @@ func TestFixtureSpark40RocksDBDedup(t *testing.T) {
 		r.State[0].Metadata.Stores[0].NumPartitions != 5 || r.State[0].ExpectedVersion != 4 {
 		t.Fatalf("state = %+v", r.State)
 	}
-	if !strings.Contains(r.VersionHint, "4.0+") {
-		t.Errorf("version hint = %q", r.VersionHint)
+	if !slices.Contains(r.Hints, spark.HintCommitsV2) {
+		t.Errorf("version hints = %q", r.Hints)
 	}
 	// SOURCES.md: the state files were not copied (binary). For these bytes the reader is right
 	// to say that all 5 partitions of operator 0 lack version 4.
 	f := mustFinding(t, r, spark.CodeStateBehind)
-	if f.File != "state/0/" || !evidenceContains(f, "5 of 5 partition directories missing") {
+	if f.File != "state/0/" || !hasLine(f, spark.Line{Kind: spark.LinePartitionDirsMissing, N: 5, M: 5}) {
 		t.Errorf("STATE_BEHIND = %+v", f)
 	}
 	if codes(r) != "STATE_BEHIND" {
@@ -122,8 +123,8 @@ func TestFixtureSpark40RocksDBDedup(t *testing.T) {
 	}
 	r = diagnose(t, dir, spark.Options{Now: at(now)})
 	f = mustFinding(t, r, spark.CodeStateBehind)
-	if !evidenceContains(f, "state/0/3: no file for version 4 with unique id bfdda7d9-f699-4e2b-acbd-8cf1687fd017 named in commits/3") {
-		t.Errorf("STATE_BEHIND evidence = %q", f.Evidence)
+	if !hasLine(f, spark.Line{Kind: spark.LineUniqueIDMissing, File: "state/0", Partition: 3, Version: 4, UniqueID: "bfdda7d9-f699-4e2b-acbd-8cf1687fd017", Commit: 3}) {
+		t.Errorf("STATE_BEHIND evidence = %+v", f.Evidence)
 	}
 }
 
@@ -157,13 +158,13 @@ func TestFixtureSpark243Kafka(t *testing.T) {
 		}
 	}
 	// No committed batch: pending is measured from the planned batch, and said so.
-	if r.KafkaBaseline != "offsets/0; no batch committed" || !r.PendingKnown || r.PendingTotal != 2+7 ||
+	if r.KafkaBaseline != "offsets/0" || r.BaselineKind != spark.BaselineNoCommit || !r.PendingKnown || r.PendingTotal != 2+7 ||
 		r.Kafka[0].Pending != 2 || r.Kafka[4].Pending != 7 || r.Kafka[1].Pending != 0 {
 		t.Errorf("baseline %q pending %d rows %+v", r.KafkaBaseline, r.PendingTotal, r.Kafka)
 	}
 	// As SOURCES.md says: for these bytes, offsets/0 without commits/0.
 	f := mustFinding(t, r, spark.CodeUncommittedBatch)
-	if f.File != "offsets/0" || f.Severity != spark.SeverityCritical || !evidenceContains(f, "no commits/ directory") {
+	if f.File != "offsets/0" || f.Severity != spark.SeverityCritical || !hasLine(f, spark.Line{Kind: spark.LineNoCommitsDir}) {
 		t.Errorf("UNCOMMITTED_BATCH = %+v", f)
 	}
 	if r.InFlight == nil || r.InFlight.ID != 0 || r.InFlight.For != time.Hour {
@@ -195,12 +196,12 @@ func TestFixtureSpark210MultiTopic(t *testing.T) {
 		len(k["kafka-topic3"]) != 28 || k["kafka-topic18"][1] != 0 {
 		t.Errorf("kafka offsets of batch 16 = %v", k)
 	}
-	if !strings.Contains(r.VersionHint, "2.1.0") {
-		t.Errorf("version hint = %q", r.VersionHint)
+	if !slices.Contains(r.Hints, spark.HintOffsetsNoConf) {
+		t.Errorf("version hints = %q", r.Hints)
 	}
 	f := mustFinding(t, r, spark.CodeUncommittedBatch)
-	if !evidenceContains(f, "Spark 2.1.0 kept no commit log") {
-		t.Errorf("UNCOMMITTED_BATCH evidence = %q", f.Evidence)
+	if !hasLine(f, spark.Line{Kind: spark.LineNoConf}) {
+		t.Errorf("UNCOMMITTED_BATCH evidence = %+v", f.Evidence)
 	}
 
 	data, err := os.ReadFile(filepath.Join(dir, "offsets", "15"))

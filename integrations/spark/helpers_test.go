@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -123,11 +124,34 @@ func mustFinding(t *testing.T, r *spark.Report, code spark.Code) *spark.Finding 
 	return f
 }
 
-func evidenceContains(f *spark.Finding, s string) bool {
-	for _, e := range f.Evidence {
-		if strings.Contains(e, s) {
+// hasLine reports whether f's summary or a line of its evidence matches want: the same Kind,
+// and every other field want sets equal, but Text, which need only be part of the line's Text
+// (an error's message).
+func hasLine(f *spark.Finding, want spark.Line) bool {
+	for _, l := range append([]spark.Line{f.Summary}, f.Evidence...) {
+		if lineMatches(l, want) {
 			return true
 		}
 	}
-	return strings.Contains(f.Summary, s)
+	return false
 }
+
+func lineMatches(got, want spark.Line) bool {
+	g, w := reflect.ValueOf(got), reflect.ValueOf(want)
+	for i := range w.NumField() {
+		wf := w.Field(i)
+		switch {
+		case wf.IsZero():
+		case w.Type().Field(i).Name == "Text":
+			if !strings.Contains(got.Text, want.Text) {
+				return false
+			}
+		case !reflect.DeepEqual(g.Field(i).Interface(), wf.Interface()):
+			return false
+		}
+	}
+	return got.Kind == want.Kind
+}
+
+// errorLine is an evidence line carrying an error whose message holds text.
+func errorLine(text string) spark.Line { return spark.Line{Kind: spark.LineError, Text: text} }

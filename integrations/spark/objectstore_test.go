@@ -85,7 +85,8 @@ func TestFixturesFromObjectStores(t *testing.T) {
 // directory, the one place the two reports may rightly differ.
 func normalize(r *spark.Report, location, dir string) {
 	for i := range r.Findings {
-		r.Findings[i].Summary = strings.ReplaceAll(r.Findings[i].Summary, location, dir)
+		s := &r.Findings[i].Summary
+		s.File, s.Text = strings.ReplaceAll(s.File, location, dir), strings.ReplaceAll(s.Text, location, dir)
 	}
 }
 
@@ -114,7 +115,7 @@ func TestDiagnoseObjectStoreDenied(t *testing.T) {
 				t.Fatal(err)
 			}
 			f := unreadableFinding(t, r, "commits/")
-			if f.ErrClass != storage.ClassPermission || !evidenceContains(f, "list commits: "+be.Denied) {
+			if f.ErrClass != storage.ClassPermission || !hasLine(f, errorLine("list commits: "+be.Denied)) {
 				t.Errorf("UNREADABLE commits/ = %+v", f)
 			}
 			empty, err := storage.Open(srv.Location("pipelines/nothing-here"), srv.Options())
@@ -122,7 +123,7 @@ func TestDiagnoseObjectStoreDenied(t *testing.T) {
 				t.Fatal(err)
 			}
 			r, err = spark.Diagnose(t.Context(), empty, spark.Options{Now: now})
-			if err != nil || codes(r) != "MISSING" || !strings.HasPrefix(r.Findings[0].Summary, "no checkpoint at "+be.WantLocation("spark-checkpoints", "pipelines/nothing-here")) {
+			if err != nil || codes(r) != "MISSING" || !lineMatches(r.Findings[0].Summary, spark.Line{Kind: spark.LineNoCheckpoint, File: be.WantLocation("spark-checkpoints", "pipelines/nothing-here")}) {
 				t.Errorf("findings = %+v, %v", r.Findings, err)
 			}
 		})

@@ -25,9 +25,11 @@ type Report struct {
 	// Kafka holds one row per source, topic and partition of the latest planned and committed
 	// batches (and partitions only the broker has, when log-end offsets were given).
 	Kafka []KafkaPartition
-	// KafkaBaseline says which file the pending counts are measured from: offsets/C of the
-	// latest commit, or offsets/N when nothing is committed.
+	// KafkaBaseline is the file the pending counts are measured from: offsets/C of the latest
+	// commit, or offsets/N when nothing is committed or offsets/C is unavailable (BaselineKind
+	// says which).
 	KafkaBaseline string
+	BaselineKind  Baseline
 	PendingKnown  bool  // at least one partition had a log-end offset
 	PendingTotal  int64 // records still on the brokers past the baseline, over partitions with a known count
 	// WaitingFor is how long records have waited beyond the checkpoint without a commit: from
@@ -49,8 +51,8 @@ type Report struct {
 	SourceDirs int             // sources/<i> directories
 	State      []OperatorState // one per state/<op>
 
-	Leftovers   []Leftover // temp files and orphan checksums, young or old
-	VersionHint string     // what the files say about the Spark version, when they say anything
+	Leftovers []Leftover // temp files and orphan checksums, young or old
+	Hints     []Hint     // what the files say about the Spark version, when they say anything
 
 	Findings []Finding // worst first; OK when nothing is at warning level or above
 }
@@ -135,15 +137,18 @@ type KafkaPartition struct {
 	// the baseline and LogStart retention deleted before the query read them.
 	LogStart int64
 	Lost     int64
-	Note     string // set when checkpoint and broker disagree about the partition (Note*)
+	Note     PartitionNote // set when checkpoint and broker disagree about the partition
 }
+
+// PartitionNote says how checkpoint and broker disagree about a partition.
+type PartitionNote string
 
 // Notes of a KafkaPartition.
 const (
-	NoteNotInCheckpoint = "on the broker but not in the checkpoint (partition added since the batch was planned?)"
-	NotePartitionGone   = "in the checkpoint but not on the broker (partition deleted?)"
-	NoteOffsetsGone     = "the checkpoint's offset is below the broker's log start: retention deleted records the query never read"
-	NoteAheadOfBroker   = "checkpoint is ahead of the broker's log end (topic recreated or truncated? expect 'offset was changed')"
+	NoteNotInCheckpoint PartitionNote = "not_in_checkpoint" // on the broker only: added since the batch was planned?
+	NotePartitionGone   PartitionNote = "partition_gone"    // in the checkpoint only: deleted?
+	NoteOffsetsGone     PartitionNote = "offsets_gone"      // the checkpoint's offset is below the log start
+	NoteAheadOfBroker   PartitionNote = "ahead_of_broker"   // the checkpoint's offset is past the log end
 )
 
 // OperatorState is state/<op>.
@@ -177,8 +182,8 @@ type LeftoverKind string
 
 // The leftover kinds.
 const (
-	LeftoverTemp     LeftoverKind = "temp file"       // .<name>.<uuid>[.TID<n>].tmp
-	LeftoverChecksum LeftoverKind = "orphan checksum" // .<name>.crc without <name>
+	LeftoverTemp     LeftoverKind = "temp"            // .<name>.<uuid>[.TID<n>].tmp
+	LeftoverChecksum LeftoverKind = "orphan_checksum" // .<name>.crc without <name>
 )
 
 // Leftover is a temp file or an orphan checksum.
@@ -234,8 +239,8 @@ type Finding struct {
 	Code     Code
 	Severity Severity
 	File     string // relative to the location; "" for the location itself; directories end in "/"
-	Summary  string // one sentence
-	Evidence []string
+	Summary  Line   // one sentence, worded by commands
+	Evidence []Line
 	// ErrClass is the storage error class (UNREADABLE findings).
 	ErrClass storage.ErrorClass
 	// Problem is the parse problem (CORRUPT_FILE findings about a file's content).

@@ -3,7 +3,6 @@ package spark_test
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -38,7 +37,7 @@ func TestDiagnoseUnreadable(t *testing.T) {
 			"state/0/2/":  "list state/0/2: permission denied",
 		} {
 			f := unreadableFinding(t, r, file)
-			if f.ErrClass != storage.ClassPermission || f.Severity != spark.SeverityCritical || !evidenceContains(f, want) {
+			if f.ErrClass != storage.ClassPermission || f.Severity != spark.SeverityCritical || !hasLine(f, errorLine(want)) {
 				t.Errorf("UNREADABLE %s = %+v, want class permission and %q", file, f, want)
 			}
 		}
@@ -57,7 +56,7 @@ func TestDiagnoseUnreadable(t *testing.T) {
 		loc := filepath.Join(base, "locked")
 		r = diagnose(t, loc, spark.Options{Now: now})
 		f := unreadableFinding(t, r, "")
-		if f.ErrClass != storage.ClassPermission || f.Summary != "cannot list "+loc+": permission denied" || len(r.Findings) != 1 {
+		if f.ErrClass != storage.ClassPermission || !lineMatches(f.Summary, spark.Line{Kind: spark.LineCannotError, Text: "list " + loc + ": permission denied"}) || len(r.Findings) != 1 {
 			t.Errorf("findings = %+v", r.Findings)
 		}
 	}
@@ -122,7 +121,7 @@ func TestDiagnoseS3(t *testing.T) {
 		"offsets/140": "read offsets/140: access denied (S3 AccessDenied, HTTP 403",
 	} {
 		f := unreadableFinding(t, r, file)
-		if f.ErrClass != storage.ClassPermission || !evidenceContains(f, want) {
+		if f.ErrClass != storage.ClassPermission || !hasLine(f, errorLine(want)) {
 			t.Errorf("UNREADABLE %s = %+v, want %q", file, f, want)
 		}
 	}
@@ -133,7 +132,7 @@ func TestDiagnoseS3(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, err = spark.Diagnose(t.Context(), empty, spark.Options{Now: now})
-	if err != nil || codes(r) != "MISSING" || !strings.HasPrefix(r.Findings[0].Summary, "no checkpoint at s3://spark-checkpoints/pipelines/nothing-here") {
+	if err != nil || codes(r) != "MISSING" || !lineMatches(r.Findings[0].Summary, spark.Line{Kind: spark.LineNoCheckpoint, File: "s3://spark-checkpoints/pipelines/nothing-here"}) {
 		t.Errorf("findings = %+v, %v", r.Findings, err)
 	}
 }

@@ -186,6 +186,14 @@ func historyLine(v pipeline.Verdict, f pipeline.Fact) string {
 	return fmt.Sprintf("%s (%s, before the newest progress)", factLine(v, f), human.Stamp(f.At))
 }
 
+// factProbeWhy is a probe fact's reason; an earlier version's fact has its words in Text.
+func factProbeWhy(f pipeline.Fact) string {
+	if len(f.Why) == 0 {
+		return f.Text
+	}
+	return probeWhy(f.Why, f.Access)
+}
+
 // factLine words one finding of verdict v.
 func factLine(v pipeline.Verdict, f pipeline.Fact) string {
 	switch f.Kind {
@@ -234,11 +242,16 @@ func factLine(v pipeline.Verdict, f pipeline.Fact) string {
 		return fmt.Sprintf("%s records on %s of %s are no longer on the brokers: retention deleted them before the query read them; %s",
 			human.Digits(f.N), human.Count(int(f.M), "partition"), f.File, onRestart(f, "", "skips them"))
 	case pipeline.FactProbe:
-		return "probe " + human.Stamp(f.At) + ": " + f.Text
+		return "probe " + human.Stamp(f.At) + ": " + factProbeWhy(f)
 	case pipeline.FactProbeCorrupt:
-		return "probe: " + f.Text
+		return "probe: " + factProbeWhy(f)
 	case pipeline.FactOwnProbeRefused:
-		return "streamwatch's own probe was refused (" + f.Text + "), but the job's user may write: streamwatch runs as another user"
+		return "streamwatch's own probe was refused (" + factProbeWhy(f) + "), but the job's user may write: streamwatch runs as another user"
+	case pipeline.FactProbeOwner:
+		if f.Owner == nil {
+			return string(f.Kind)
+		}
+		return OwnershipLine(*f.Owner)
 	case pipeline.FactIAMWriteRefused:
 		return "testIamPermissions said streamwatch's identity may write, but a real write was refused: GCS decides beyond the bucket's IAM policy (IAM conditions, VPC Service Controls, retention)"
 	case pipeline.FactWriteRefused:

@@ -2,11 +2,13 @@ package commands
 
 import (
 	"encoding/json"
+	"io/fs"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/streamwatch/streamwatch/integrations/kafka"
+	"github.com/streamwatch/streamwatch/integrations/probe"
 	"github.com/streamwatch/streamwatch/pipeline"
 )
 
@@ -55,6 +57,14 @@ func TestFactLine(t *testing.T) {
 		{pipeline.Fact{Kind: pipeline.FactProbe, At: at, Text: "permission denied writing /cp/x"}, "probe 2026-11-30 10:41:05Z: permission denied writing /cp/x"},
 		{pipeline.Fact{Kind: pipeline.FactProbeCorrupt, Text: "offsets/4 is empty"}, "probe: offsets/4 is empty"},
 		{pipeline.Fact{Kind: pipeline.FactOwnProbeRefused, Text: "EACCES"}, "streamwatch's own probe was refused (EACCES), but the job's user may write: streamwatch runs as another user"},
+		{pipeline.Fact{Kind: pipeline.FactProbe, At: at, Why: []probe.Finding{{Code: probe.CodePermissionDenied, Step: probe.StepWrite, Path: "/cp/x"}}},
+			"probe 2026-11-30 10:41:05Z: permission denied writing /cp/x"},
+		{pipeline.Fact{Kind: pipeline.FactProbeCorrupt, Why: []probe.Finding{{Code: probe.CodeCorruptFile, Path: "/cp/offsets/4", Line: 1, Problem: "empty"}}},
+			"probe: corrupt /cp/offsets/4: line 1: empty"},
+		{pipeline.Fact{Kind: pipeline.FactOwnProbeRefused, Why: []probe.Finding{{Code: probe.CodePermissionDenied, Step: probe.StepWrite, Path: "/cp/x"}}},
+			"streamwatch's own probe was refused (permission denied writing /cp/x), but the job's user may write: streamwatch runs as another user"},
+		{pipeline.Fact{Kind: pipeline.FactProbeOwner, Owner: &probe.Ownership{Dir: "/cp", Owner: "root", Group: "root", Mode: fs.ModeDir | 0o555, ProcUID: 185, ProcGroups: []int{185}}},
+			"dir /cp owner root:root mode dr-xr-xr-x; probe runs as uid 185 groups [185] (the mode bits do not let it write there)"},
 		{pipeline.Fact{Kind: pipeline.FactIAMWriteRefused}, "testIamPermissions said streamwatch's identity may write, but a real write was refused: GCS decides beyond the bucket's IAM policy (IAM conditions, VPC Service Controls, retention)"},
 		{pipeline.Fact{Kind: pipeline.FactWriteRefused}, "the access check judged the location writable, but a real write was refused: the storage decides beyond mode bits and ACLs (NFS, SELinux, FUSE)"},
 		{pipeline.Fact{Kind: pipeline.FactLog, Title: "Permission denied", N: 3, At: at, Text: "java.io.IOException"}, "driver log: Permission denied ×3 (last 2026-11-30 10:41:05Z): java.io.IOException"},

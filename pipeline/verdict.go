@@ -454,12 +454,15 @@ func (j *judge) probes() {
 		if pr == nil || pr.Status != probe.StatusFailed {
 			continue
 		}
-		ev := Fact{Kind: FactProbe, At: pr.Started, Text: pr.Reason}
+		ev := Fact{Kind: FactProbe, At: pr.Started, Text: pr.Reason, Why: pr.Why}
+		if pr.RefusedByAccess() {
+			ev.Access = pr.Access
+		}
 		if pr == j.in.LastWrite && j.stale(pr.Started) {
 			j.v.History = append(j.v.History, ev)
 			continue
 		}
-		if pr.Access.Judged() && !pr.Access.Writable && pr.Reason == pr.Access.Reason {
+		if pr.RefusedByAccess() {
 			j.symptom(SymptomProbeFailing, SourceAccess, ev)
 			j.signal(CauseNotWritable, SourceAccess, true, text(pr.Access.Reason))
 			continue // the access check's own verdict, counted once
@@ -472,12 +475,12 @@ func (j *judge) probes() {
 		switch pr.Class {
 		case probe.ClassPermissionDenied:
 			if writable && judgedJob {
-				j.note(Fact{Kind: FactOwnProbeRefused, Text: pr.Reason})
+				j.note(Fact{Kind: FactOwnProbeRefused, Text: pr.Reason, Why: pr.Why})
 				continue
 			}
 			evidence := []Fact{ev}
 			if pr.Owner != nil {
-				evidence = append(evidence, text(pr.Owner.Line()))
+				evidence = append(evidence, Fact{Kind: FactProbeOwner, Owner: pr.Owner})
 			}
 			j.signal(CauseNotWritable, SourceProbe, true, evidence...)
 			switch {
@@ -487,7 +490,7 @@ func (j *judge) probes() {
 				j.note(Fact{Kind: FactWriteRefused})
 			}
 		case probe.ClassCorrupt:
-			j.signal(CauseCorrupt, SourceCheckpoint, true, Fact{Kind: FactProbeCorrupt, Text: pr.Reason})
+			j.signal(CauseCorrupt, SourceCheckpoint, true, Fact{Kind: FactProbeCorrupt, Text: pr.Reason, Why: pr.Why})
 		}
 	}
 }

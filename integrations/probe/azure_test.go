@@ -128,10 +128,10 @@ func TestRunAzureACL(t *testing.T) {
 			r := probe.Run(t.Context(), opt)
 			a := r.Access
 			if r.Status != tc.want || a == nil || a.Judged() != tc.judged || !strings.Contains(a.Reason+a.Err, tc.access) {
-				t.Fatalf("status %s (%s), access %+v; want %s, judged %v, saying %q", r.Status, r.Reason, a, tc.want, tc.judged, tc.access)
+				t.Fatalf("status %s (%+v), access %+v; want %s, judged %v, saying %q", r.Status, r.Why, a, tc.want, tc.judged, tc.access)
 			}
-			if tc.want == probe.StatusFailed && (r.Class != probe.ClassPermissionDenied || r.Reason != a.Reason || !strings.Contains(r.Reason, "ACL user::rwx,user:"+job+":r-x")) {
-				t.Errorf("failed probe %s: %s", r.Class, r.Reason)
+			if tc.want == probe.StatusFailed && (r.Class != probe.ClassPermissionDenied || !r.RefusedByAccess() || !strings.Contains(a.Reason, "ACL user::rwx,user:"+job+":r-x")) {
+				t.Errorf("failed probe %s: %+v", r.Class, r.Why)
 			}
 		})
 	}

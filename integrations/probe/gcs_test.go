@@ -20,7 +20,7 @@ func gcsIAMCases() []probeCase {
 			},
 			want:   probe.StatusOK,
 			steps:  allSteps,
-			reason: "the checkpoint at {loc} is readable and writable; the newest commit is 1m old",
+			reason: "healthy {loc} write committed age 1m0s",
 			access: "judged: streamwatch's identity may create and delete objects in gs://" + objBucket + " (testIamPermissions)",
 		},
 		{
@@ -32,7 +32,7 @@ func gcsIAMCases() []probeCase {
 			want:   probe.StatusFailed,
 			class:  probe.ClassPermissionDenied,
 			steps:  []string{"stat ✓", "list ✓", "read metadata ✓", "read offsets ✓", "read commits ✓"},
-			reason: "streamwatch's identity lacks storage.objects.create in gs://" + objBucket + " (testIamPermissions), so it may not create objects there",
+			reason: "access_refused",
 			access: "judged: streamwatch's identity lacks storage.objects.create in gs://" + objBucket,
 		},
 		{
@@ -40,7 +40,7 @@ func gcsIAMCases() []probeCase {
 			setup:  func(srv storagetest.Server, _ *probe.Options) { gcs(srv).RefuseIAM(403) },
 			want:   probe.StatusOK,
 			steps:  allSteps,
-			reason: "the checkpoint at {loc} is readable and writable",
+			reason: "healthy {loc} write",
 			access: "not judged: gs://" + objBucket + "'s testIamPermissions did not answer (access denied (GCS HTTP 403: Request is prohibited by organization's policy.)): the write probe and the driver logs tell",
 		},
 	}

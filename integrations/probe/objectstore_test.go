@@ -21,7 +21,7 @@ type probeCase struct {
 	want   probe.Status
 	class  probe.Class
 	steps  []string
-	reason string // a prefix of Result.Reason; {loc} is the checkpoint location, {missing} the one of pipelines/nothing-here
+	reason string // a prefix of whyKey(Result); {loc} is the checkpoint location, {missing} the one of pipelines/nothing-here
 	// access is how Result.Access starts: "judged: " + its Reason, or "not judged: " + its Err;
 	// "" on an OK probe is the backend's unjudged.
 	access string
@@ -78,14 +78,14 @@ func TestRunObjectStores(t *testing.T) {
 			name:   "healthy",
 			want:   probe.StatusOK,
 			steps:  allSteps,
-			reason: "the checkpoint at {loc} is readable and writable; the newest commit is 1m old",
+			reason: "healthy {loc} write committed age 1m0s",
 		},
 		{
 			name:   "stale: the newest object under commits/ is older than stale_after",
 			setup:  func(_ storagetest.Server, opt *probe.Options) { opt.StaleAfter = 30 * time.Second },
 			want:   probe.StatusDegraded,
 			steps:  allSteps,
-			reason: "the checkpoint is stale: the newest commit, commits/5, is 1m old (stale after 30s)",
+			reason: "stale batch 5 age 1m0s after 30s",
 		},
 		{
 			name: "write test refused",
@@ -95,7 +95,7 @@ func TestRunObjectStores(t *testing.T) {
 			want:   probe.StatusFailed,
 			class:  probe.ClassPermissionDenied,
 			steps:  []string{"stat ✓", "list ✓", "read metadata ✓", "read offsets ✓", "read commits ✓", "write ✗", "read back -", "delete -"},
-			reason: "permission denied writing {loc}/" + probe.DefaultDir + "/probe-",
+			reason: "permission_denied write {loc}/" + probe.DefaultDir + "/probe-",
 		},
 		{
 			name:   "offsets refused",
@@ -103,14 +103,14 @@ func TestRunObjectStores(t *testing.T) {
 			want:   probe.StatusFailed,
 			class:  probe.ClassPermissionDenied,
 			steps:  []string{"stat ✓", "list ✗", "read metadata -", "read offsets -", "read commits -", "write -", "read back -", "delete -"},
-			reason: "permission denied listing {loc}/offsets",
+			reason: "permission_denied list {loc}/offsets",
 		},
 		{
 			name:   "missing prefix",
 			want:   probe.StatusFailed,
 			class:  probe.ClassNotFound,
 			steps:  []string{"stat ✗", "list -", "read metadata -", "read offsets -", "read commits -", "write -", "read back -", "delete -"},
-			reason: "no checkpoint at {missing}: the location does not exist",
+			reason: "no_location {missing}",
 		},
 	}
 	for _, be := range storagetest.ObjectStores() {
@@ -144,8 +144,8 @@ func TestRunObjectStores(t *testing.T) {
 				}
 				r := probe.Run(t.Context(), opt)
 				checkResult(t, r, tc.want, tc.class, tc.steps)
-				if want := strings.NewReplacer("{loc}", opt.Location, "{missing}", missing).Replace(tc.reason); !strings.HasPrefix(r.Reason, want) {
-					t.Errorf("reason %q, want it to start %q", r.Reason, want)
+				if want := strings.NewReplacer("{loc}", opt.Location, "{missing}", missing).Replace(tc.reason); !strings.HasPrefix(whyKey(r), want) {
+					t.Errorf("why %q, want it to start %q", whyKey(r), want)
 				}
 				access := tc.access
 				if access == "" && tc.want == probe.StatusOK {

@@ -152,8 +152,12 @@ func accessLine(a *pipeline.Access) string {
 	switch {
 	case a == nil:
 		return ""
+	case a.Report != nil && !a.Report.Judged():
+		return "not judged: " + AccessNotJudged(a.Report)
 	case a.Err != "":
 		return "not judged: " + a.Err
+	case a.Identity && a.Report != nil:
+		return AccessReason(a.Report) + " (judged without writing; " + AccessNote(a.Report) + ")"
 	case a.Identity:
 		return a.Reason + " (judged without writing; " + a.Note + ")"
 	case a.Writable:
@@ -247,6 +251,11 @@ func factLine(v pipeline.Verdict, f pipeline.Fact) string {
 		return "probe: " + factProbeWhy(f)
 	case pipeline.FactOwnProbeRefused:
 		return "streamwatch's own probe was refused (" + factProbeWhy(f) + "), but the job's user may write: streamwatch runs as another user"
+	case pipeline.FactAccess:
+		if f.Access == nil {
+			return string(f.Kind)
+		}
+		return AccessReason(f.Access)
 	case pipeline.FactProbeOwner:
 		if f.Owner == nil {
 			return string(f.Kind)

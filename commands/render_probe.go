@@ -86,7 +86,7 @@ func probeWhy(why []probe.Finding, a *access.Report) string {
 	parts := make([]string, 0, len(why))
 	for _, f := range why {
 		if f.Code == probe.CodeAccessRefused && a != nil {
-			parts = append(parts, a.Reason)
+			parts = append(parts, AccessReason(a))
 			continue
 		}
 		parts = append(parts, ProbeFinding(f))
@@ -240,31 +240,31 @@ func accessLines(r *access.Report) []string {
 	if r == nil {
 		return nil
 	}
-	if r.Err != "" {
-		return []string{"access of " + r.Who() + ": not judged: " + r.Err}
+	if !r.Judged() {
+		return []string{"access of " + r.Who() + ": not judged: " + AccessNotJudged(r)}
 	}
 	if r.Identity != "" { // an object store's judgment (gs://): "access of streamwatch's identity: …"
 		mark := "✓"
 		if !r.Writable {
 			mark = "✗"
 		}
-		return []string{mark + " access of " + r.Identity + " (judged without writing): " + strings.TrimPrefix(r.Reason, r.Identity+" "),
-			"  " + r.Note}
+		return []string{mark + " access of " + r.Identity + " (judged without writing): " + strings.TrimPrefix(AccessReason(r), r.Identity+" "),
+			"  " + AccessNote(r)}
 	}
 	if r.Writable {
-		return []string{"✓ access (judged without writing): " + r.Reason}
+		return []string{"✓ access (judged without writing): " + AccessReason(r)}
 	}
 	lines := []string{fmt.Sprintf("✗ access (judged without writing): %s may not create files", r.User)}
 	if r.Blocked != nil {
-		return append(lines, "  "+r.Reason)
+		return append(lines, "  "+AccessReason(r))
 	}
 	for _, d := range r.Dirs {
 		if d.Writable {
 			continue
 		}
-		l := fmt.Sprintf("  ✗ %s: %s", d.Dir.Path, d.Dir.Describe())
-		if d.Why != "" {
-			l += ": " + d.Why
+		l := fmt.Sprintf("  ✗ %s: %s", d.Dir.Path, DirDescribe(d.Dir))
+		if why := DirWhy(d); why != "" {
+			l += ": " + why
 		}
 		lines = append(lines, l)
 	}

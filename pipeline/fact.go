@@ -64,6 +64,8 @@ const (
 	FactOwnProbeRefused FactKind = "own_probe_refused"
 	// FactProbeOwner: who owns the folder a probe was refused in (Owner).
 	FactProbeOwner FactKind = "probe_owner"
+	// FactAccess: the access check judged the location not writable (Access).
+	FactAccess FactKind = "access"
 	// FactIAMWriteRefused: testIamPermissions allowed a write that a real write was refused.
 	FactIAMWriteRefused FactKind = "iam_write_refused"
 	// FactWriteRefused: the access check judged the location writable but a real write was

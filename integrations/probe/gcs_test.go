@@ -21,7 +21,7 @@ func gcsIAMCases() []probeCase {
 			want:   probe.StatusOK,
 			steps:  allSteps,
 			reason: "healthy {loc} write committed age 1m0s",
-			access: "judged: streamwatch's identity may create and delete objects in gs://" + objBucket + " (testIamPermissions)",
+			access: "judged gcs_writable gs://" + objBucket,
 		},
 		{
 			name: "IAM lacks create, no write test",
@@ -33,7 +33,7 @@ func gcsIAMCases() []probeCase {
 			class:  probe.ClassPermissionDenied,
 			steps:  []string{"stat ✓", "list ✓", "read metadata ✓", "read offsets ✓", "read commits ✓"},
 			reason: "access_refused",
-			access: "judged: streamwatch's identity lacks storage.objects.create in gs://" + objBucket,
+			access: "judged gcs_missing gs://" + objBucket + " storage.objects.create",
 		},
 		{
 			name:   "IAM refused",
@@ -41,7 +41,7 @@ func gcsIAMCases() []probeCase {
 			want:   probe.StatusOK,
 			steps:  allSteps,
 			reason: "healthy {loc} write",
-			access: "not judged: gs://" + objBucket + "'s testIamPermissions did not answer (access denied (GCS HTTP 403: Request is prohibited by organization's policy.)): the write probe and the driver logs tell",
+			access: "not judged iam_unanswered gs://" + objBucket + " access denied (GCS HTTP 403: Request is prohibited by organization's policy.)",
 		},
 	}
 }

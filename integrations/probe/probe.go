@@ -330,18 +330,17 @@ type accessControlled interface {
 // location's ACLs, for job_user's principal); elsewhere it says that access was not judged.
 func (p *prober) judgeRemote(u access.User) *access.Report {
 	loc := p.opt.Location
-	notJudged := func(why string) *access.Report {
-		return &access.Report{Location: loc, User: u,
-			Err: "access to " + loc + " cannot be judged without writing" + why + ": the write probe and the driver logs tell"}
+	notJudged := func(why access.Code) *access.Report {
+		return &access.Report{Location: loc, User: u, Code: why}
 	}
 	ac, ok := p.ckpt.store.(accessControlled)
 	switch {
 	case !ok:
-		return notJudged("")
+		return notJudged(access.NotJudgedObjectStore)
 	case !strings.HasPrefix(loc, "abfs"):
-		return notJudged(" (a wasbs:// container has no ACLs)")
+		return notJudged(access.NotJudgedWasbs)
 	case u.Principal == "":
-		return notJudged(" (ACLs are judged for job_user: {principal: <object id>}, which is not set)")
+		return notJudged(access.NotJudgedNoPrincipal)
 	}
 	names := []string{""}
 	for _, d := range access.SparkDirs {
@@ -351,7 +350,7 @@ func (p *prober) judgeRemote(u access.User) *access.Report {
 	}
 	ancestors, dirs, err := ac.AccessControl(p.ctx, names...)
 	if err != nil {
-		return &access.Report{Location: loc, User: u, Err: "access control of " + loc + " could not be read: " + err.Error()}
+		return &access.Report{Location: loc, User: u, Err: fmt.Errorf("access control of %s could not be read: %w", loc, err).Error()}
 	}
 	toDir := func(a storage.PathAccess, path string) (access.Dir, error) {
 		return access.ObjectDir(path, a.Owner, a.Group, a.Permissions, a.ACL)
@@ -392,9 +391,8 @@ type permissionTester interface {
 func (p *prober) testPermissions(pt permissionTester) *access.Report {
 	granted, err := pt.TestPermissions(p.ctx, access.GCSWrite)
 	if err != nil {
-		return &access.Report{Location: p.opt.Location, Identity: access.GCSIdentity,
-			Err: fmt.Sprintf("%s's testIamPermissions did not answer (%s): the write probe and the driver logs tell",
-				pt.Bucket(), strings.TrimPrefix(err.Error(), "test permissions "+pt.Bucket()+": "))}
+		return &access.Report{Location: p.opt.Location, Identity: access.GCSIdentity, Code: access.NotJudgedIAMUnanswered,
+			Bucket: pt.Bucket(), Cause: strings.TrimPrefix(err.Error(), "test permissions "+pt.Bucket()+": ")}
 	}
 	r := access.GCS(p.opt.Location, pt.Bucket(), granted, p.opt.JobUser != nil)
 	return &r

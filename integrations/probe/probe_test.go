@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamwatch/streamwatch/integrations/access"
 	"github.com/streamwatch/streamwatch/integrations/probe"
 	"github.com/streamwatch/streamwatch/integrations/spark/sparktest"
 )
@@ -423,6 +424,25 @@ func whyKey(r probe.Result) string {
 		out = append(out, strings.Join(parts, " "))
 	}
 	return strings.Join(out, "; ")
+}
+
+// accessKey is an access judgment as its codes and values, for tests to compare: "judged
+// <code>" or "not judged <code>", then its bucket, cause, error and missing permissions when
+// set; "nil" for none.
+func accessKey(a *access.Report) string {
+	if a == nil {
+		return "nil"
+	}
+	s := "judged " + string(a.Code)
+	if !a.Judged() {
+		s = "not judged " + string(a.Code)
+	}
+	for _, v := range append([]string{a.Bucket, a.Cause, a.Err}, a.Missing...) {
+		if v != "" {
+			s += " " + v
+		}
+	}
+	return s
 }
 
 // whyCodes are the codes of a result's reason.

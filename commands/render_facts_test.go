@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamwatch/streamwatch/integrations/access"
 	"github.com/streamwatch/streamwatch/integrations/kafka"
 	"github.com/streamwatch/streamwatch/integrations/probe"
 	"github.com/streamwatch/streamwatch/pipeline"
@@ -128,6 +129,14 @@ func TestVerdictLines(t *testing.T) {
 			[]string{"access: uid 185 groups [185] (job_user) may create files in the checkpoint's folders (judged without writing)"}},
 		{pipeline.Verdict{Pipeline: "p", Access: &pipeline.Access{Identity: true, Reason: "streamwatch's identity may create objects in gs://b", Note: "job_user was not judged"}},
 			[]string{"access: streamwatch's identity may create objects in gs://b (judged without writing; job_user was not judged)"}},
+		{pipeline.Verdict{Pipeline: "p", Access: &pipeline.Access{Identity: true, Report: func() *access.Report { r := access.GCS("gs://b/cp", "gs://b", nil, true); return &r }()}},
+			[]string{"access: streamwatch's identity lacks storage.objects.create and storage.objects.delete in gs://b (testIamPermissions), so it may not create or delete objects there (judged without writing; testIamPermissions answers for the identity streamwatch calls GCS with, not for the job's; job_user was not judged)"}},
+		{pipeline.Verdict{Pipeline: "p", Access: &pipeline.Access{Report: &access.Report{Location: "s3://b/cp", Code: access.NotJudgedObjectStore}}},
+			[]string{"access: not judged: access to s3://b/cp cannot be judged without writing: the write probe and the driver logs tell"}},
+		{pipeline.Verdict{Pipeline: "p", Risks: []pipeline.Fact{{Kind: pipeline.FactAccess, Risk: pipeline.CauseNotWritable, Access: &access.Report{Location: "/cp",
+			User: access.User{UID: 185, GIDs: []int{185}}, Code: access.ReportNotWritable,
+			Dirs: []access.DirJudgment{{Dir: access.Dir{Path: "/cp", Owner: "root", Group: "root", Mode: fs.ModeDir | 0o555}, Denied: &access.Denial{Code: access.DeniedOtherBits, Want: 3, Perm: 5, Have: 5, Group: "root"}}}}}}},
+			[]string{"- checkpoint not writable (no live symptom yet: the next batch will fail to commit): uid 185 groups [185] may not create files in /cp (owner root:root, mode dr-xr-xr-x (0555), no ACL): it is neither the owner nor in the group root, and the other bits r-x lack write"}},
 		{pipeline.Verdict{Pipeline: "p", Progress: at, ProgressGroup: "g"}, []string{"newest progress: commits of group g at 2026-11-30 10:41:05Z"}},
 		{pipeline.Verdict{Pipeline: "p", Risks: []pipeline.Fact{{Kind: pipeline.FactText, Text: "uid 185 may not create files", Risk: pipeline.CauseNotWritable},
 			{Kind: pipeline.FactNewPartitions, N: 7, M: 1, Risk: pipeline.CausePartitionsUnknown}}},

@@ -48,7 +48,7 @@ func (h *Handler) RegisterDiagnose(d Diagnoser) {
 			}
 			text := "No checkpoint trouble in the logs of " + args[0] + "."
 			if len(r.Matches) > 0 {
-				text = "Checkpoint trouble in the logs of " + args[0] + ": " + r.Matches[0].Signature.Title
+				text = "Checkpoint trouble in the logs of " + args[0] + ": " + signatureTitle(r.Matches[0].Signature.ID)
 			}
 			return Reply{Text: text, Sections: []Section{{Lines: logLines(*r), Pre: true}}}, nil
 		}})

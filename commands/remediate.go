@@ -79,7 +79,7 @@ func (h *Handler) RegisterRemediation(r Remediation, notes Notes) {
 			lines := []string{fmt.Sprintf("%-28s %-10s %7s %10s  %-11s %s", "BACKUP", "AGE", "FILES", "SIZE", "QUARANTINE", "STATE")}
 			for _, b := range list {
 				lines = append(lines, fmt.Sprintf("%-28s %-10s %7d %10s  %-11s %s", b.Dir, human.Age(now.Sub(b.Created)), b.Files, bytesText(b.Bytes),
-					fmt.Sprint(b.Quarantined), b.State))
+					fmt.Sprint(b.Quarantined), backupStateText(b)))
 			}
 			return Reply{Text: fmt.Sprintf("%d backup%s of %s, newest first", len(list), human.Plural(len(list)), args[0]),
 				Sections: []Section{{Lines: lines, Pre: true}}}, nil

@@ -111,7 +111,10 @@ func publishRefusal(p pipeline.PublishState) string {
 	case pipeline.RefuseCommitsUnread:
 		return "the group's commits could not be read this round"
 	case pipeline.RefuseCluster:
-		return "the cluster refused the commit: " + r.Err
+		if r.Commit == "" { // an earlier version's words and error
+			return "the cluster refused the commit: " + r.Err
+		}
+		return "the cluster refused the commit: " + commitRefusalWords(r.Commit) + " (" + r.Err + ")"
 	case pipeline.RefuseGroupAhead:
 		held := make([]string, len(r.Held))
 		for i, h := range r.Held {

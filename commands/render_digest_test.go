@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamwatch/streamwatch/integrations/kafka"
 	"github.com/streamwatch/streamwatch/internal/human"
 	"github.com/streamwatch/streamwatch/pipeline"
 )
@@ -79,7 +80,11 @@ func TestStatusNoteLine(t *testing.T) {
 		{refused(pipeline.Refusal{Code: pipeline.RefuseCommitsUnread}),
 			"replies: publish_group replies-pub not committed since " + human.Time(since) + ": the group's commits could not be read this round"},
 		{refused(pipeline.Refusal{Code: pipeline.RefuseCluster, Err: "GROUP_AUTHORIZATION_FAILED (kafka server: not authorized)"}),
-			"replies: publish_group replies-pub not committed since " + human.Time(since) + ": the cluster refused the commit: GROUP_AUTHORIZATION_FAILED (kafka server: not authorized)"},
+			"replies: publish_group replies-pub not committed since " + human.Time(since) + ": the cluster refused the commit: GROUP_AUTHORIZATION_FAILED (kafka server: not authorized)"}, // stored by an earlier version
+		{refused(pipeline.Refusal{Code: pipeline.RefuseCluster, Commit: kafka.RefusedNotAuthorized, Err: "kafka server: The client is not authorized to access this group"}),
+			"replies: publish_group replies-pub not committed since " + human.Time(since) + ": the cluster refused the commit: not authorized (kafka server: The client is not authorized to access this group)"},
+		{refused(pipeline.Refusal{Code: pipeline.RefuseCluster, Commit: kafka.RefusedLiveMembers, Err: "kafka server: The provided member is not known in the current generation"}),
+			"replies: publish_group replies-pub not committed since " + human.Time(since) + ": the cluster refused the commit: the group has live members (kafka server: The provided member is not known in the current generation)"},
 		{refused(pipeline.Refusal{Code: pipeline.RefuseGroupAhead, Held: []pipeline.Held{{Partition: "sms/0", Group: 30, Checkpoint: 10}, {Partition: "sms/2", Group: 9, Checkpoint: 7}}}),
 			"replies: publish_group replies-pub not committed since " + human.Time(since) + ": the group is ahead of the checkpoint and streamwatch did not put it there; left alone on sms/0 (group at 30, checkpoint at 10), sms/2 (group at 9, checkpoint at 7)"},
 	}

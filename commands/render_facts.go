@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/streamwatch/streamwatch/integrations/kafka"
 	"github.com/streamwatch/streamwatch/internal/human"
 	"github.com/streamwatch/streamwatch/pipeline"
 )
@@ -222,9 +223,9 @@ func factLine(v pipeline.Verdict, f pipeline.Fact) string {
 		}
 		return f.Text
 	case pipeline.FactUnavailable:
-		return fmt.Sprintf("%s unavailable for %d partition(s): %s", f.What, f.N, f.Text)
+		return fmt.Sprintf("%s unavailable for %d partition(s): %s", partWords(kafka.Part(f.What), f.Value), f.N, f.Text)
 	case pipeline.FactSamplesUnread:
-		return f.What + ": " + f.Text
+		return partWords(kafka.Part(f.What), f.Value) + ": " + f.Text
 	case pipeline.FactStalePending:
 		return fmt.Sprintf("%s while %s records wait on the brokers", strings.TrimSuffix(f.Text, "."), human.Digits(f.N))
 	case pipeline.FactRecordsWaiting:
@@ -270,9 +271,9 @@ func factLine(v pipeline.Verdict, f pipeline.Fact) string {
 		if !f.At.IsZero() {
 			when = " (last " + human.Stamp(f.At) + ")"
 		}
-		return fmt.Sprintf("driver log: %s ×%d%s: %s", f.Title, f.N, when, f.Text)
+		return fmt.Sprintf("driver log: %s ×%d%s: %s", logFactTitle(f), f.N, when, f.Text)
 	case pipeline.FactLogContradicted:
-		return "the driver log's " + f.Title + " is contradicted by the access check (" + accessLine(v.Access) +
+		return "the driver log's " + logFactTitle(f) + " is contradicted by the access check (" + accessLine(v.Access) +
 			"): access may have been restored since; restart the query"
 	case pipeline.FactContradiction:
 		if f.Contradiction == nil {
@@ -321,6 +322,15 @@ func onRestart(f pipeline.Fact, why, instead string) string {
 		}
 	}
 	return "on restart Spark fails on them (" + why + setting + ")"
+}
+
+// logFactTitle is a log fact's signature title: by its ID, or the title an earlier version
+// stored.
+func logFactTitle(f pipeline.Fact) string {
+	if f.What == "" {
+		return f.Title
+	}
+	return signatureTitle(f.What)
 }
 
 // fileEvidence is a checkpoint finding's summary, led by its file when the summary does not

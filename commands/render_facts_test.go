@@ -38,6 +38,10 @@ func TestFactLine(t *testing.T) {
 			"all 1 partition WARNING; worst p5: lag never fell over 6 samples, from 100 to 550 over 2m30s, while committed advanced 100 → 320"},
 		{pipeline.Fact{Kind: pipeline.FactUnavailable, What: "log end offsets", N: 3, Text: "broker down"}, "log end offsets unavailable for 3 partition(s): broker down"},
 		{pipeline.Fact{Kind: pipeline.FactSamplesUnread, What: "stored samples", Text: "read samples of x: EOF"}, "stored samples: read samples of x: EOF"},
+		// The parts by their codes (the two rows above are an earlier version's stored words).
+		{pipeline.Fact{Kind: pipeline.FactUnavailable, What: string(kafka.PartLogEnds), N: 3, Text: "broker down"}, "log end offsets unavailable for 3 partition(s): broker down"},
+		{pipeline.Fact{Kind: pipeline.FactUnavailable, What: string(kafka.PartTopicGroups), Value: "sms", Text: "broker down"}, "groups on sms unavailable for 0 partition(s): broker down"},
+		{pipeline.Fact{Kind: pipeline.FactSamplesUnread, What: string(kafka.PartStoredSamples), Text: "read samples of x: EOF"}, "stored samples: read samples of x: EOF"},
 		{pipeline.Fact{Kind: pipeline.FactStalePending, Text: "no commit for 40m (stale after 10m).", N: 1234}, "no commit for 40m (stale after 10m) while 1,234 records wait on the brokers"},
 		{pipeline.Fact{Kind: pipeline.FactRecordsWaiting, N: 96, Wait: 30 * time.Minute, StaleAfter: 10 * time.Minute, At: at, Batch: 3},
 			"96 records have waited 30m on the brokers with no checkpoint commit (stale after 10m); last commit 2026-11-30 10:41:05Z (batch 3)"},
@@ -72,6 +76,12 @@ func TestFactLine(t *testing.T) {
 		{pipeline.Fact{Kind: pipeline.FactLog, Title: "Permission denied", N: 1, Text: "java.io.IOException"}, "driver log: Permission denied ×1: java.io.IOException"},
 		{pipeline.Fact{Kind: pipeline.FactLogContradicted, Title: "Permission denied"},
 			"the driver log's Permission denied is contradicted by the access check (uid 185 groups [185] (job_user) may create files in the checkpoint's folders (judged without writing)): access may have been restored since; restart the query"},
+		// The signature by its ID (the rows above are an earlier version's stored titles).
+		{pipeline.Fact{Kind: pipeline.FactLog, What: "PERMISSION_DENIED", N: 3, At: at, Text: "java.io.IOException"},
+			"driver log: Permission denied on checkpoint storage ×3 (last 2026-11-30 10:41:05Z): java.io.IOException"},
+		{pipeline.Fact{Kind: pipeline.FactLog, What: "NEW_SIGNATURE", N: 1, Text: "x"}, "driver log: NEW_SIGNATURE ×1: x"},
+		{pipeline.Fact{Kind: pipeline.FactLogContradicted, What: "CHECKPOINT_WRITE_FAILED"},
+			"the driver log's Checkpoint write failed is contradicted by the access check (uid 185 groups [185] (job_user) may create files in the checkpoint's folders (judged without writing)): access may have been restored since; restart the query"},
 		{pipeline.Fact{Kind: pipeline.FactNotSet, What: "bootstrap", Value: "kafka-0:9092", Source: "job.conf: no kafka.bootstrap.servers"},
 			`deployed config: bootstrap documented "kafka-0:9092", not set (job.conf: no kafka.bootstrap.servers)`},
 		{pipeline.Fact{Kind: pipeline.FactNotSet, What: "topics", Value: "t", Source: "job.conf", Text: "set in code?"}, `deployed config: topics documented "t", not set (job.conf): set in code?`},
@@ -238,6 +248,30 @@ func TestVerdictJSONRendersTheSame(t *testing.T) {
 		"- CHECKPOINT_NOT_WRITABLE ruled out: the write probe of 2026-11-30 10:41:05Z wrote and deleted a file"} {
 		if !strings.Contains(strings.Join(got.Sections[0].Text(), "\n"), w) {
 			t.Errorf("the verdict read back lacks %q", w)
+		}
+	}
+}
+
+// TestEarlierVersionFactsRender: facts an earlier version stored in words (a log signature's
+// title, a Kafka part's name) read as they did once decoded by this version, beside the same
+// facts as this version stores them, by code.
+func TestEarlierVersionFactsRender(t *testing.T) {
+	for _, tt := range []struct{ stored, want string }{
+		{`{"Kind":"log","Title":"Permission denied on checkpoint storage","N":3,"At":"0001-01-01T00:00:00Z","Text":"EACCES"}`,
+			"driver log: Permission denied on checkpoint storage ×3: EACCES"},
+		{`{"Kind":"log","What":"PERMISSION_DENIED","N":3,"At":"0001-01-01T00:00:00Z","Text":"EACCES"}`,
+			"driver log: Permission denied on checkpoint storage ×3: EACCES"},
+		{`{"Kind":"unavailable","What":"groups coordinated by broker 1 (k:9092)","At":"0001-01-01T00:00:00Z","Text":"EOF"}`,
+			"groups coordinated by broker 1 (k:9092) unavailable for 0 partition(s): EOF"},
+		{`{"Kind":"unavailable","What":"coordinated","Value":"broker 1 (k:9092)","At":"0001-01-01T00:00:00Z","Text":"EOF"}`,
+			"groups coordinated by broker 1 (k:9092) unavailable for 0 partition(s): EOF"},
+	} {
+		var f pipeline.Fact
+		if err := json.Unmarshal([]byte(tt.stored), &f); err != nil {
+			t.Fatal(err)
+		}
+		if got := factLine(pipeline.Verdict{}, f); got != tt.want {
+			t.Errorf("%s:\n got %q\nwant %q", tt.stored, got, tt.want)
 		}
 	}
 }

@@ -89,8 +89,8 @@ func lagSection(r *kafka.LagReport, rows int) Section {
 	}
 	after = append(after, total)
 	for _, p := range r.Partitions {
-		if p.AgeNote != "" {
-			after = append(after, fmt.Sprintf("note: %s p%d: %s", p.Topic, p.Partition, p.AgeNote))
+		if note := noAgeLine(p); note != "" {
+			after = append(after, fmt.Sprintf("note: %s p%d: %s", p.Topic, p.Partition, note))
 		}
 	}
 	after = append(after, unavailableLines(r.Unavailable)...)
@@ -267,10 +267,66 @@ func activeReason(g kafka.TopicGroup) string {
 	return string(g.ActiveBy)
 }
 
+// partWords names a part of a Kafka answer (kafka.Unavailable's What and Of): "log end
+// offsets", "groups coordinated by broker 2 (10.0.0.9:9092)". A part it does not know is shown
+// as it is: an earlier version stored the words themselves in a verdict's facts.
+func partWords(what kafka.Part, of string) string {
+	switch what {
+	case kafka.PartLogStarts:
+		return "log start offsets"
+	case kafka.PartLogEnds:
+		return "log end offsets"
+	case kafka.PartCommitted:
+		return "committed offsets"
+	case kafka.PartGroupState:
+		return "group state"
+	case kafka.PartGroupStates:
+		return "group states"
+	case kafka.PartGroupCommits:
+		return "group commits"
+	case kafka.PartCoordinated:
+		return "groups coordinated by " + of
+	case kafka.PartTopicGroups:
+		return "groups on " + of
+	case kafka.PartRecordTimes:
+		return "record timestamps"
+	case kafka.PartStoredSamples:
+		return "stored samples"
+	}
+	return string(what)
+}
+
+// noAgeLine says why a partition's exact age is missing: the reason's words, the broker's
+// error, or an earlier version's words; "" when nothing is missing.
+func noAgeLine(p kafka.PartitionLag) string {
+	switch p.NoAge {
+	case kafka.NoTimeNoPartition:
+		return "partition missing from the fetch answer"
+	case kafka.NoTimeOutOfRange:
+		return "committed offset is outside the log (deleted by retention?)"
+	case kafka.NoTimeNoRecord:
+		return "no record at the committed offset in the fetch answer"
+	case "", kafka.NoTimeBrokerError:
+		return p.AgeNote
+	}
+	return string(p.NoAge)
+}
+
+// commitRefusalWords says why a group refused streamwatch's standalone commit.
+func commitRefusalWords(r kafka.CommitRefusal) string {
+	switch r {
+	case kafka.RefusedLiveMembers:
+		return "the group has live members"
+	case kafka.RefusedNotAuthorized:
+		return "not authorized"
+	}
+	return string(r)
+}
+
 func unavailableLines(us []kafka.Unavailable) []string {
 	var out []string
 	for _, u := range us {
-		l := "unknown " + u.What
+		l := "unknown " + partWords(u.What, u.Of)
 		if len(u.Partitions) > 0 {
 			l += " of " + topicPartitions(u.Partitions)
 		}

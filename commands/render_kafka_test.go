@@ -25,7 +25,7 @@ func TestLagSection(t *testing.T) {
 			{Topic: "client.replies.sms", Partition: 2, LogEnd: kafka.UnknownOffset, Committed: 5, Lag: -1, Member: "consumer-1", Status: kafka.StatusUnknown},
 			{Topic: "client.replies.sms", Partition: 3, LogEnd: 2310, Committed: 1840, Lag: 470, Age: 7*time.Minute + 12*time.Second, AgeSource: kafka.AgeRecord, Member: "consumer-1", Status: kafka.StatusStalled},
 		},
-		Unavailable: []kafka.Unavailable{{What: "log end offsets", Partitions: []kafka.TopicPartition{{Topic: "client.replies.sms", Partition: 2}},
+		Unavailable: []kafka.Unavailable{{What: kafka.PartLogEnds, Partitions: []kafka.TopicPartition{{Topic: "client.replies.sms", Partition: 2}},
 			Err: &kafka.BrokerError{Cluster: "main", Broker: kafka.Broker{ID: 2, Addr: "10.0.0.9:9092"}, Op: "ListOffsets", Waited: 1500 * time.Millisecond, Err: context.DeadlineExceeded}}},
 		History: 42, StallAfter: 5 * time.Minute,
 	}
@@ -125,5 +125,69 @@ func TestMismatchEvidence(t *testing.T) {
 	}
 	if want := []string{"yes: 1 member on the topic (Stable)", "yes: commits advanced 40 in 1m30s", "no"}; !slices.Equal(active, want) {
 		t.Errorf("ACTIVE column = %q, want %q", active, want)
+	}
+}
+
+// TestKafkaPartWords: every part of a Kafka answer that can be unavailable, with its broker or
+// topic; a part this version does not know (an earlier version's stored words) as it is.
+func TestKafkaPartWords(t *testing.T) {
+	for _, tt := range []struct {
+		what kafka.Part
+		of   string
+		want string
+	}{
+		{kafka.PartLogStarts, "", "log start offsets"},
+		{kafka.PartLogEnds, "", "log end offsets"},
+		{kafka.PartCommitted, "", "committed offsets"},
+		{kafka.PartGroupState, "", "group state"},
+		{kafka.PartGroupStates, "", "group states"},
+		{kafka.PartGroupCommits, "", "group commits"},
+		{kafka.PartCoordinated, "broker 2 (10.0.0.9:9092)", "groups coordinated by broker 2 (10.0.0.9:9092)"},
+		{kafka.PartTopicGroups, "client.replies.sms", "groups on client.replies.sms"},
+		{kafka.PartRecordTimes, "", "record timestamps"},
+		{kafka.PartStoredSamples, "", "stored samples"},
+		{"groups coordinated by broker 1 (k:9092)", "", "groups coordinated by broker 1 (k:9092)"},
+	} {
+		if got := partWords(tt.what, tt.of); got != tt.want {
+			t.Errorf("partWords(%q, %q) = %q, want %q", tt.what, tt.of, got, tt.want)
+		}
+	}
+}
+
+// TestKafkaNoAgeNote: why a partition's exact age is missing, as the lag reply's note says it.
+func TestKafkaNoAgeNote(t *testing.T) {
+	p := kafka.PartitionLag{Topic: "sms", Partition: 3, LogEnd: 90, Committed: 5, Lag: 85}
+	for _, tt := range []struct {
+		noAge kafka.NoTime
+		note  string
+		want  string
+	}{
+		{kafka.NoTimeNoPartition, "", "note: sms p3: partition missing from the fetch answer"},
+		{kafka.NoTimeOutOfRange, "", "note: sms p3: committed offset is outside the log (deleted by retention?)"},
+		{kafka.NoTimeNoRecord, "", "note: sms p3: no record at the committed offset in the fetch answer"},
+		{kafka.NoTimeBrokerError, "kafka server: Not Leader For Partition", "note: sms p3: kafka server: Not Leader For Partition"},
+		{"", "committed offset is outside the log (deleted by retention?)", "note: sms p3: committed offset is outside the log (deleted by retention?)"}, // an earlier version's words
+		{"", "", ""},
+	} {
+		p.NoAge, p.AgeNote = tt.noAge, tt.note
+		r := &kafka.LagReport{Cluster: "main", Topics: []string{"sms"}, Group: kafka.GroupInfo{Name: "g"}, GroupExists: true, Partitions: []kafka.PartitionLag{p}}
+		var notes []string
+		for _, l := range lagSection(r, 2).Text() {
+			if strings.HasPrefix(l, "note: ") {
+				notes = append(notes, l)
+			}
+		}
+		if want := []string{tt.want}; tt.want == "" && len(notes) > 0 || tt.want != "" && !slices.Equal(notes, want) {
+			t.Errorf("NoAge %q, AgeNote %q: notes %q, want %q", tt.noAge, tt.note, notes, tt.want)
+		}
+	}
+}
+
+func TestCommitRefusalWords(t *testing.T) {
+	for r, want := range map[kafka.CommitRefusal]string{
+		kafka.RefusedLiveMembers: "the group has live members", kafka.RefusedNotAuthorized: "not authorized", "new_reason": "new_reason"} {
+		if got := commitRefusalWords(r); got != want {
+			t.Errorf("commitRefusalWords(%q) = %q, want %q", r, got, want)
+		}
 	}
 }

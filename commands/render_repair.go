@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/streamwatch/streamwatch/integrations/remediate"
 	"github.com/streamwatch/streamwatch/internal/human"
 	"github.com/streamwatch/streamwatch/pipeline"
 )
@@ -54,14 +55,47 @@ func RefusalText(e *RefusalError) (string, []string) {
 
 // planChangeLines are a plan's changes since its dry run, one line each.
 func planChangeLines(c pipeline.PlanChanges) []string {
-	out := append([]string(nil), c.Files...)
+	var out []string
+	for _, f := range c.Files {
+		out = append(out, fileChangeText(f))
+	}
 	for _, f := range c.Added {
-		out = append(out, f.Path+": not in the plan that was shown, the checkpoint now needs it moved too ("+f.Reason+")")
+		out = append(out, f.Path+": not in the plan that was shown, the checkpoint now needs it moved too ("+planFileText(f)+")")
 	}
 	for _, p := range c.Dropped {
 		out = append(out, p+": in the plan that was shown, no longer one to move")
 	}
 	return out
+}
+
+// fileChangeText says how a file differs from what the dry run saw.
+func fileChangeText(c remediate.FileChange) string {
+	switch c.Code {
+	case remediate.ChangeUnseen:
+		return c.Path + ": no longer looked at"
+	case remediate.ChangeAppeared:
+		return fmt.Sprintf("%s: did not exist, now exists (%s, modified %s)", c.Path, human.Bytes(c.Now.Size), human.StampMilli(c.Now.ModTime))
+	case remediate.ChangeGone:
+		return c.Path + ": gone"
+	case remediate.ChangeAdded:
+		return c.Path + ": not in the plan that was shown, now part of it"
+	case remediate.ChangeModified:
+		what := make([]string, 0, len(c.Changed))
+		for _, f := range c.Changed {
+			switch f {
+			case remediate.FieldSize:
+				what = append(what, fmt.Sprintf("size %d → %d bytes", c.Was.Size, c.Now.Size))
+			case remediate.FieldModTime:
+				what = append(what, fmt.Sprintf("modified %s → %s", human.StampMilli(c.Was.ModTime), human.StampMilli(c.Now.ModTime)))
+			case remediate.FieldETag:
+				what = append(what, fmt.Sprintf("ETag %s → %s", c.Was.ETag, c.Now.ETag))
+			case remediate.FieldSHA256:
+				what = append(what, fmt.Sprintf("SHA-256 %.12s… → %.12s…", c.Was.SHA256, c.Now.SHA256))
+			}
+		}
+		return c.Path + ": " + strings.Join(what, ", ")
+	}
+	return c.Path + ": " + string(c.Code)
 }
 
 // aliveLines word the signs that the query runs, one line each.

@@ -59,7 +59,8 @@ func TestRefusalText(t *testing.T) {
 			"the newest verified backup of sms-replies is 2h0m0s old, older than repair.backup_max_age (1h0m0s): back up again first", nil},
 		{with(r(pipeline.RefusedChanged), func(e *pipeline.RefusalError) {
 			e.Digest = "bd601cdd2766aa00"
-			e.Changes = pipeline.PlanChanges{Files: []string{"offsets/4: size 0 → 8 bytes"},
+			e.Changes = pipeline.PlanChanges{Files: []remediate.FileChange{{Path: "offsets/4", Code: remediate.ChangeModified,
+				Now: remediate.FileState{Size: 8}, Changed: []remediate.FileField{remediate.FieldSize}}},
 				Added:   []remediate.PlanFile{{Path: "offsets/5", Reason: "offsets/5 is empty: Spark cannot parse it on restart"}},
 				Dropped: []string{"commits/4"}}
 		}), "the checkpoint of sms-replies changed since dry run P-3 (digest bd601cdd2766): nothing was moved; run `checkpoint repair sms-replies` again and look at the new plan",
@@ -67,7 +68,7 @@ func TestRefusalText(t *testing.T) {
 				"offsets/5: not in the plan that was shown, the checkpoint now needs it moved too (offsets/5 is empty: Spark cannot parse it on restart)",
 				"commits/4: in the plan that was shown, no longer one to move"}},
 		{with(r(pipeline.RefusedChanged), func(e *pipeline.RefusalError) {
-			e.Kind, e.Digest, e.Changes = pipeline.KindRestore, "bd601cdd2766aa00", pipeline.PlanChanges{Files: []string{"offsets/4: gone"}}
+			e.Kind, e.Digest, e.Changes = pipeline.KindRestore, "bd601cdd2766aa00", pipeline.PlanChanges{Files: []remediate.FileChange{{Path: "offsets/4", Code: remediate.ChangeGone}}}
 		}), "the quarantine or the checkpoint of sms-replies changed since dry run P-3 (digest bd601cdd2766): nothing was put back; run `checkpoint restore sms-replies` again",
 			[]string{"offsets/4: gone"}},
 	} {

@@ -976,7 +976,7 @@ func (d *Detector) publish(ctx context.Context, x *detected, pub *PublishState) 
 		var refused *kafka.CommitRefusedError
 		switch {
 		case errors.As(err, &refused):
-			refuse(Refusal{Code: RefuseCluster, Err: fmt.Sprintf("%s (%v)", refused.Refusal, refused.Err)})
+			refuse(Refusal{Code: RefuseCluster, Commit: refused.Refusal, Err: fmt.Sprint(refused.Err)})
 			return
 		case err != nil:
 			log.Warn("publish_group: commit failed; next round tries again", "err", err)

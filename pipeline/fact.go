@@ -29,9 +29,11 @@ const (
 	// FactLagWarning: the documented group's lag never fell while its commits advanced
 	// (LagSummary: the evaluator's summary).
 	FactLagWarning FactKind = "lag_warning"
-	// FactUnavailable: a part of the Kafka reading failed (What, N: partitions, Text: the error).
+	// FactUnavailable: a part of the Kafka reading failed (What: the kafka.Part, or an earlier
+	// version's words for it; Value: its broker or topic; N: partitions, Text: the error).
 	FactUnavailable FactKind = "unavailable"
-	// FactSamplesUnread: the stored lag samples could not be read (What, Text: the error).
+	// FactSamplesUnread: the stored lag samples could not be read (What: kafka.PartStoredSamples,
+	// or an earlier version's words for it; Text: the error).
 	FactSamplesUnread FactKind = "samples_unread"
 	// FactStalePending: the checkpoint is stale while records wait (Text: the finding's
 	// summary, N: records waiting).
@@ -71,11 +73,13 @@ const (
 	// FactWriteRefused: the access check judged the location writable but a real write was
 	// refused.
 	FactWriteRefused FactKind = "write_refused"
-	// FactLog: a driver log signature matched (Title: the signature's, N: how often, At: the
-	// last line's time, zero when undated, Text: an example line).
+	// FactLog: a driver log signature matched (What: the signature's ID, N: how often, At: the
+	// last line's time, zero when undated, Text: an example line; Title: an earlier version's
+	// title of the signature, without What).
 	FactLog FactKind = "log"
-	// FactLogContradicted: the access check contradicts a driver log permission error (Title:
-	// the signature's; the verdict's Access says what the check judged).
+	// FactLogContradicted: the access check contradicts a driver log permission error (What:
+	// the signature's ID, or Title: an earlier version's title of it; the verdict's Access says
+	// what the check judged).
 	FactLogContradicted FactKind = "log_contradicted"
 	// FactContradiction: a documented fact something observed contradicts (Contradiction).
 	FactContradiction FactKind = "contradiction"

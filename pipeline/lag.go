@@ -34,8 +34,3 @@ func (l *Lags) GroupLag(ctx context.Context, cluster, group string, topics ...st
 func (l *Lags) TopicGroups(ctx context.Context, cluster, topic string) (*kafka.GroupsReport, error) {
 	return l.Kafka.TopicGroups(ctx, cluster, topic)
 }
-
-// samplesUnavailable is kafka.Unavailable.What when the monitor could not read its own stored
-// lag samples: a note about streamwatch, not a symptom of the brokers. (kafka names it by
-// this value only; the diagnosis in verdict.go matches it here.)
-const samplesUnavailable = "stored samples"

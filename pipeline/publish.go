@@ -36,7 +36,7 @@ const (
 	RefuseGroupUnknown  RefusalCode = "group_unknown"  // the group could not be described this round
 	RefuseLiveMembers   RefusalCode = "live_members"   // Group has Members (their client IDs)
 	RefuseCommitsUnread RefusalCode = "commits_unread" // the group's commits could not be read
-	RefuseCluster       RefusalCode = "cluster"        // the cluster refused the commit: Err (Kafka's error code and message)
+	RefuseCluster       RefusalCode = "cluster"        // the cluster refused the commit: Commit (why), Err (Kafka's error code and message)
 	RefuseGroupAhead    RefusalCode = "group_ahead"    // Held: partitions where the group is ahead and streamwatch did not put it there
 )
 
@@ -47,6 +47,9 @@ type Refusal struct {
 	Members []string    `json:"members,omitempty"`
 	Err     string      `json:"err,omitempty"`
 	Held    []Held      `json:"held,omitempty"`
+	// Commit is why the cluster refused (RefuseCluster); "" when an earlier version stored
+	// it in words at the start of Err.
+	Commit kafka.CommitRefusal `json:"commit,omitempty"`
 }
 
 // Held is a partition left alone: the group is at Group, the checkpoint at Checkpoint.

@@ -180,8 +180,8 @@ func (e *RefusalError) Error() string { return "refused " + string(e.Code) + ": 
 
 // PlanChanges are the differences between a dry run and what a confirmation finds.
 type PlanChanges struct {
-	// Files are the files that changed, one line each (remediate.Diff).
-	Files []string
+	// Files are the files that changed (remediate.Diff).
+	Files []remediate.FileChange
 	// Added are files the checkpoint now needs moved that the plan shown did not hold;
 	// Dropped files the plan held that no longer need moving (a repair).
 	Added   []remediate.PlanFile

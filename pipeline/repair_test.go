@@ -2,15 +2,18 @@ package pipeline_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/streamwatch/streamwatch/integrations/remediate"
 	"github.com/streamwatch/streamwatch/integrations/spark/sparktest"
 	"github.com/streamwatch/streamwatch/pipeline"
 )
@@ -73,7 +76,7 @@ func TestRepairPolicy(t *testing.T) {
 			os.WriteFile(w.offsets4, []byte("v1\n{\"bat"), 0o644)
 			os.Chtimes(w.offsets4, fi.ModTime(), fi.ModTime())
 		}, pipeline.RefusedChanged, func(t *testing.T, re *pipeline.RefusalError, prop *pipeline.Proposal) {
-			if re.Plan != prop.ID || re.Digest != prop.Digest || len(re.Changes.Files) != 1 || !strings.HasPrefix(re.Changes.Files[0], "offsets/4: size 0 → 8 bytes") {
+			if re.Plan != prop.ID || re.Digest != prop.Digest || len(re.Changes.Files) != 1 || !grew(re.Changes.Files[0], "offsets/4", 0, 8) {
 				t.Errorf("plan %s digest %.12s changes %+v; want plan %s's offsets/4 grown to 8 bytes", re.Plan, re.Digest, re.Changes, prop.ID)
 			}
 		}},
@@ -198,4 +201,93 @@ func backup(t *testing.T, w *repairWorld) {
 	if _, err := w.r.Backup(context.Background(), "sms-replies", "alice"); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// grew says c is file path's size changed from was to now bytes.
+func grew(c remediate.FileChange, path string, was, now int64) bool {
+	return c.Path == path && c.Code == remediate.ChangeModified && slices.Contains(c.Changed, remediate.FieldSize) &&
+		c.Was.Size == was && c.Now.Size == now
+}
+
+// TestConfirmAPlanAnEarlierVersionStored: a dry run stored by the version before plans held
+// codes (a file's Kind, Reason and the plan's Notes in words, a restore's VerifiedBy and
+// Problems in words) is still carried out, and still refused when the checkpoint changed since.
+func TestConfirmAPlanAnEarlierVersionStored(t *testing.T) {
+	ctx := context.Background()
+	// earlier rewrites stored plan id as the earlier version wrote it.
+	earlier := func(t *testing.T, w *repairWorld, id string) {
+		t.Helper()
+		data, err := w.r.Store.Plan(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sp map[string]any
+		if err := json.Unmarshal(data, &sp); err != nil {
+			t.Fatal(err)
+		}
+		if p, ok := sp["repair"].(map[string]any); ok {
+			for _, f := range p["Files"].([]any) {
+				f := f.(map[string]any)
+				for _, k := range []string{"Cause", "Batch", "Target", "Age", "Damage"} {
+					delete(f, k)
+				}
+				f["Kind"], f["Reason"] = "corrupt offsets", "offsets/4 is empty: Spark cannot parse it on restart; without it Spark plans batch 4 again"
+			}
+			delete(p, "Remarks")
+			p["Notes"] = []string{"after the move Spark restarts after batch 3, the latest commit, and plans batch 4"}
+		}
+		if p, ok := sp["restore"].(map[string]any); ok {
+			for _, f := range p["Files"].([]any) {
+				f.(map[string]any)["VerifiedBy"] = "quarantine record"
+			}
+			delete(p, "Stays")
+			p["Problems"] = nil
+		} else if _, ok := sp["repair"]; !ok {
+			t.Fatalf("stored plan %s holds no plan: %s", id, data)
+		}
+		if data, err = json.Marshal(sp); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.r.Store.SavePlan(ctx, id, data, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// dryRun proposes a plan of kind and stores it as the earlier version would have.
+	dryRun := func(t *testing.T, w *repairWorld, kind pipeline.Kind) *pipeline.Proposal {
+		t.Helper()
+		prop, err := w.r.Propose(ctx, kind, "sms-replies", "", "alice")
+		if err != nil || prop.ID == "" {
+			t.Fatalf("%s dry run %+v %v", kind, prop, err)
+		}
+		earlier(t, w, prop.ID)
+		return prop
+	}
+	t.Run("unchanged", func(t *testing.T) {
+		w := newRepairWorld(t, true)
+		backup(t, w)
+		prop := dryRun(t, w, pipeline.KindRepair)
+		out, err := w.r.Confirm(ctx, pipeline.Confirmation{Kind: pipeline.KindRepair, Pipeline: "sms-replies", Plan: prop.ID, Actor: "alice"})
+		if err != nil || len(out.Files) != 1 || out.Files[0] != "offsets/4" {
+			t.Fatalf("repair of an earlier version's plan: %+v %v", out, err)
+		}
+		rp := dryRun(t, w, pipeline.KindRestore)
+		back, err := w.r.Confirm(ctx, pipeline.Confirmation{Kind: pipeline.KindRestore, Pipeline: "sms-replies", Plan: rp.ID, Actor: "alice"})
+		if err != nil || len(back.Files) != 1 || back.Files[0] != "offsets/4" {
+			t.Fatalf("restore of an earlier version's plan: %+v %v", back, err)
+		}
+	})
+	t.Run("changed since", func(t *testing.T) {
+		w := newRepairWorld(t, true)
+		backup(t, w)
+		prop := dryRun(t, w, pipeline.KindRepair)
+		fi, _ := os.Stat(w.offsets4)
+		os.WriteFile(w.offsets4, []byte("v1\n{\"bat"), 0o644)
+		os.Chtimes(w.offsets4, fi.ModTime(), fi.ModTime())
+		_, err := w.r.Confirm(ctx, pipeline.Confirmation{Kind: pipeline.KindRepair, Pipeline: "sms-replies", Plan: prop.ID, Actor: "alice"})
+		var re *pipeline.RefusalError
+		if !errors.As(err, &re) || re.Code != pipeline.RefusedChanged || re.Digest != prop.Digest ||
+			len(re.Changes.Files) != 1 || !grew(re.Changes.Files[0], "offsets/4", 0, 8) {
+			t.Fatalf("confirm: %v (changes %+v), want plan %s refused for offsets/4 grown to 8 bytes", err, re, prop.ID)
+		}
+	})
 }

@@ -392,11 +392,11 @@ func (j *judge) kafka() {
 		j.signal(CauseSlowConsumer, SourceKafka, true, ev)
 	}
 	for _, u := range l.Unavailable {
-		if u.What == samplesUnavailable {
-			j.note(Fact{Kind: FactSamplesUnread, What: u.What, Text: errText(u.Err)})
+		if u.What == kafka.PartStoredSamples { // a note about streamwatch, not a symptom of the brokers
+			j.note(Fact{Kind: FactSamplesUnread, What: string(u.What), Text: errText(u.Err)})
 			continue
 		}
-		ev := Fact{Kind: FactUnavailable, What: u.What, N: int64(len(u.Partitions)), Text: errText(u.Err)}
+		ev := Fact{Kind: FactUnavailable, What: string(u.What), Value: u.Of, N: int64(len(u.Partitions)), Text: errText(u.Err)}
 		j.symptom(SymptomBrokersUnreachable, SourceBrokers, ev)
 		j.signal(CauseBrokerDown, SourceBrokers, true, ev)
 	}
@@ -507,7 +507,7 @@ func (j *judge) logs() {
 	// What an object store says of streamwatch's own identity says nothing of the job's.
 	writable := j.in.Probe != nil && j.in.Probe.Access.Judged() && j.in.Probe.Access.Writable && j.in.Probe.Access.Identity == ""
 	for _, m := range j.in.Logs.Matches {
-		ev := Fact{Kind: FactLog, Title: m.Signature.Title, N: int64(m.Count), At: m.Last, Text: m.Example}
+		ev := Fact{Kind: FactLog, What: m.Signature.ID, N: int64(m.Count), At: m.Last, Text: m.Example}
 		if m.Last.IsZero() && !j.v.Progress.IsZero() {
 			j.v.History = append(j.v.History, ev) // undated: cannot be placed after the newest progress
 			continue
@@ -520,7 +520,7 @@ func (j *judge) logs() {
 		switch m.Signature.ID {
 		case "PERMISSION_DENIED", "CHECKPOINT_WRITE_FAILED", "STORAGE_FULL":
 			if writable && m.Signature.ID != "STORAGE_FULL" {
-				j.note(Fact{Kind: FactLogContradicted, Title: m.Signature.Title})
+				j.note(Fact{Kind: FactLogContradicted, What: m.Signature.ID})
 				continue
 			}
 			j.signal(CauseNotWritable, SourceLogs, false, ev)

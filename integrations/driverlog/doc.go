@@ -9,7 +9,8 @@
 // "at ..." frames, "Caused by:"), so a stack trace counts once. Each entry of
 // Signatures that matches is reported once with how many records it matched,
 // the first and last timestamp, the file and one example line with secrets
-// masked by Redact.
+// masked by Redact. The report is data: commands words the signatures (by ID)
+// and the paths skipped (Skip).
 //
 // Logs that are not files, such as a Kubernetes driver pod's, come in through
 // Options.Sources (a Source, which integrations/kubelogs meets) and go through

@@ -29,7 +29,7 @@ func (s *scanner) remoteCandidates(ctx context.Context, pattern string) []candid
 	}
 	dir = strings.TrimSuffix(dir, "/")
 	if _, err := path.Match(glob, ""); err != nil {
-		s.errorf("bad log path pattern %q: %v", pattern, err)
+		s.fail(fmt.Errorf("bad log path pattern %q: %w", pattern, err))
 		return nil
 	}
 	store, err := storage.Open(dir, s.opt.Storage)
@@ -49,7 +49,7 @@ func (s *scanner) remoteCandidates(ctx context.Context, pattern string) []candid
 		}
 	}
 	if len(out) == 0 {
-		s.errorf("no object matches %s", pattern)
+		s.skip(Skip{Kind: SkipNoObject, Path: pattern})
 	}
 	return out
 }

@@ -25,7 +25,7 @@ const (
 	// MaxLineBytes bounds one line; the rest of a longer line is skipped.
 	MaxLineBytes = 64 << 10
 	// MaxFiles bounds how many files one Scan reads, the most recently
-	// modified first; the others are named in Report.Errors.
+	// modified first; how many others there were is a SkipTooMany in Report.Skipped.
 	MaxFiles = 64
 	// exampleBytes bounds Match.Example.
 	exampleBytes = 300
@@ -63,9 +63,37 @@ type Report struct {
 	// Matches has one entry per signature that matched: most severe first,
 	// then the most recently seen first.
 	Matches []Match
-	// Errors says, one sentence each, which globs matched nothing and which
-	// files could not be read; the other files were scanned anyway.
+	// Errors are the errors' messages, one each, of the paths that could not be listed and
+	// the files that could not be read; the other files were scanned anyway.
 	Errors []string
+	// Skipped are the paths passed over without an error (a glob that matched nothing, a
+	// directory), as data that commands words.
+	Skipped []Skip
+}
+
+// SkipKind says why Scan passed a path over.
+type SkipKind string
+
+// The skips, with the Skip fields each uses.
+const (
+	SkipNoFile     SkipKind = "no_file"     // no file matches the glob Path
+	SkipNoObject   SkipKind = "no_object"   // no object matches the object-store pattern Path
+	SkipDirectory  SkipKind = "directory"   // Path is a directory, not a log file
+	SkipNotRegular SkipKind = "not_regular" // Path is not a regular file but a Mode (a FIFO, a device)
+	// SkipTooMany: more than MaxFiles files matched; the N least recently modified of Of
+	// were not read, only the newest Max.
+	SkipTooMany SkipKind = "too_many"
+)
+
+// Skip is one path Scan passed over without an error.
+type Skip struct {
+	Kind       SkipKind
+	Path       string
+	Mode       string
+	N, Of, Max int
+	// Errors is how many of Report.Errors were noted before it, so the two read in the
+	// order the scan met them.
+	Errors int
 }
 
 // FileScanned describes one file Scan read.
@@ -93,8 +121,8 @@ type Match struct {
 }
 
 // Scan reads the end of every file the globs in opt.Paths match, looking for
-// Signatures. A glob that matches nothing, a directory or an unreadable file
-// is noted in Report.Errors and the scan goes on. The error is non-nil only
+// Signatures. A glob that matches nothing or a directory is noted in Report.Skipped, an
+// unreadable file in Report.Errors, and the scan goes on. The error is non-nil only
 // when opt has no paths or ctx ends; the report then holds what was found
 // so far.
 func Scan(ctx context.Context, opt Options) (Report, error) {
@@ -222,11 +250,11 @@ func (s *scanner) resolve(ctx context.Context) []candidate {
 		}
 		names, err := filepath.Glob(pattern)
 		if err != nil {
-			s.errorf("bad log path pattern %q: %v", pattern, err)
+			s.fail(fmt.Errorf("bad log path pattern %q: %w", pattern, err))
 			continue
 		}
 		if len(names) == 0 {
-			s.errorf("no file matches %s", pattern)
+			s.skip(Skip{Kind: SkipNoFile, Path: pattern})
 			continue
 		}
 		for _, name := range names {
@@ -240,9 +268,9 @@ func (s *scanner) resolve(ctx context.Context) []candidate {
 			case err != nil:
 				s.fileError("stat", name, err)
 			case info.IsDir():
-				s.errorf("%s is a directory, not a log file", name)
+				s.skip(Skip{Kind: SkipDirectory, Path: name})
 			case !info.Mode().IsRegular():
-				s.errorf("%s is not a regular file (%s)", name, info.Mode().Type())
+				s.skip(Skip{Kind: SkipNotRegular, Path: name, Mode: info.Mode().Type().String()})
 			case slices.ContainsFunc(files, func(c candidate) bool { return c.store == nil && os.SameFile(c.info, info) }):
 			default:
 				files = append(files, candidate{path: name, info: info})
@@ -253,14 +281,23 @@ func (s *scanner) resolve(ctx context.Context) []candidate {
 		return cmp.Or(a.info.ModTime().Compare(b.info.ModTime()), cmp.Compare(a.path, b.path))
 	})
 	if n := len(files) - MaxFiles; n > 0 {
-		s.errorf("skipped the %d least recently modified of %d log files; only the newest %d are scanned", n, len(files), MaxFiles)
+		s.skip(Skip{Kind: SkipTooMany, N: n, Of: len(files), Max: MaxFiles})
 		files = files[n:]
 	}
 	return files
 }
 
 func (s *scanner) errorf(format string, args ...any) {
-	s.report.Errors = append(s.report.Errors, fmt.Sprintf(format, args...))
+	s.fail(fmt.Errorf(format, args...))
+}
+
+// fail notes an error's message in the report.
+func (s *scanner) fail(err error) { s.report.Errors = append(s.report.Errors, err.Error()) }
+
+// skip notes a path passed over in the report, after the errors noted so far.
+func (s *scanner) skip(k Skip) {
+	k.Errors = len(s.report.Errors)
+	s.report.Skipped = append(s.report.Skipped, k)
 }
 
 // fileError notes a failed operation on a file as "op path: cause".
@@ -287,7 +324,7 @@ func (s *scanner) scanFile(ctx context.Context, name string, open func(string) (
 		return nil
 	}
 	if !info.Mode().IsRegular() {
-		s.errorf("%s is not a regular file (%s)", name, info.Mode().Type())
+		s.skip(Skip{Kind: SkipNotRegular, Path: name, Mode: info.Mode().Type().String()})
 		return nil
 	}
 	size := info.Size()

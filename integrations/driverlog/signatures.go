@@ -27,11 +27,10 @@ func (s Severity) String() string {
 	return "unknown"
 }
 
-// Signature is one kind of checkpoint trouble and the log text that reveals it.
+// Signature is one kind of checkpoint trouble and the log text that reveals it. Its title and
+// what it means for on-call are worded in commands (render_logs.go), keyed by ID.
 type Signature struct {
 	ID       string // stable, upper snake case: CHECKPOINT_WRITE_FAILED
-	Title    string // a few words for a report line
-	Cause    string // what it means for on-call, one sentence
 	Severity Severity
 	// Pattern is matched against each line of a log record. It should be
 	// anchored on literal text: Scan skips the regular expression on lines
@@ -54,8 +53,6 @@ func anyOf(alternatives ...string) *regexp.Regexp {
 var Signatures = []Signature{
 	{
 		ID:       "CONCURRENT_QUERY",
-		Title:    "Two runs on one checkpoint",
-		Cause:    "Two drivers (or a stray file left in offsets/ or commits/) are writing the same checkpoint, so batches fail or are replayed until the duplicate run is stopped.",
 		Severity: SeverityCritical,
 		Pattern: anyOf(
 			lit(`Concurrent update to the log. Multiple streaming jobs detected for`),
@@ -71,8 +68,6 @@ var Signatures = []Signature{
 	},
 	{
 		ID:       "PERMISSION_DENIED",
-		Title:    "Permission denied on checkpoint storage",
-		Cause:    "The Spark user may not read or write the checkpoint location (file mode, HDFS ACL, or S3 bucket or IAM policy), so no batch can commit until access is restored.",
 		Severity: SeverityCritical,
 		Pattern: anyOf(
 			lit(`java.nio.file.AccessDeniedException`),
@@ -84,8 +79,6 @@ var Signatures = []Signature{
 	},
 	{
 		ID:       "CHECKPOINT_WRITE_FAILED",
-		Title:    "Checkpoint write failed",
-		Cause:    "Spark could not publish a checkpoint or state file (rename refused, metadata or state store write failed), so the batch fails and is retried from the last commit.",
 		Severity: SeverityCritical,
 		Pattern: anyOf(
 			lit(`Failed to rename temp file `)+`.+`+lit(` as rename returned false`),
@@ -99,8 +92,6 @@ var Signatures = []Signature{
 	},
 	{
 		ID:       "STORAGE_FULL",
-		Title:    "Disk full or quota exceeded",
-		Cause:    "The filesystem or HDFS quota behind the checkpoint (or the executors' local dirs) is full, so checkpoint and state writes fail until space is freed.",
 		Severity: SeverityCritical,
 		Pattern: anyOf(
 			lit(`No space left on device`),
@@ -110,8 +101,6 @@ var Signatures = []Signature{
 	},
 	{
 		ID:       "STATE_LOAD_FAILED",
-		Title:    "State files missing or unreadable",
-		Cause:    "A state store version could not be rebuilt because its delta, snapshot or RocksDB files are missing or corrupt (state behind the offsets and commits logs, typical of a partial restore), so the stateful query cannot continue on this checkpoint.",
 		Severity: SeverityCritical,
 		Pattern: anyOf(
 			lit(`Error reading delta file `),
@@ -128,8 +117,6 @@ var Signatures = []Signature{
 	},
 	{
 		ID:       "CHECKPOINT_LOG_CORRUPT",
-		Title:    "Checkpoint log file corrupt",
-		Cause:    "The newest offsets/ or commits/ file (or metadata) is empty, truncated or from another Spark version, and Spark will not fall back to older files, so the query cannot start until that file is moved aside.",
 		Severity: SeverityCritical,
 		Pattern: anyOf(
 			lit(`Incomplete log file`),
@@ -143,8 +130,6 @@ var Signatures = []Signature{
 	},
 	{
 		ID:       "BATCHES_MISSING",
-		Title:    "Checkpoint batches missing",
-		Cause:    "Files of offsets/ or commits/ that a restart needs were deleted (manual cleanup or a partial restore), so the query cannot resume from this checkpoint as it is.",
 		Severity: SeverityCritical,
 		Pattern: anyOf(
 			lit(`batch `)+`\d+`+lit(` doesn't exist`),
@@ -155,8 +140,6 @@ var Signatures = []Signature{
 	},
 	{
 		ID:       "SOURCES_CHANGED",
-		Title:    "Query sources differ from the checkpoint",
-		Cause:    "The job was deployed with a different number of sources than the checkpoint records, and Spark refuses to continue on this checkpoint.",
 		Severity: SeverityCritical,
 		Pattern: anyOf(
 			lit(`There are [`) + `\d+` + lit(`] sources in the checkpoint offsets and now there are [`) + `\d+` + lit(`] sources requested by the query. Cannot continue.`),
@@ -164,8 +147,6 @@ var Signatures = []Signature{
 	},
 	{
 		ID:       "QUERY_TERMINATED",
-		Title:    "Streaming query died",
-		Cause:    "The query stopped with an exception and stays down until the job is restarted; the other matches and the example line say why.",
 		Severity: SeverityCritical,
 		Pattern: anyOf(
 			lit(`Query `)+`.*`+lit(` terminated with error`),
@@ -175,8 +156,6 @@ var Signatures = []Signature{
 	},
 	{
 		ID:       "KAFKA_DATA_LOSS",
-		Title:    "Kafka data lost behind the checkpoint",
-		Cause:    "The checkpoint points at Kafka offsets the brokers no longer hold (retention, or a recreated topic), so records in the gap were skipped or the query failed, depending on failOnDataLoss.",
 		Severity: SeverityError,
 		Pattern: anyOf(
 			lit(`Some data may have been lost because they are not available in Kafka any more`),
@@ -187,8 +166,6 @@ var Signatures = []Signature{
 	},
 	{
 		ID:       "STALE_STATE_RECONSTRUCTION",
-		Title:    "State rebuilt from checkpoint files",
-		Cause:    "A state store version was not in executor memory and was rebuilt from snapshot and delta files, which is normal once per partition after a restart but, when it repeats, means executors keep losing state or the checkpoint was restored from an older copy.",
 		Severity: SeverityWarning,
 		Pattern: anyOf(
 			lit(`The state for version `) + `\d+` + lit(` doesn't exist in loadedMaps. Reading snapshot file and delta files if needed`),
@@ -196,8 +173,6 @@ var Signatures = []Signature{
 	},
 	{
 		ID:       "STATE_MAINTENANCE_FAILED",
-		Title:    "State snapshot or cleanup failed",
-		Cause:    "Background snapshots or cleanup of state files failed, so the query keeps running but delta files pile up and the next restart is slower (often a storage permission or space problem).",
 		Severity: SeverityWarning,
 		Pattern: anyOf(
 			lit(`Error performing snapshot and cleaning up`),
@@ -208,8 +183,6 @@ var Signatures = []Signature{
 	},
 	{
 		ID:       "LOG_INCONSISTENT",
-		Title:    "Commit log behind the offsets log",
-		Cause:    "commits/ lags offsets/ by more than one batch (files deleted by hand, or async progress tracking), and Spark re-runs only the latest batch.",
 		Severity: SeverityWarning,
 		Pattern: anyOf(
 			lit(`Batch completion log latest batch id is `)+`\d+`+lit(`, which is not trailing batchid `)+`\d+`+lit(` by one`),
@@ -218,8 +191,6 @@ var Signatures = []Signature{
 	},
 	{
 		ID:       "NON_ATOMIC_CHECKPOINT_FS",
-		Title:    "Checkpoint filesystem without atomic rename",
-		Cause:    "Spark fell back to the FileSystem API for the checkpoint (typical of object stores), so a crash during a write can leave a corrupt batch file behind.",
 		Severity: SeverityWarning,
 		Pattern: anyOf(
 			// Spark's sentence has a missing space after this: match the prefix.
@@ -228,8 +199,6 @@ var Signatures = []Signature{
 	},
 	{
 		ID:       "CONF_FROM_CHECKPOINT",
-		Title:    "Session settings overridden by the checkpoint",
-		Cause:    "Settings pinned in the checkpoint (such as spark.sql.shuffle.partitions) won over the deployed job's values, and changing them needs a new checkpoint.",
 		Severity: SeverityWarning,
 		Pattern: anyOf(
 			lit(`Updating the value of conf '`) + `.+` + lit(`' in current session from '`),

@@ -81,7 +81,7 @@ func TestBrokerStopsMidCall(t *testing.T) {
 	}
 	var found *Unavailable
 	for i, u := range r.Unavailable {
-		if u.What == "log end offsets" {
+		if u.What == PartLogEnds {
 			found = &r.Unavailable[i]
 		}
 	}

@@ -157,11 +157,11 @@ func (c *Cluster) listOffsets(ctx context.Context, cl sarama.Client, refs []part
 }
 
 // offsetsWhat names what a ListOffsets at that timestamp reads, for Unavailable.
-func offsetsWhat(at int64) string {
+func offsetsWhat(at int64) Part {
 	if at == sarama.OffsetOldest {
-		return "log start offsets"
+		return PartLogStarts
 	}
-	return "log end offsets"
+	return PartLogEnds
 }
 
 // listOffsetsRound is one round of listOffsets. With mayRetry, partitions whose
@@ -440,9 +440,9 @@ func (c *Cluster) fetchRequest() *sarama.FetchRequest {
 const recordTimeBytes = 64 << 10
 
 type recordTime struct {
-	at         time.Time
-	note       string // why there is no time
-	outOfRange bool   // the offset is not on the broker (below the log start, or past the end)
+	at     time.Time
+	noTime NoTime // why there is no time
+	err    string // the broker's error for NoTimeBrokerError
 }
 
 // recordTimes fetches the timestamp of the record at offsets[i] of
@@ -492,7 +492,7 @@ func (c *Cluster) recordTimes(ctx context.Context, refs []partitionRef, want []i
 			for j, kk := range answers[k].ks {
 				idx[j] = want[kk]
 			}
-			unavailable = append(unavailable, Unavailable{What: "record timestamps", Partitions: tps(refs, idx), Err: err})
+			unavailable = append(unavailable, Unavailable{What: PartRecordTimes, Partitions: tps(refs, idx), Err: err})
 			continue
 		}
 		for i, t := range answers[k].times {
@@ -507,11 +507,11 @@ func (c *Cluster) recordTimes(ctx context.Context, refs []partitionRef, want []i
 func timeAt(block *sarama.FetchResponseBlock, offset int64) recordTime {
 	switch {
 	case block == nil:
-		return recordTime{note: "partition missing from the fetch answer"}
+		return recordTime{noTime: NoTimeNoPartition}
 	case errors.Is(block.Err, sarama.ErrOffsetOutOfRange):
-		return recordTime{note: "committed offset is outside the log (deleted by retention?)", outOfRange: true}
+		return recordTime{noTime: NoTimeOutOfRange}
 	case !errors.Is(block.Err, sarama.ErrNoError):
-		return recordTime{note: block.Err.Error()}
+		return recordTime{noTime: NoTimeBrokerError, err: block.Err.Error()}
 	}
 	for _, rs := range block.RecordsSet {
 		if rs == nil {
@@ -544,5 +544,5 @@ func timeAt(block *sarama.FetchResponseBlock, offset int64) recordTime {
 			}
 		}
 	}
-	return recordTime{note: "no record at the committed offset in the fetch answer"}
+	return recordTime{noTime: NoTimeNoRecord}
 }

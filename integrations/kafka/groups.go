@@ -124,7 +124,7 @@ func (c *Cluster) listGroups(ctx context.Context, cl sarama.Client) (map[*sarama
 	answered := 0
 	for i, cl := range calls {
 		if err := c.callErr(ctx, cl, finished[i]); err != nil {
-			unavailable = append(unavailable, Unavailable{What: "groups coordinated by " + brokerOf(cl.broker).String(), Err: err})
+			unavailable = append(unavailable, Unavailable{What: PartCoordinated, Of: brokerOf(cl.broker).String(), Err: err})
 			continue
 		}
 		answered++
@@ -142,7 +142,7 @@ func (c *Cluster) describeAndFetch(ctx context.Context, byCoord map[*sarama.Brok
 	gs := c.fetchGroupStates(ctx, byCoord, map[string]bool{topic: true})
 	unavailable := gs.unavailable
 	if len(gs.moved) > 0 {
-		unavailable = append(unavailable, Unavailable{What: "group states",
+		unavailable = append(unavailable, Unavailable{What: PartGroupStates,
 			Err: fmt.Errorf("cluster %s: the coordinator of %s moved during the call", c.opts.Name, strings.Join(gs.moved, ", "))})
 	}
 	for g, info := range gs.infos {

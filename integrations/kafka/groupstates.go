@@ -118,9 +118,9 @@ func (c *Cluster) fetchGroupStates(ctx context.Context, byCoord map[*sarama.Brok
 			gs.requests++
 			a := answers[i]
 			if err := c.callErr(ctx, cl, finished[i]); err != nil {
-				what := "group states"
+				what := PartGroupStates
 				if cl.op == "OffsetFetch" {
-					what = "group commits"
+					what = PartGroupCommits
 				}
 				gs.unavailable = append(gs.unavailable, Unavailable{What: what, Err: err, groups: a.groups})
 				continue
@@ -241,8 +241,8 @@ func (c *Cluster) groupStatesOf(ctx context.Context, cl sarama.Client, groups []
 	for _, g := range groups {
 		if err, ok := failed[g]; ok {
 			gs.unavailable = append(gs.unavailable,
-				Unavailable{What: "committed offsets", Err: err, groups: []string{g}},
-				Unavailable{What: "group state", Err: err, groups: []string{g}})
+				Unavailable{What: PartCommitted, Err: err, groups: []string{g}},
+				Unavailable{What: PartGroupState, Err: err, groups: []string{g}})
 		}
 	}
 	return gs

@@ -296,7 +296,7 @@ func (m *Monitor) window(ctx context.Context, r *LagReport, key SampleKey) []Par
 	}
 	w, err := m.store.Window(ctx, key)
 	if err != nil {
-		r.Unavailable = append(r.Unavailable, Unavailable{What: "stored samples", Err: fmt.Errorf("read samples of %s: %w", key, err)})
+		r.Unavailable = append(r.Unavailable, Unavailable{What: PartStoredSamples, Err: fmt.Errorf("read samples of %s: %w", key, err)})
 		return nil
 	}
 	return w
@@ -380,7 +380,7 @@ func (m *Monitor) fetchAges(ctx context.Context, c *Cluster, snap *groupSnapshot
 		}
 		p := &r.Partitions[i]
 		if t.at.IsZero() {
-			p.AgeNote = t.note
+			p.NoAge, p.AgeNote = t.noTime, t.err
 			continue
 		}
 		p.Age, p.AgeSource = max(now.Sub(t.at), 0), AgeRecord
@@ -465,7 +465,7 @@ func (m *Monitor) checkMismatch(ctx context.Context, c *Cluster, r *LagReport, s
 		}
 		gr, err := m.topicGroups(ctx, c, topic, known)
 		if err != nil {
-			r.Unavailable = append(r.Unavailable, Unavailable{What: "groups on " + topic, Err: err})
+			r.Unavailable = append(r.Unavailable, Unavailable{What: PartTopicGroups, Of: topic, Err: err})
 			continue
 		}
 		r.Unavailable = append(r.Unavailable, gr.Unavailable...)

@@ -18,9 +18,9 @@ type CommitRefusal string
 const (
 	// RefusedLiveMembers: the group has members (Kafka accepts a commit without a generation
 	// only from outside a group nobody consumes with).
-	RefusedLiveMembers CommitRefusal = "the group has live members"
+	RefusedLiveMembers CommitRefusal = "live_members"
 	// RefusedNotAuthorized: the cluster's ACLs do not let streamwatch commit to the group.
-	RefusedNotAuthorized CommitRefusal = "not authorized"
+	RefusedNotAuthorized CommitRefusal = "not_authorized"
 )
 
 // CommitRefusedError is a standalone commit the cluster refused.

@@ -111,7 +111,7 @@ func TestLagRequestsBatched(t *testing.T) {
 
 func TestUnavailableBrokerIsRetryable(t *testing.T) {
 	t.Parallel()
-	r := &LagReport{Unavailable: []Unavailable{{What: "log end offsets", Partitions: []TopicPartition{{"client.replies.sms", 2}},
+	r := &LagReport{Unavailable: []Unavailable{{What: PartLogEnds, Partitions: []TopicPartition{{"client.replies.sms", 2}},
 		Err: &BrokerError{Cluster: "main", Broker: Broker{ID: 2, Addr: "10.0.0.9:9092"}, Op: "ListOffsets", Waited: 1500 * time.Millisecond, Err: context.DeadlineExceeded}}}}
 	var be *BrokerError
 	if !errors.As(r.Unavailable[0].Err, &be) || !errors.Is(be, ErrUnreachable) || !Retryable(be) {

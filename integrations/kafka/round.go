@@ -309,7 +309,7 @@ func (s *Sampler) samplePipeline(ctx context.Context, c *Cluster, snap *clusterS
 	live := gs.samples(now)
 	var errs []error
 	for _, u := range gs.unavailable {
-		errs = append(errs, fmt.Errorf("sample pipeline %s: %s: %w", p.Name, u.What, u.Err))
+		errs = append(errs, fmt.Errorf("sample pipeline %s: %s: %w", p.Name, u.part(), u.Err))
 	}
 	byTopic := map[string][]int{}
 	for i, pl := range out.Partitions {
@@ -380,7 +380,7 @@ func (s *Sampler) sampleOthers(ctx context.Context, c *Cluster, snap *clusterSna
 	gs := c.fetchGroupStates(ctx, byCoord, wanted)
 	var errs []error
 	for _, u := range append(unavailable, gs.unavailable...) {
-		errs = append(errs, fmt.Errorf("sample groups on %d idle topic(s): %s: %w", len(idle), u.What, u.Err))
+		errs = append(errs, fmt.Errorf("sample groups on %d idle topic(s): %s: %w", len(idle), u.part(), u.Err))
 	}
 	names := make([]string, 0, len(gs.infos)+len(gs.commits))
 	for g := range gs.infos {
@@ -442,8 +442,9 @@ type RecordQuery struct {
 
 // RecordTime is the answer to a RecordQuery: the record's timestamp, or why there is none.
 type RecordTime struct {
-	At   time.Time
-	Note string
+	At     time.Time
+	NoTime NoTime // why there is no At
+	Err    string // the broker's error message for NoTimeBrokerError
 	// OutOfRange says the offset is not on the broker: retention deleted it (or the log is
 	// shorter than the offset).
 	OutOfRange bool
@@ -478,7 +479,7 @@ func (cs *Clusters) RecordTimes(ctx context.Context, cluster string, qs []Record
 		}
 		rs, err := c.topicLeaders(ctx, cl, []string{q.Topic})
 		if err != nil {
-			unavailable = append(unavailable, Unavailable{What: "record timestamps", Partitions: []TopicPartition{{q.Topic, q.Partition}}, Err: err})
+			unavailable = append(unavailable, Unavailable{What: PartRecordTimes, Partitions: []TopicPartition{{q.Topic, q.Partition}}, Err: err})
 			index[q.Topic] = map[int32]int{}
 			continue
 		}
@@ -499,7 +500,7 @@ func (cs *Clusters) RecordTimes(ctx context.Context, cluster string, qs []Record
 	times, more := c.recordTimes(ctx, refs, want, offsets, perPartition)
 	out := make(map[TopicPartition]RecordTime, len(times))
 	for i, t := range times {
-		out[TopicPartition{refs[i].topic, refs[i].partition}] = RecordTime{At: t.at, Note: t.note, OutOfRange: t.outOfRange}
+		out[TopicPartition{refs[i].topic, refs[i].partition}] = RecordTime{At: t.at, NoTime: t.noTime, Err: t.err, OutOfRange: t.noTime == NoTimeOutOfRange}
 	}
 	return out, append(unavailable, more...), nil
 }

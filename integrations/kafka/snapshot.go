@@ -97,7 +97,7 @@ func (c *Cluster) groupState(ctx context.Context, cl sarama.Client, group string
 	for attempt := 0; attempt < 2; attempt++ {
 		coord, err := c.coordinator(ctx, cl, group, refresh)
 		if err != nil {
-			ga.unavailable = []Unavailable{{What: "committed offsets", Err: err}, {What: "group state", Err: err}}
+			ga.unavailable = []Unavailable{{What: PartCommitted, Err: err}, {What: PartGroupState, Err: err}}
 			return ga
 		}
 		var (
@@ -129,9 +129,9 @@ func (c *Cluster) groupState(ctx context.Context, cl sarama.Client, group string
 		ga.unavailable = ga.unavailable[:0]
 		retry := false
 		for k, call := range calls {
-			what := "committed offsets"
+			what := PartCommitted
 			if call.op == "DescribeGroups" {
-				what = "group state"
+				what = PartGroupState
 			}
 			if err := c.callErr(ctx, call, finished[k]); err != nil {
 				if finished[k] && retriableCoordinatorError(call.err) && attempt == 0 {

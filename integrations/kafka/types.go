@@ -94,8 +94,11 @@ type PartitionLag struct {
 	// Age is how old the oldest unconsumed record is (see AgeSource).
 	Age       time.Duration
 	AgeSource AgeSource
-	// AgeNote explains a missing exact age, for example a committed
-	// offset below the log start.
+	// NoAge says why an exact age is missing, for example a committed offset below the log
+	// start; "" when the record's time was not asked for or was found.
+	NoAge NoTime `json:",omitempty"`
+	// AgeNote is the broker's error message for the partition (NoAge NoTimeBrokerError), or
+	// an earlier version's words for why the age is missing (without NoAge).
 	AgeNote string
 	Status  Status
 	// Evidence is the rule that decided Status and the numbers it used besides Committed,
@@ -114,15 +117,53 @@ type LagTotals struct {
 	MaxAgeFrom AgeSource
 }
 
+// NoTime says why a record's timestamp is not known (PartitionLag.NoAge, RecordTime.NoTime).
+type NoTime string
+
+// The reasons a record has no timestamp.
+const (
+	NoTimeNoPartition NoTime = "no_partition" // the fetch answer has no block for the partition
+	NoTimeOutOfRange  NoTime = "out_of_range" // the offset is outside the log (deleted by retention?)
+	NoTimeNoRecord    NoTime = "no_record"    // the fetch answer holds no record at the offset
+	NoTimeBrokerError NoTime = "broker_error" // the broker answered the partition with an error (its message beside)
+)
+
+// Part names a part of an answer (Unavailable.What); Unavailable.Of says whose, where the
+// part names it.
+type Part string
+
+// The parts of an answer that can be unavailable.
+const (
+	PartLogStarts     Part = "log_starts"        // the partitions' log start offsets
+	PartLogEnds       Part = "log_ends"          // the partitions' log end offsets
+	PartCommitted     Part = "committed"         // the group's committed offsets
+	PartGroupState    Part = "group_state"       // the group's state (DescribeGroups)
+	PartGroupStates   Part = "group_states"      // the states of the groups one coordinator describes
+	PartGroupCommits  Part = "group_commits"     // the commits of the groups one coordinator fetches
+	PartCoordinated   Part = "coordinated"       // the groups the broker Of coordinates (ListGroups)
+	PartTopicGroups   Part = "topic_groups"      // the groups on the topic Of
+	PartRecordTimes   Part = "record_timestamps" // the timestamps of the records at the committed offsets
+	PartStoredSamples Part = "stored_samples"    // streamwatch's own stored lag samples
+)
+
 // Unavailable is a part of an answer that could not be obtained. Err is
 // usually a *BrokerError naming the broker, the request and the wait.
 type Unavailable struct {
-	What       string           // "log end offsets", "committed offsets", "group state", "record timestamps"
+	What       Part
+	Of         string           // the broker (PartCoordinated) or the topic (PartTopicGroups)
 	Partitions []TopicPartition // the partitions concerned; nil for group-wide parts
 	Err        error
 	// groups are the groups a batched request concerned (a round gives each pipeline the
 	// failures of its own groups only).
 	groups []string
+}
+
+// part names the part in errors: its code, and whose ("coordinated (broker 2 (10.0.0.9:9092))").
+func (u Unavailable) part() string {
+	if u.Of == "" {
+		return string(u.What)
+	}
+	return string(u.What) + " (" + u.Of + ")"
 }
 
 // CommitMovement is how a group's committed offsets on a topic moved over

@@ -2,7 +2,8 @@
 // (https://developer.pagerduty.com/docs/events-api-v2/trigger-events/): a trigger for each
 // escalation, a resolve when the incident resolves, both under the incident's dedup key, so
 // that a phone rings when nobody reads Slack. It knows neither Slack nor Redis: it takes an
-// Event and answers whether PagerDuty took it, and whether a retry can help.
+// Event and answers whether PagerDuty took it, and whether a retry can help. It makes no
+// words for people: the caller passes the summary and the link's text in the Event.
 package pagerduty
 
 import (
@@ -33,10 +34,10 @@ type Event struct {
 	Severity int    // SEV1 … SEV5 as 1 … 5
 	Source   string // where it comes from: the pipeline, or the channel
 	Level    int    // the escalation level (1: the first)
-	// Incident is streamwatch's incident id, and Link a URL to it (the Slack thread), both
-	// optional.
-	Incident, Link string
-	At             time.Time
+	// Incident is streamwatch's incident id, Link a URL to it (the Slack thread) and LinkText
+	// what PagerDuty shows for the link, worded by the caller; all optional.
+	Incident, Link, LinkText string
+	At                       time.Time
 }
 
 // Client posts Events to one Events API v2 integration.
@@ -91,7 +92,7 @@ type payload struct {
 
 type link struct {
 	Href string `json:"href"`
-	Text string `json:"text"`
+	Text string `json:"text,omitempty"`
 }
 
 // maxSummary is PagerDuty's limit on a summary.
@@ -141,7 +142,7 @@ func (c *Client) request(e Event) (body, error) {
 	b.Payload, b.Client = p, "streamwatch"
 	if e.Link != "" {
 		b.ClientURL = e.Link
-		b.Links = []link{{Href: e.Link, Text: "The incident's Slack thread"}}
+		b.Links = []link{{Href: e.Link, Text: e.LinkText}}
 	}
 	return b, nil
 }

@@ -23,7 +23,8 @@ func TestTriggerThenResolve(t *testing.T) {
 	at := time.Date(2026, 12, 5, 3, 12, 0, 0, time.UTC)
 	long := strings.Repeat("lag ", 400)
 	if err := c.Notify(ctx, Event{Action: Trigger, DedupKey: "streamwatch/INC-7", Summary: "INC-7: " + long, Severity: 1,
-		Source: "sms-replies", Level: 2, Incident: "INC-7", Link: "https://streamwatch.slack.com/archives/C1/p1", At: at}); err != nil {
+		Source: "sms-replies", Level: 2, Incident: "INC-7", Link: "https://streamwatch.slack.com/archives/C1/p1",
+		LinkText: "The incident's Slack thread", At: at}); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Notify(ctx, Event{Action: Resolve, DedupKey: "streamwatch/INC-7"}); err != nil {
@@ -41,6 +42,7 @@ func TestTriggerThenResolve(t *testing.T) {
 		{p["severity"], "critical"}, {p["source"], "sms-replies"}, {p["timestamp"], "2026-12-05T03:12:00Z"},
 		{len([]rune(str(p["summary"]))), 1024}, {p["custom_details"].(map[string]any)["escalation_level"], 2.0},
 		{trig["client_url"], "https://streamwatch.slack.com/archives/C1/p1"},
+		{pdtest.Str(trig["links"].([]any)[0].(map[string]any)["text"]), "The incident's Slack thread"},
 		{res["event_action"], "resolve"}, {res["dedup_key"], "streamwatch/INC-7"}, {res["routing_key"], routingKey},
 	} {
 		if c.got != c.want {

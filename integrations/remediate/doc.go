@@ -50,7 +50,7 @@
 // offsets/ and commits/ any batch at or below C (committed history), a valid offsets file, and
 // names that are not batch ids, checksums or temp files. A corrupt file in committed history
 // (seen as an empty file in a listing, or as offsets/C, offsets/<L-1> or metadata failing to
-// parse, where L is the newest offsets file kept) is reported in Plan.Notes, not quarantined:
+// parse, where L is the newest offsets file kept) is reported in Plan.Remarks, not quarantined:
 // moving it would make Spark re-run or skip committed batches; restore it from a backup.
 //
 // # Quarantine
@@ -76,6 +76,15 @@
 // bind a confirmation to what was shown: the exact files (path, size, modification time or
 // S3 ETag, SHA-256), re-read at confirmation and compared. RecentActivity says whether a query
 // still writes the checkpoint.
+//
+// # Words
+//
+// Why a file is planned (PlanFile.Cause), a plan's remarks, why a quarantined file stays
+// (Stay), a backup's state and a file's change since a dry run (FileChange) are codes with
+// the values they need: commands/render_plan.go and render_repair.go word them
+// (TestNoSentencesInRemediate). Plans are stored between dry run and confirmation; one an
+// earlier version stored keeps its words in PlanFile.Reason, Plan.Notes and
+// RestorePlan.Problems, and commands shows them as they are. Errors keep their text.
 //
 // The package imports neither Slack, Redis nor the config package.
 package remediate

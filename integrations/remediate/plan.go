@@ -12,7 +12,6 @@ import (
 
 	"github.com/streamwatch/streamwatch/integrations/spark"
 	"github.com/streamwatch/streamwatch/integrations/storage"
-	"github.com/streamwatch/streamwatch/internal/human"
 )
 
 // TempFileMinAge is the age from which a temp file or an orphan checksum is left over from an
@@ -26,26 +25,32 @@ const maxTrailingCorrupt = 3
 // maxLogFileBytes bounds the read of one offsets or commits file.
 const maxLogFileBytes = 16 << 20
 
-// Kind says why a file is in a plan.
+// Kind says what a planned file is. A plan an earlier version stored spells them in words
+// ("corrupt offsets", "temp file"); nothing compares a stored plan's kinds.
 type Kind string
 
 // The kinds of planned files.
 const (
-	KindCorruptOffsets Kind = "corrupt offsets" // offsets/N, N above the latest valid commit
-	KindCorruptCommit  Kind = "corrupt commit"  // commits/N, N above the latest valid commit
-	KindTempFile       Kind = "temp file"       // .<name>.<uuid>[.TID<n>].tmp and its .crc
+	KindCorruptOffsets Kind = "corrupt_offsets" // offsets/N, N above the latest valid commit
+	KindCorruptCommit  Kind = "corrupt_commit"  // commits/N, N above the latest valid commit
+	KindTempFile       Kind = "temp_file"       // .<name>.<uuid>[.TID<n>].tmp and its .crc
 	KindChecksum       Kind = "checksum"        // .N.crc beside a planned file
-	KindOrphanChecksum Kind = "orphan checksum" // .N.crc without N, for a batch Spark will write
+	KindOrphanChecksum Kind = "orphan_checksum" // .N.crc without N, for a batch Spark will write
 )
 
 // Plan is the smallest set of files to move out of a checkpoint so that Spark can restart; see
-// the package documentation for the exact rule.
+// the package documentation for the exact rule. Plans are stored as JSON between a dry run and
+// its confirmation.
 type Plan struct {
 	Location string    // the checkpoint
 	At       time.Time // the clock the plan was made with
 	Files    []PlanFile
-	Empty    bool     // no file to move
-	Notes    []string // what the plan leaves alone and why, and what Spark will do after it
+	Empty    bool // no file to move
+	// Remarks are what the plan leaves alone and why, and what Spark will do after it:
+	// commands words them.
+	Remarks []Remark `json:",omitempty"`
+	// Notes are an earlier version's words for its remarks, in a plan that version stored.
+	Notes []string `json:",omitempty"`
 	// LatestValidCommit is C of the rule: the newest batch whose commits file parses; -1 none.
 	LatestValidCommit int64
 }
@@ -57,7 +62,113 @@ type PlanFile struct {
 	Size   int64
 	SHA256 string
 	Kind   Kind
-	Reason string // "offsets/7 is empty: Spark cannot parse it on restart"
+	// Cause says why the file is moved, with the fields below that it uses: commands words it.
+	Cause  Cause         `json:",omitempty"`
+	Batch  int64         `json:",omitempty"`
+	Target string        `json:",omitempty"` // the file a checksum belongs to
+	Age    time.Duration `json:",omitempty"`
+	Damage *Damage       `json:",omitempty"`
+	// Reason is an earlier version's words for why, in a plan that version stored (no Cause).
+	Reason string `json:",omitempty"`
+}
+
+// Cause says why a file is planned. Each names the PlanFile fields it uses besides Path.
+type Cause string
+
+// The causes of planned files.
+const (
+	// CauseCorruptCommit: Spark cannot parse the commit file (Damage); without it Spark re-runs
+	// batch Batch into the sink.
+	CauseCorruptCommit Cause = "corrupt_commit"
+	// CauseCorruptOffsets: Spark cannot parse the offsets file (Damage); without it Spark plans
+	// batch Batch again.
+	CauseCorruptOffsets Cause = "corrupt_offsets"
+	// CauseTempChecksum: the checksum of the temp file Target, which is moved aside.
+	CauseTempChecksum Cause = "temp_checksum"
+	// CauseChecksum: the checksum of Target, which is moved aside; left behind it would block
+	// Spark from writing Target again.
+	CauseChecksum Cause = "checksum"
+	// CauseGoneTempChecksum: the checksum of a temp file that is gone, Age old.
+	CauseGoneTempChecksum Cause = "gone_temp_checksum"
+	// CauseOrphanChecksum: a checksum without its file Target: it would block Spark from
+	// writing batch Batch.
+	CauseOrphanChecksum Cause = "orphan_checksum"
+	// CauseTempFile: the temp file of an interrupted write, Age old.
+	CauseTempFile Cause = "temp_file"
+)
+
+// Damage is what makes a checkpoint file unreadable for Spark: a parse problem (Problem at
+// Line, with Detail), a file cut short (Sources source lines where Ref has RefSources), or a
+// parse failure of another kind (Err, its text).
+type Damage struct {
+	Path       string
+	Problem    spark.Problem `json:",omitempty"`
+	Line       int           `json:",omitempty"`
+	Detail     string        `json:",omitempty"`
+	Sources    int           `json:",omitempty"`
+	Ref        string        `json:",omitempty"`
+	RefSources int           `json:",omitempty"`
+	Err        string        `json:",omitempty"`
+}
+
+// RemarkCode says what a plan's remark is about. Each names the Remark fields it uses.
+type RemarkCode string
+
+// The remarks of a plan.
+const (
+	// RemarkOddName: Path is not a name Spark writes, but Spark reads it as batch Batch; left
+	// alone.
+	RemarkOddName RemarkCode = "odd_name"
+	// RemarkCommittedCorrupt: the offsets file of batch Batch, the latest commit, is damaged
+	// (Damage); it is not moved, and Spark will fail on restart: restore it from a backup.
+	RemarkCommittedCorrupt RemarkCode = "committed_corrupt"
+	// RemarkRerun: Path is valid and batch Batch has no valid commit: kept, Spark runs it again.
+	RemarkRerun RemarkCode = "rerun"
+	// RemarkTooManyCorrupt: the newest Count files of Dir/ are corrupt (From ... To, oldest
+	// first): more than an interrupted write leaves, so no log file is planned.
+	RemarkTooManyCorrupt RemarkCode = "too_many_corrupt"
+	// RemarkRepeated: moving commits aside makes Spark run Batches again.
+	RemarkRepeated RemarkCode = "repeated"
+	// RemarkNoMetadata: the checkpoint has no metadata file; Spark writes a new one.
+	RemarkNoMetadata RemarkCode = "no_metadata"
+	// RemarkMetadataCorrupt: metadata is damaged (Damage); a repair never moves it.
+	RemarkMetadataCorrupt RemarkCode = "metadata_corrupt"
+	// RemarkEmptyCommitted: Path is empty but batch Batch is committed history: not moved.
+	RemarkEmptyCommitted RemarkCode = "empty_committed"
+	// RemarkNoOffsetsLeft: after the move no offsets file remains; Spark starts the query from
+	// its startingOffsets option.
+	RemarkNoOffsetsLeft RemarkCode = "no_offsets_left"
+	// RemarkRestartUncommitted: after the move Spark restarts at batch Batch, planned but not
+	// committed.
+	RemarkRestartUncommitted RemarkCode = "restart_uncommitted"
+	// RemarkRestartAfterCommit: after the move Spark restarts after batch Batch, the latest
+	// commit, and plans Batch+1.
+	RemarkRestartAfterCommit RemarkCode = "restart_after_commit"
+	// RemarkRestartBroken: after the move the newest offsets file is Path but commits/Batch
+	// exists: Spark will not restart cleanly.
+	RemarkRestartBroken RemarkCode = "restart_broken"
+	// RemarkPreviousMissing: Path, the offsets file of batch Batch-1, is missing: Spark needs it
+	// to restart at batch Batch.
+	RemarkPreviousMissing RemarkCode = "previous_missing"
+	// RemarkPreviousCorrupt: the offsets file Spark reads to restart at batch Batch is damaged
+	// (Damage); it is not moved.
+	RemarkPreviousCorrupt RemarkCode = "previous_corrupt"
+	// RemarkYoung: Count temp or checksum files younger than Age (TempFileMinAge) are left
+	// alone, Path the first: a write may be in progress.
+	RemarkYoung RemarkCode = "young"
+)
+
+// Remark is one thing a plan leaves alone and why, or what Spark will do after it.
+type Remark struct {
+	Code     RemarkCode
+	Path     string        `json:",omitempty"`
+	Batch    int64         `json:",omitempty"`
+	Batches  []int64       `json:",omitempty"`
+	Count    int           `json:",omitempty"`
+	Dir      string        `json:",omitempty"`
+	From, To string        `json:",omitempty"`
+	Damage   *Damage       `json:",omitempty"`
+	Age      time.Duration `json:",omitempty"`
 }
 
 // PlanRepair looks at the checkpoint in store and plans what to move aside. It reads the
@@ -97,8 +208,8 @@ func (l *logDir) has(name string) bool { _, ok := l.entries[name]; return ok }
 // file is the path of batch id.
 func (l *logDir) file(id int64) string { return l.dir + "/" + strconv.FormatInt(id, 10) }
 
-func (p *planner) note(format string, args ...any) {
-	p.plan.Notes = append(p.plan.Notes, fmt.Sprintf(format, args...))
+func (p *planner) remark(r Remark) {
+	p.plan.Remarks = append(p.plan.Remarks, r)
 }
 
 func (p *planner) add(f PlanFile) {
@@ -127,7 +238,7 @@ func (p *planner) list(dir string) (*logDir, error) {
 			if id >= 0 && e.Name == strconv.FormatInt(id, 10) {
 				l.ids = append(l.ids, id)
 			} else {
-				p.note("%s/%s is not a name Spark writes but Spark reads it as batch %d; left alone", dir, e.Name, id)
+				p.remark(Remark{Code: RemarkOddName, Path: dir + "/" + e.Name, Batch: id})
 			}
 		}
 	}
@@ -144,7 +255,7 @@ type corruptFile struct {
 	id     int64
 	path   string
 	data   []byte
-	reason string // "offsets/7 is empty"
+	damage *Damage
 }
 
 func (p *planner) run() error {
@@ -187,7 +298,7 @@ func (p *planner) run() error {
 			return err
 		}
 		if _, perr := spark.ParseCommit(name, data); perr != nil {
-			badCommits = append(badCommits, corruptFile{id, name, data, describe(name, perr)})
+			badCommits = append(badCommits, corruptFile{id, name, data, damage(name, perr)})
 			continue
 		}
 		c = id
@@ -204,7 +315,7 @@ func (p *planner) run() error {
 			return err
 		}
 		if seq, perr := spark.ParseOffsets(name, data); perr != nil {
-			p.note("%s: batch %d is committed, so it is not moved; Spark reads it on restart and will fail: restore it from a backup", describe(name, perr), c)
+			p.remark(Remark{Code: RemarkCommittedCorrupt, Damage: damage(name, perr), Batch: c})
 		} else {
 			refSources, refName = len(seq.Sources), name
 		}
@@ -221,11 +332,11 @@ func (p *planner) run() error {
 		if err != nil {
 			return err
 		}
-		if reason := offsetsProblem(name, data, refName, refSources); reason != "" {
-			badOffsets = append(badOffsets, corruptFile{id, name, data, reason})
+		if d := offsetsProblem(name, data, refName, refSources); d != nil {
+			badOffsets = append(badOffsets, corruptFile{id, name, data, d})
 			continue
 		}
-		p.note("%s is valid and batch %d has no valid commit: kept, Spark runs batch %d again on restart", name, id, id)
+		p.remark(Remark{Code: RemarkRerun, Path: name, Batch: id})
 		break
 	}
 
@@ -237,8 +348,7 @@ func (p *planner) run() error {
 	}{{"commits", badCommits}, {"offsets", badOffsets}} {
 		if len(run.bad) > maxTrailingCorrupt {
 			tooLong = true
-			p.note("the newest %d files of %s/ are corrupt (%s ... %s): more than an interrupted write leaves, so no offsets or commits file is planned; restore the checkpoint from a backup or repair it by hand",
-				len(run.bad), run.dir, run.bad[len(run.bad)-1].path, run.bad[0].path)
+			p.remark(Remark{Code: RemarkTooManyCorrupt, Count: len(run.bad), Dir: run.dir, From: run.bad[len(run.bad)-1].path, To: run.bad[0].path})
 		}
 	}
 	if tooLong {
@@ -246,18 +356,18 @@ func (p *planner) run() error {
 	}
 	for _, f := range badCommits {
 		p.add(PlanFile{Path: f.path, Size: int64(len(f.data)), SHA256: hashBytes(f.data), Kind: KindCorruptCommit,
-			Reason: fmt.Sprintf("%s: Spark cannot parse it on restart; without it Spark re-runs batch %d into the sink", f.reason, f.id)})
+			Cause: CauseCorruptCommit, Damage: f.damage, Batch: f.id})
 	}
 	for _, f := range badOffsets {
 		p.add(PlanFile{Path: f.path, Size: int64(len(f.data)), SHA256: hashBytes(f.data), Kind: KindCorruptOffsets,
-			Reason: fmt.Sprintf("%s: Spark cannot parse it on restart; without it Spark plans batch %d again", f.reason, f.id)})
+			Cause: CauseCorruptOffsets, Damage: f.damage, Batch: f.id})
 	}
 	if len(badCommits) > 0 {
 		ids := make([]int64, len(badCommits))
 		for i, f := range badCommits {
 			ids[len(ids)-1-i] = f.id
 		}
-		p.note("moving commits aside makes Spark run %s again: the sink must tolerate a repeated batch", batchList(ids))
+		p.remark(Remark{Code: RemarkRepeated, Batches: ids})
 	}
 
 	// The newest batch kept in each log, once the plan is carried out.
@@ -279,7 +389,7 @@ func (p *planner) run() error {
 // checkMetadata notes a missing or corrupt metadata file; it is never moved.
 func (p *planner) checkMetadata(present bool) error {
 	if !present {
-		p.note("the checkpoint has no metadata file: Spark writes a new one with a new query id on restart; nothing to move")
+		p.remark(Remark{Code: RemarkNoMetadata})
 		return nil
 	}
 	data, err := p.read("metadata")
@@ -287,7 +397,7 @@ func (p *planner) checkMetadata(present bool) error {
 		return err
 	}
 	if _, perr := spark.ParseMetadata("metadata", data); perr != nil {
-		p.note("%s: metadata is never moved by a repair; restore it from a backup (Spark fails with 'Error reading stream metadata')", describe("metadata", perr))
+		p.remark(Remark{Code: RemarkMetadataCorrupt, Damage: damage("metadata", perr)})
 	}
 	return nil
 }
@@ -301,26 +411,26 @@ func (p *planner) checkRestart(offsets, commits *logDir, l, c int64, changed boo
 				continue // offsets/C was read and judged already
 			}
 			if e := lg.entries[strconv.FormatInt(id, 10)]; e.Size == 0 && !e.ModTime.IsZero() {
-				p.note("%s is empty but batch %d is committed history: not moved; restore it from a backup if Spark needs it", lg.file(id), id)
+				p.remark(Remark{Code: RemarkEmptyCommitted, Path: lg.file(id), Batch: id})
 			}
 		}
 	}
 	switch {
 	case l < 0 && changed:
-		p.note("no offsets file remains: Spark starts the query from its startingOffsets option, as a new query would")
+		p.remark(Remark{Code: RemarkNoOffsetsLeft})
 	case changed && l > c:
-		p.note("after the move Spark restarts at batch %d, planned but not committed (it is run again)", l)
+		p.remark(Remark{Code: RemarkRestartUncommitted, Batch: l})
 	case changed && l == c:
-		p.note("after the move Spark restarts after batch %d, the latest commit, and plans batch %d", c, c+1)
+		p.remark(Remark{Code: RemarkRestartAfterCommit, Batch: c})
 	case changed && l < c:
-		p.note("after the move the newest offsets file is %s but commits/%d exists: Spark will not restart cleanly; repair by hand", offsets.file(l), c)
+		p.remark(Remark{Code: RemarkRestartBroken, Path: offsets.file(l), Batch: c})
 	}
 	if l <= 0 {
 		return nil
 	}
 	prev := l - 1
 	if !offsets.has(strconv.FormatInt(prev, 10)) {
-		p.note("%s is missing: Spark needs it to restart at batch %d ('batch %d doesn't exist'); restore it from a backup", offsets.file(prev), l, prev)
+		p.remark(Remark{Code: RemarkPreviousMissing, Path: offsets.file(prev), Batch: l})
 		return nil
 	}
 	if prev == c {
@@ -331,7 +441,7 @@ func (p *planner) checkRestart(offsets, commits *logDir, l, c int64, changed boo
 		return err
 	}
 	if _, perr := spark.ParseOffsets(offsets.file(prev), data); perr != nil {
-		p.note("%s: Spark reads it to restart at batch %d; it is not moved, restore it from a backup", describe(offsets.file(prev), perr), l)
+		p.remark(Remark{Code: RemarkPreviousCorrupt, Damage: damage(offsets.file(prev), perr), Batch: l})
 	}
 	return nil
 }
@@ -363,20 +473,17 @@ func (p *planner) leftovers(dir string, entries []storage.Entry, kept int64) err
 			continue
 		}
 		name := join(e.Name)
-		old := !e.ModTime.IsZero() && p.now.Sub(e.ModTime) >= TempFileMinAge
-		age := ageText(p.now.Sub(e.ModTime))
+		age := p.now.Sub(e.ModTime)
+		old := !e.ModTime.IsZero() && age >= TempFileMinAge
 		var f PlanFile
 		switch {
 		case spark.IsChecksumFile(e.Name):
 			target := spark.CRCTarget(e.Name)
 			switch {
 			case p.planned[join(target)] && spark.IsTempFile(target):
-				f = PlanFile{Kind: KindTempFile, Reason: fmt.Sprintf(
-					"%s is the checksum of the temp file %s, which is moved aside", name, join(target))}
+				f = PlanFile{Kind: KindTempFile, Cause: CauseTempChecksum, Target: join(target)}
 			case p.planned[join(target)]:
-				f = PlanFile{Kind: KindChecksum, Reason: fmt.Sprintf(
-					"%s is the checksum of %s, which is moved aside: left behind it would block Spark from writing %s again",
-					name, join(target), join(target))}
+				f = PlanFile{Kind: KindChecksum, Cause: CauseChecksum, Target: join(target)}
 			case names[target]:
 				continue // the checksum of a file that stays
 			case spark.IsTempFile(target):
@@ -384,8 +491,7 @@ func (p *planner) leftovers(dir string, entries []storage.Entry, kept int64) err
 					young = append(young, name)
 					continue
 				}
-				f = PlanFile{Kind: KindTempFile, Reason: fmt.Sprintf(
-					"%s is the checksum of a temp file that is gone, %s old", name, age)}
+				f = PlanFile{Kind: KindTempFile, Cause: CauseGoneTempChecksum, Age: age}
 			default:
 				id, isBatch := spark.ParseBatchID(target)
 				if kept < 0 || !isBatch || target != strconv.FormatInt(id, 10) || id <= kept {
@@ -395,17 +501,14 @@ func (p *planner) leftovers(dir string, entries []storage.Entry, kept int64) err
 					young = append(young, name)
 					continue
 				}
-				f = PlanFile{Kind: KindOrphanChecksum, Reason: fmt.Sprintf(
-					"%s is a checksum without %s: it would block Spark from writing batch %d ('Multiple streaming queries are concurrently using')",
-					name, join(target), id)}
+				f = PlanFile{Kind: KindOrphanChecksum, Cause: CauseOrphanChecksum, Target: join(target), Batch: id}
 			}
 		case spark.IsTempFile(e.Name):
 			if !old {
 				young = append(young, name)
 				continue
 			}
-			f = PlanFile{Kind: KindTempFile, Reason: fmt.Sprintf(
-				"%s is the temp file of an interrupted write, %s old", name, age)}
+			f = PlanFile{Kind: KindTempFile, Cause: CauseTempFile, Age: age}
 		default:
 			continue
 		}
@@ -420,22 +523,9 @@ func (p *planner) leftovers(dir string, entries []storage.Entry, kept int64) err
 		p.add(f)
 	}
 	if len(young) > 0 {
-		p.note("%d temp or checksum %s younger than %s left alone (%s): a write may be in progress; is the query running?",
-			len(young), human.Noun(len(young), "file"), TempFileMinAge, young[0])
+		p.remark(Remark{Code: RemarkYoung, Count: len(young), Age: TempFileMinAge, Path: young[0]})
 	}
 	return nil
-}
-
-// ageText is a duration as people say it: "7 minutes", "3 hours", "12 days".
-func ageText(d time.Duration) string {
-	switch {
-	case d >= 48*time.Hour:
-		return fmt.Sprintf("%d days", int(d/(24*time.Hour)))
-	case d >= 2*time.Hour:
-		return fmt.Sprintf("%d hours", int(d/time.Hour))
-	default:
-		return fmt.Sprintf("%d minutes", int(d/time.Minute))
-	}
 }
 
 // newestKept is the newest batch of a log that the plan does not move; -1 none.
@@ -448,57 +538,25 @@ func newestKept(l *logDir, planned map[string]bool) int64 {
 	return -1
 }
 
-// offsetsProblem says what makes an offsets file unreadable for Spark, "" when it is fine.
-func offsetsProblem(name string, data []byte, refName string, refSources int) string {
+// offsetsProblem says what makes an offsets file unreadable for Spark, nil when it is fine.
+func offsetsProblem(name string, data []byte, refName string, refSources int) *Damage {
 	seq, err := spark.ParseOffsets(name, data)
 	if err != nil {
-		return describe(name, err)
+		return damage(name, err)
 	}
 	if refSources > 0 && len(seq.Sources) < refSources {
-		return fmt.Sprintf("%s has %d source %s where %s has %d: it was cut short",
-			name, len(seq.Sources), human.Noun(len(seq.Sources), "line"), refName, refSources)
+		return &Damage{Path: name, Sources: len(seq.Sources), Ref: refName, RefSources: refSources}
 	}
-	return ""
+	return nil
 }
 
-// describe turns a parse error into "offsets/7 is empty", "offsets/7 is truncated (line 3: ...)".
-func describe(name string, err error) string {
+// damage is a parse error as data.
+func damage(name string, err error) *Damage {
 	var pe *spark.ParseError
 	if !errors.As(err, &pe) {
-		return fmt.Sprintf("%s cannot be parsed (%v)", name, err)
+		return &Damage{Path: name, Err: err.Error()}
 	}
-	what := map[spark.Problem]string{
-		spark.ProblemEmpty:              "is empty",
-		spark.ProblemTruncated:          "is truncated",
-		spark.ProblemMalformedVersion:   "has a malformed version line",
-		spark.ProblemUnsupportedVersion: "has an unsupported version",
-		spark.ProblemBadJSON:            "holds unparseable JSON",
-		spark.ProblemInvalid:            "is not what Spark writes",
-	}[pe.Problem]
-	if what == "" {
-		what = "is corrupt (" + string(pe.Problem) + ")"
-	}
-	if pe.Problem == spark.ProblemEmpty {
-		return name + " " + what
-	}
-	if pe.Detail == "" {
-		return fmt.Sprintf("%s %s (line %d)", name, what, pe.Line)
-	}
-	return fmt.Sprintf("%s %s (line %d: %s)", name, what, pe.Line, pe.Detail)
-}
-
-func batchList(ids []int64) string {
-	if len(ids) == 1 {
-		return "batch " + strconv.FormatInt(ids[0], 10)
-	}
-	s := "batches "
-	for i, id := range ids {
-		if i > 0 {
-			s += ", "
-		}
-		s += strconv.FormatInt(id, 10)
-	}
-	return s
+	return &Damage{Path: name, Problem: pe.Problem, Line: pe.Line, Detail: pe.Detail}
 }
 
 func mapValues(m map[string]storage.Entry) []storage.Entry {

@@ -1,12 +1,14 @@
 package remediate_test
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/streamwatch/streamwatch/integrations/remediate"
+	"github.com/streamwatch/streamwatch/integrations/spark"
 	"github.com/streamwatch/streamwatch/integrations/spark/sparktest"
 )
 
@@ -32,8 +34,8 @@ func TestPlanHealthyCheckpointIsEmpty(t *testing.T) {
 			if !p.Empty || len(p.Files) != 0 {
 				t.Fatalf("plan of a healthy checkpoint: %+v", p)
 			}
-			if name == "young temp file" && !hasNote(p, "offsets/.9.1f2e.tmp") {
-				t.Errorf("the young temp file is not noted: %q", p.Notes)
+			if name == "young temp file" && !hasRemark(p, remediate.Remark{Code: remediate.RemarkYoung, Count: 1, Path: "offsets/.9.1f2e.tmp", Age: remediate.TempFileMinAge}) {
+				t.Errorf("the young temp file is not noted: %+v", p.Remarks)
 			}
 		})
 	}
@@ -56,11 +58,11 @@ func TestPlanEmptyNewestOffsets(t *testing.T) {
 			t.Fatalf("checksums %v: plan %q, want %q\n%+v", checksums, got, want, p)
 		}
 		f := p.Files[len(p.Files)-1]
-		if f.Size != 0 || f.Kind != remediate.KindCorruptOffsets || !strings.HasPrefix(f.Reason, "offsets/8 is empty: Spark cannot parse it on restart") {
-			t.Errorf("planned file %+v", f)
+		if f.Size != 0 || f.Kind != remediate.KindCorruptOffsets || !emptyOffsets8(f) {
+			t.Errorf("planned file %+v, damage %+v", f, f.Damage)
 		}
-		if p.LatestValidCommit != 7 || !hasNote(p, "plans batch 8") {
-			t.Errorf("latest valid commit %d, notes %q", p.LatestValidCommit, p.Notes)
+		if p.LatestValidCommit != 7 || !hasRemark(p, remediate.Remark{Code: remediate.RemarkRestartAfterCommit, Batch: 7}) {
+			t.Errorf("latest valid commit %d, remarks %+v", p.LatestValidCommit, p.Remarks)
 		}
 	}
 }
@@ -73,7 +75,7 @@ func TestPlanCorruptTrailingFiles(t *testing.T) {
 		spec  func(*sparktest.Spec)
 		want  []string
 		kinds []remediate.Kind
-		note  string
+		note  remediate.Remark
 	}{
 		{
 			name: "truncated offsets JSON",
@@ -93,7 +95,7 @@ func TestPlanCorruptTrailingFiles(t *testing.T) {
 				s.Files["offsets/8"] = "v1\n" + meta + "\n{\"a\":{\"0\":8}}"
 			},
 			want: []string{"offsets/8"},
-			note: "plans batch 8",
+			note: remediate.Remark{Code: remediate.RemarkRestartAfterCommit, Batch: 7},
 		},
 		{
 			name: "two uncommitted offsets files, both empty",
@@ -108,14 +110,14 @@ func TestPlanCorruptTrailingFiles(t *testing.T) {
 			name: "corrupt newest offsets above a valid uncommitted one",
 			spec: func(s *sparktest.Spec) { s.LatestBatch = 9; s.Files["offsets/9"] = "v1\n" },
 			want: []string{"offsets/.9.crc", "offsets/9"},
-			note: "restarts at batch 8",
+			note: remediate.Remark{Code: remediate.RemarkRestartUncommitted, Batch: 8},
 		},
 		{
 			name:  "empty newest commit: the valid offsets file stays and batch 8 is re-run",
 			spec:  func(s *sparktest.Spec) { s.LatestCommit = 8; s.Files["commits/8"] = "" },
 			want:  []string{"commits/.8.crc", "commits/8"},
 			kinds: []remediate.Kind{remediate.KindChecksum, remediate.KindCorruptCommit},
-			note:  "run batch 8 again",
+			note:  remediate.Remark{Code: remediate.RemarkRepeated, Batches: []int64{8}},
 		},
 		{
 			name: "corrupt commit and a corrupt offsets file above it",
@@ -125,7 +127,7 @@ func TestPlanCorruptTrailingFiles(t *testing.T) {
 				s.Files["offsets/9"] = ""
 			},
 			want: []string{"commits/.8.crc", "commits/8", "offsets/.9.crc", "offsets/9"},
-			note: "restarts at batch 8",
+			note: remediate.Remark{Code: remediate.RemarkRestartUncommitted, Batch: 8},
 		},
 		{
 			name: "leftover temp files and the checksum of one",
@@ -164,12 +166,12 @@ func TestPlanCorruptTrailingFiles(t *testing.T) {
 				}
 			}
 			for _, f := range p.Files {
-				if f.Reason == "" || f.SHA256 == "" {
-					t.Errorf("planned file without reason or hash: %+v", f)
+				if f.Cause == "" || f.SHA256 == "" {
+					t.Errorf("planned file without cause or hash: %+v", f)
 				}
 			}
-			if tc.note != "" && !hasNote(p, tc.note) {
-				t.Errorf("no note with %q: %q", tc.note, p.Notes)
+			if tc.note.Code != "" && !hasRemark(p, tc.note) {
+				t.Errorf("no remark %+v: %+v", tc.note, p.Remarks)
 			}
 		})
 	}
@@ -181,12 +183,12 @@ func TestPlanNeverTouchesCommittedHistory(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		spec func(*sparktest.Spec)
-		note string
+		note remediate.Remark
 	}{
 		{
 			name: "empty offsets file in the middle",
 			spec: func(s *sparktest.Spec) { s.Files["offsets/4"] = "" },
-			note: "offsets/4 is empty but batch 4 is committed history",
+			note: remediate.Remark{Code: remediate.RemarkEmptyCommitted, Path: "offsets/4", Batch: 4},
 		},
 		{
 			name: "garbage commit in the middle",
@@ -195,17 +197,17 @@ func TestPlanNeverTouchesCommittedHistory(t *testing.T) {
 		{
 			name: "newest offsets empty but committed",
 			spec: func(s *sparktest.Spec) { s.LatestCommit = 8; s.Files["offsets/8"] = "" },
-			note: "offsets/8 is empty: batch 8 is committed",
+			note: remediate.Remark{Code: remediate.RemarkCommittedCorrupt, Batch: 8, Damage: &remediate.Damage{Path: "offsets/8", Problem: spark.ProblemEmpty}},
 		},
 		{
 			name: "offsets of the batch before the in-flight one is corrupt",
 			spec: func(s *sparktest.Spec) { s.LatestCommit = 6; s.Files["offsets/7"] = "v1\n{" },
-			note: "offsets/7 is truncated",
+			note: remediate.Remark{Code: remediate.RemarkPreviousCorrupt, Batch: 8, Damage: &remediate.Damage{Path: "offsets/7", Problem: spark.ProblemTruncated}},
 		},
 		{
 			name: "offsets/L-1 is missing",
 			spec: func(s *sparktest.Spec) { s.Remove = []string{"offsets/7", "offsets/.7.crc"} },
-			note: "offsets/7 is missing",
+			note: remediate.Remark{Code: remediate.RemarkPreviousMissing, Path: "offsets/7", Batch: 8},
 		},
 		{
 			name: "corrupt metadata, state and sources",
@@ -216,7 +218,7 @@ func TestPlanNeverTouchesCommittedHistory(t *testing.T) {
 				s.Files["sources/0/0"] = ""
 				s.Files["sources/0/.1.dead.tmp"] = ""
 			},
-			note: "metadata is never moved",
+			note: remediate.Remark{Code: remediate.RemarkMetadataCorrupt, Damage: &remediate.Damage{Path: "metadata", Problem: spark.ProblemTruncated}},
 		},
 		{
 			name: "too many corrupt trailing commits",
@@ -225,7 +227,7 @@ func TestPlanNeverTouchesCommittedHistory(t *testing.T) {
 					s.Files["commits/"+n] = ""
 				}
 			},
-			note: "the newest 4 files of commits/ are corrupt",
+			note: remediate.Remark{Code: remediate.RemarkTooManyCorrupt, Count: 4, Dir: "commits", From: "commits/4", To: "commits/7"},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -237,8 +239,8 @@ func TestPlanNeverTouchesCommittedHistory(t *testing.T) {
 			if !p.Empty {
 				t.Fatalf("plan touches committed history or state: %+v", p)
 			}
-			if tc.note != "" && !hasNote(p, tc.note) {
-				t.Errorf("no note with %q: %q", tc.note, p.Notes)
+			if tc.note.Code != "" && !hasRemark(p, tc.note) {
+				t.Errorf("no remark %+v: %+v", tc.note, p.Remarks)
 			}
 		})
 	}
@@ -250,7 +252,7 @@ func TestPlanOfAnEmptyFile(t *testing.T) {
 	s.Files["offsets/8"] = ""
 	p := plan(t, open(t, writeCheckpoint(t, s)))
 	if len(p.Files) != 2 || p.Empty || !slices.ContainsFunc(p.Files, func(f remediate.PlanFile) bool {
-		return f.Path == "offsets/8" && strings.HasPrefix(f.Reason, "offsets/8 is empty: Spark cannot parse it on restart")
+		return f.Path == "offsets/8" && emptyOffsets8(f)
 	}) {
 		t.Errorf("plan %+v, want offsets/8 and one more, offsets/8 for being empty", p)
 	}
@@ -267,6 +269,23 @@ func TestPlanNoCheckpoint(t *testing.T) {
 	}
 }
 
-func hasNote(p *remediate.Plan, s string) bool {
-	return slices.ContainsFunc(p.Notes, func(n string) bool { return strings.Contains(n, s) })
+// hasRemark says p has a remark with want's code and fields; of want's Damage, only the path
+// and the problem count.
+func hasRemark(p *remediate.Plan, want remediate.Remark) bool {
+	return slices.ContainsFunc(p.Remarks, func(r remediate.Remark) bool {
+		if want.Damage != nil {
+			if r.Damage == nil || r.Damage.Path != want.Damage.Path || r.Damage.Problem != want.Damage.Problem {
+				return false
+			}
+			r.Damage = want.Damage
+		}
+		return reflect.DeepEqual(r, want)
+	})
+}
+
+// emptyOffsets8 says f is planned for being the empty offsets file of batch 8, which Spark
+// plans again without it.
+func emptyOffsets8(f remediate.PlanFile) bool {
+	return f.Cause == remediate.CauseCorruptOffsets && f.Batch == 8 && f.Damage != nil &&
+		f.Damage.Path == "offsets/8" && f.Damage.Problem == spark.ProblemEmpty
 }

@@ -64,43 +64,85 @@ func Digest(files []FileState) string {
 	return hex.EncodeToString(h[:])
 }
 
-// Diff says, one sentence a file, how got differs from want (matched by path); nil when they
+// ChangeCode says how a file differs from what a dry run saw. Each names the FileChange
+// fields it uses besides Path.
+type ChangeCode string
+
+// The changes of a file since a dry run.
+const (
+	// ChangeUnseen: the file was in the plan and is no longer looked at.
+	ChangeUnseen ChangeCode = "unseen"
+	// ChangeAppeared: the file did not exist and now exists (Now: its size and modification
+	// time).
+	ChangeAppeared ChangeCode = "appeared"
+	// ChangeGone: the file existed and is gone.
+	ChangeGone ChangeCode = "gone"
+	// ChangeModified: the Fields of the file differ between Was and Now.
+	ChangeModified ChangeCode = "modified"
+	// ChangeAdded: the file was not in the plan that was shown and is now part of it.
+	ChangeAdded ChangeCode = "added"
+)
+
+// FileField is one part of a file's state a change compares.
+type FileField string
+
+// The parts of a file's state, in the order a change lists them.
+const (
+	FieldSize    FileField = "size"
+	FieldModTime FileField = "mtime"
+	FieldETag    FileField = "etag"
+	FieldSHA256  FileField = "sha256" // compared only when both states have one
+)
+
+// FileChange is how one file differs from what a dry run saw: commands words it.
+type FileChange struct {
+	Path    string
+	Code    ChangeCode
+	Was     FileState // the dry run's
+	Now     FileState // the file's now
+	Changed []FileField
+}
+
+// Diff lists, one change a file, how got differs from want (matched by path); nil when they
 // are the same files in the same state.
-func Diff(want, got []FileState) []string {
+func Diff(want, got []FileState) []FileChange {
 	byPath := map[string]FileState{}
 	for _, f := range got {
 		byPath[f.Path] = f
 	}
-	var out []string
+	var out []FileChange
 	for _, w := range want {
 		g, ok := byPath[w.Path]
 		delete(byPath, w.Path)
+		c := FileChange{Path: w.Path, Was: w, Now: g}
 		switch {
 		case !ok:
-			out = append(out, w.Path+": no longer looked at")
+			c.Code = ChangeUnseen
 		case w.Absent && !g.Absent:
-			out = append(out, fmt.Sprintf("%s: did not exist, now exists (%s, modified %s)", w.Path, human.Bytes(g.Size), human.StampMilli(g.ModTime)))
+			c.Code = ChangeAppeared
 		case !w.Absent && g.Absent:
-			out = append(out, w.Path+": gone")
+			c.Code = ChangeGone
 		case w.Absent:
+			continue
 		default:
-			var what []string
 			if w.Size != g.Size {
-				what = append(what, fmt.Sprintf("size %d → %d bytes", w.Size, g.Size))
+				c.Changed = append(c.Changed, FieldSize)
 			}
 			if !w.ModTime.Equal(g.ModTime) {
-				what = append(what, fmt.Sprintf("modified %s → %s", human.StampMilli(w.ModTime), human.StampMilli(g.ModTime)))
+				c.Changed = append(c.Changed, FieldModTime)
 			}
 			if w.ETag != g.ETag {
-				what = append(what, fmt.Sprintf("ETag %s → %s", w.ETag, g.ETag))
+				c.Changed = append(c.Changed, FieldETag)
 			}
 			if w.SHA256 != "" && g.SHA256 != "" && w.SHA256 != g.SHA256 {
-				what = append(what, fmt.Sprintf("SHA-256 %.12s… → %.12s…", w.SHA256, g.SHA256))
+				c.Changed = append(c.Changed, FieldSHA256)
 			}
-			if len(what) > 0 {
-				out = append(out, w.Path+": "+strings.Join(what, ", "))
+			if len(c.Changed) == 0 {
+				continue
 			}
+			c.Code = ChangeModified
 		}
+		out = append(out, c)
 	}
 	rest := make([]string, 0, len(byPath))
 	for p := range byPath {
@@ -108,9 +150,37 @@ func Diff(want, got []FileState) []string {
 	}
 	sort.Strings(rest)
 	for _, p := range rest {
-		out = append(out, p+": not in the plan that was shown, now part of it")
+		out = append(out, FileChange{Path: p, Code: ChangeAdded, Now: byPath[p]})
 	}
 	return out
+}
+
+// changesText words changes for an error (Restore's ErrChanged), which compares a quarantined
+// copy with itself, so only gone or modified: "offsets/8: gone", "offsets/8: size 0 → 312
+// bytes, modified … → …".
+func changesText(changes []FileChange) string {
+	lines := make([]string, len(changes))
+	for i, c := range changes {
+		if c.Code != ChangeModified {
+			lines[i] = c.Path + ": " + string(c.Code)
+			continue
+		}
+		what := make([]string, len(c.Changed))
+		for j, f := range c.Changed {
+			switch f {
+			case FieldSize:
+				what[j] = fmt.Sprintf("size %d → %d bytes", c.Was.Size, c.Now.Size)
+			case FieldModTime:
+				what[j] = fmt.Sprintf("modified %s → %s", human.StampMilli(c.Was.ModTime), human.StampMilli(c.Now.ModTime))
+			case FieldETag:
+				what[j] = fmt.Sprintf("ETag %s → %s", c.Was.ETag, c.Now.ETag)
+			case FieldSHA256:
+				what[j] = fmt.Sprintf("SHA-256 %.12s… → %.12s…", c.Was.SHA256, c.Now.SHA256)
+			}
+		}
+		lines[i] = c.Path + ": " + strings.Join(what, ", ")
+	}
+	return strings.Join(lines, "; ")
 }
 
 // Activity is a sign that a query is running: a checkpoint file written recently.

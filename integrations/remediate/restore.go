@@ -12,7 +12,6 @@ import (
 
 	"github.com/streamwatch/streamwatch/integrations/spark"
 	"github.com/streamwatch/streamwatch/integrations/storage"
-	"github.com/streamwatch/streamwatch/internal/human"
 )
 
 // RecordName is <backup>/quarantine.json: the manifest of the quarantine, one entry per file
@@ -86,7 +85,10 @@ type RestorePlan struct {
 	Location string // the checkpoint
 	Backup   string // the backup directory, relative to the backup root: <pipeline>/<time>
 	Files    []RestoreFile
-	Problems []string // files that stay in the quarantine, one sentence each
+	// Stays are the files that stay in the quarantine, with why: commands words them.
+	Stays []Stay `json:",omitempty"`
+	// Problems are an earlier version's words for them, in a plan that version stored.
+	Problems []string `json:",omitempty"`
 }
 
 // RestoreFile is one quarantined file to put back.
@@ -95,8 +97,47 @@ type RestoreFile struct {
 	Source FileState // the quarantined copy, relative to the backup root
 	Target FileState // the checkpoint path, absent
 	// VerifiedBy names what the copy's SHA-256 was checked against: the quarantine record, or
-	// for files quarantined before records existed, the backup's manifest.
-	VerifiedBy string
+	// for files quarantined before records existed, the backup's manifest. A plan stored by an
+	// earlier version holds its words for them instead.
+	VerifiedBy Verifier
+}
+
+// Verifier is what a quarantined copy was verified against.
+type Verifier string
+
+// The records a quarantined copy is verified against.
+const (
+	VerifiedByRecord   Verifier = "record"   // the backup's quarantine.json
+	VerifiedByManifest Verifier = "manifest" // the backup's manifest.json
+)
+
+// StayCode says why a quarantined file stays. Each names the Stay fields it uses besides Path.
+type StayCode string
+
+// The reasons a quarantined file stays in the quarantine.
+const (
+	// StayBadPath: Path (in quarantine/) is a path a repair never moves (Err, the check's text).
+	StayBadPath StayCode = "bad_path"
+	// StayUnlisted: neither the quarantine record nor the backup's manifest lists Path, so its
+	// copy cannot be verified.
+	StayUnlisted StayCode = "unlisted"
+	// StayMismatch: the quarantined copy (Found: size, SHA-256) does not match what By recorded
+	// (WantSize, WantSHA256).
+	StayMismatch StayCode = "mismatch"
+	// StayOccupied: Path exists in the checkpoint again (Found: size, modification time): a
+	// restore never overwrites it.
+	StayOccupied StayCode = "occupied"
+)
+
+// Stay is one quarantined file a restore leaves where it is, and why.
+type Stay struct {
+	Code       StayCode
+	Path       string
+	Err        string    `json:",omitempty"`
+	By         Verifier  `json:",omitempty"`
+	Found      FileState `json:",omitzero"`
+	WantSize   int64     `json:",omitempty"`
+	WantSHA256 string    `json:",omitempty"`
 }
 
 // States lists the sources and targets, for a digest of what a restore will touch.
@@ -137,10 +178,10 @@ func PlanRestore(ctx context.Context, store, backupRoot storage.Store, dir strin
 	var manifest map[string]ManifestFile
 	for _, p := range present {
 		if err := checkPlannedPath(p); err != nil {
-			plan.Problems = append(plan.Problems, fmt.Sprintf("%s/%s: %v", QuarantineDir, p, err))
+			plan.Stays = append(plan.Stays, Stay{Code: StayBadPath, Path: p, Err: err.Error()})
 			continue
 		}
-		want, by := recorded[p], "quarantine record"
+		want, by := recorded[p], VerifiedByRecord
 		if want.Path == "" {
 			if manifest == nil {
 				manifest = map[string]ManifestFile{}
@@ -152,18 +193,17 @@ func PlanRestore(ctx context.Context, store, backupRoot storage.Store, dir strin
 			}
 			m, ok := manifest[p]
 			if !ok {
-				plan.Problems = append(plan.Problems, p+": neither the quarantine record nor the backup's manifest lists it, so its copy cannot be verified")
+				plan.Stays = append(plan.Stays, Stay{Code: StayUnlisted, Path: p})
 				continue
 			}
-			want, by = QuarantinedFile{Path: p, Size: m.Size, SHA256: m.SHA256}, "backup's manifest"
+			want, by = QuarantinedFile{Path: p, Size: m.Size, SHA256: m.SHA256}, VerifiedByManifest
 		}
 		src, err := Observe(ctx, backupRoot, qdir+"/"+p, true)
 		if err != nil {
 			return nil, fail(err)
 		}
 		if src.Size != want.Size || src.SHA256 != want.SHA256 {
-			plan.Problems = append(plan.Problems, fmt.Sprintf("%s: the quarantined copy does not match the %s (%d bytes, SHA-256 %.12s…; recorded %d bytes, %.12s…)",
-				p, by, src.Size, src.SHA256, want.Size, want.SHA256))
+			plan.Stays = append(plan.Stays, Stay{Code: StayMismatch, Path: p, By: by, Found: src, WantSize: want.Size, WantSHA256: want.SHA256})
 			continue
 		}
 		dst, err := Observe(ctx, store, p, false)
@@ -171,8 +211,7 @@ func PlanRestore(ctx context.Context, store, backupRoot storage.Store, dir strin
 			return nil, fail(err)
 		}
 		if !dst.Absent {
-			plan.Problems = append(plan.Problems, fmt.Sprintf("%s exists in the checkpoint again (%s, modified %s): a restore never overwrites it",
-				p, human.Bytes(dst.Size), human.StampMilli(dst.ModTime)))
+			plan.Stays = append(plan.Stays, Stay{Code: StayOccupied, Path: p, Found: dst})
 			continue
 		}
 		plan.Files = append(plan.Files, RestoreFile{Path: p, Source: src, Target: dst, VerifiedBy: by})
@@ -287,7 +326,7 @@ func Restore(ctx context.Context, store, backupRoot storage.Store, plan *Restore
 			return fail(err)
 		}
 		if d := Diff([]FileState{f.Source}, []FileState{src}); len(d) > 0 {
-			return fail(fmt.Errorf("the quarantined copy of %s %w: %s", f.Path, ErrChanged, strings.Join(d, "; ")))
+			return fail(fmt.Errorf("the quarantined copy of %s %w: %s", f.Path, ErrChanged, changesText(d)))
 		}
 		dst, err := Observe(ctx, store, f.Path, false)
 		if err != nil {
@@ -334,12 +373,32 @@ type BackupInfo struct {
 	Created time.Time
 	Files   int
 	Bytes   int64
-	// State is "verified" (verified.json vouches for manifest.json), or says why not.
-	State    string
+	// State says whether verified.json vouches for manifest.json, or why not; Problem is the
+	// text of the error that made a marker unreadable.
+	State    BackupState
+	Problem  string
 	Verified bool
 	// Quarantined counts the files in quarantine/ not restored yet.
 	Quarantined int
 }
+
+// BackupState says whether a backup is verified. Each names the BackupInfo fields it uses.
+type BackupState string
+
+// The states of a backup.
+const (
+	// BackupVerified: verified.json vouches for manifest.json.
+	BackupVerified BackupState = "verified"
+	// BackupNoManifest: no manifest.json: the backup failed or is still copying.
+	BackupNoManifest BackupState = "no_manifest"
+	// BackupManifestUnreadable: manifest.json cannot be read (Problem).
+	BackupManifestUnreadable BackupState = "manifest_unreadable"
+	// BackupMarkerUnreadable: verified.json cannot be read (Problem).
+	BackupMarkerUnreadable BackupState = "marker_unreadable"
+	// BackupUnverified: no verified.json vouches for the manifest (the copy failed
+	// verification, is running, or the manifest changed).
+	BackupUnverified BackupState = "unverified"
+)
 
 // ListBackups lists the pipeline's backups, newest first. It reads each backup's manifest and
 // markers, not the copies (Verify does that).
@@ -358,19 +417,19 @@ func ListBackups(ctx context.Context, root storage.Store, pipeline string) ([]Ba
 		m, err := readManifest(ctx, root, dir)
 		switch {
 		case storage.Class(err) == storage.ClassNotFound && ctx.Err() == nil:
-			info.State = "no manifest.json: the backup failed or is still copying"
+			info.State = BackupNoManifest
 		case err != nil:
-			info.State = "manifest.json cannot be read: " + err.Error()
+			info.State, info.Problem = BackupManifestUnreadable, err.Error()
 		default:
 			info.Created, info.Files, info.Bytes = m.Created, m.FileCount, m.TotalBytes
 			b, err := readVerified(ctx, root, dir)
 			switch {
 			case err != nil:
-				info.State = "verified.json cannot be read: " + err.Error()
+				info.State, info.Problem = BackupMarkerUnreadable, err.Error()
 			case b == nil:
-				info.State = "not verified: no verified.json that vouches for its manifest (the copy failed verification, is running, or the manifest changed)"
+				info.State = BackupUnverified
 			default:
-				info.State, info.Verified = "verified", true
+				info.State, info.Verified = BackupVerified, true
 			}
 		}
 		files, err := quarantined(ctx, root, dir+"/"+QuarantineDir)

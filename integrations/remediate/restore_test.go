@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -40,7 +41,7 @@ func TestRestorePutsBackExactlyTheQuarantinedFiles(t *testing.T) {
 	var paths []string
 	for _, f := range rp.Files {
 		paths = append(paths, f.Path)
-		if f.VerifiedBy != "quarantine record" || !f.Target.Absent {
+		if f.VerifiedBy != remediate.VerifiedByRecord || !f.Target.Absent {
 			t.Errorf("%s: verified by %q, target %+v", f.Path, f.VerifiedBy, f.Target)
 		}
 	}
@@ -99,11 +100,16 @@ func TestRestoreRefusals(t *testing.T) {
 	for _, f := range rp.Files {
 		paths = append(paths, f.Path)
 	}
-	problems := strings.Join(rp.Problems, "\n")
-	if !slices.Equal(paths, []string{"offsets/.9.3f2a9c1e.tmp", "offsets/.8.crc"}) ||
-		!strings.Contains(problems, "offsets/8 exists in the checkpoint again") ||
-		!strings.Contains(problems, ".metadata.5e6f.tmp: the quarantined copy does not match the quarantine record") {
-		t.Fatalf("plan %q, problems:\n%s", paths, problems)
+	stays := map[string]remediate.Stay{}
+	for _, s := range rp.Stays {
+		stays[s.Path] = s
+	}
+	occupied, mismatch := stays["offsets/8"], stays[".metadata.5e6f.tmp"]
+	if !slices.Equal(paths, []string{"offsets/.9.3f2a9c1e.tmp", "offsets/.8.crc"}) || len(stays) != 2 ||
+		occupied.Code != remediate.StayOccupied || occupied.Found.Size != 6 ||
+		mismatch.Code != remediate.StayMismatch || mismatch.By != remediate.VerifiedByRecord ||
+		mismatch.Found.Size != int64(len("not what was moved")) || mismatch.WantSize != 1 || mismatch.WantSHA256 == mismatch.Found.SHA256 {
+		t.Fatalf("plan %q, stays %+v", paths, rp.Stays)
 	}
 
 	// Between plan and restore, offsets/.8.crc appears in the checkpoint: refused there, what
@@ -133,11 +139,11 @@ func TestRestoreWithoutARecord(t *testing.T) {
 	}
 	os.Remove(filepath.Join(rootDir, filepath.FromSlash(b.Dir), remediate.RecordName))
 	rp, err := remediate.PlanRestore(ctx, store, root, b.Dir)
-	if err != nil || len(rp.Files) != 4 || len(rp.Problems) != 0 {
+	if err != nil || len(rp.Files) != 4 || len(rp.Stays) != 0 {
 		t.Fatalf("plan: %v %+v", err, rp)
 	}
 	for _, f := range rp.Files {
-		if f.VerifiedBy != "backup's manifest" {
+		if f.VerifiedBy != remediate.VerifiedByManifest {
 			t.Errorf("%s verified by %q", f.Path, f.VerifiedBy)
 		}
 	}
@@ -155,15 +161,14 @@ func TestDigestAndDiff(t *testing.T) {
 	if remediate.Digest(a) == remediate.Digest(c) {
 		t.Fatal("different files, same digest")
 	}
-	got := strings.Join(remediate.Diff(a, c), "\n")
-	for _, want := range []string{
-		"offsets/8: size 0 → 312 bytes, modified 2026-11-30 10:40:05.000Z → 2026-11-30 10:41:05.000Z, SHA-256 e3b0c44298fc… → 9f86d081884c…",
-		"offsets/.8.crc: no longer looked at",
-		"offsets/9: not in the plan that was shown, now part of it",
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("diff lacks %q:\n%s", want, got)
-		}
+	want := []remediate.FileChange{
+		{Path: "offsets/8", Code: remediate.ChangeModified, Was: a[0], Now: c[0],
+			Changed: []remediate.FileField{remediate.FieldSize, remediate.FieldModTime, remediate.FieldSHA256}},
+		{Path: "offsets/.8.crc", Code: remediate.ChangeUnseen, Was: a[1]},
+		{Path: "offsets/9", Code: remediate.ChangeAdded, Now: c[1]},
+	}
+	if got := remediate.Diff(a, c); !reflect.DeepEqual(got, want) {
+		t.Errorf("diff\n%+v\nwant\n%+v", got, want)
 	}
 }
 
@@ -179,5 +184,38 @@ func TestRecentActivity(t *testing.T) {
 	act, err := remediate.RecentActivity(ctx, store, time.Now().Add(-2*time.Minute))
 	if err != nil || len(act) != 1 || act[0].Path != "commits/9" {
 		t.Fatalf("a new commit: %+v %v", act, err)
+	}
+}
+
+// TestRestoreRefusesAChangedCopy: a quarantined copy that changed between plan and restore
+// stops the restore, and the error says how it changed.
+func TestRestoreRefusesAChangedCopy(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := writeCheckpoint(t, incident())
+	store := open(t, dir)
+	rootDir := t.TempDir()
+	root := open(t, rootDir)
+	b := backup(t, store, root, now)
+	if _, err := remediate.Quarantine(ctx, store, root, b, plan(t, store)); err != nil {
+		t.Fatal(err)
+	}
+	rp, err := remediate.PlanRestore(ctx, store, root, b.Dir)
+	if err != nil || len(rp.Files) == 0 || rp.Files[0].Path != ".metadata.5e6f.tmp" {
+		t.Fatalf("plan %+v %v", rp, err)
+	}
+	src := rp.Files[0].Source
+	copyPath := filepath.Join(rootDir, filepath.FromSlash(src.Path))
+	if err := os.WriteFile(copyPath, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(copyPath, src.ModTime, src.ModTime); err != nil {
+		t.Fatal(err)
+	}
+	out, err := remediate.Restore(ctx, store, root, rp, now)
+	want := "the quarantined copy of .metadata.5e6f.tmp changed since the plan was made: " + src.Path + ": size 1 → 2 bytes, SHA-256 " +
+		src.SHA256[:12] + "… → 44136fa355b3…"
+	if !errors.Is(err, remediate.ErrChanged) || len(out.Restored) != 0 || !strings.HasSuffix(err.Error(), want) {
+		t.Fatalf("restore: %v, restored %q; want an error ending %q", err, out.Restored, want)
 	}
 }

@@ -153,8 +153,12 @@ func accessLine(a *pipeline.Access) string {
 	switch {
 	case a == nil:
 		return ""
+	case a.Report != nil && !a.Report.Judged():
+		return "not judged: " + AccessNotJudged(a.Report)
 	case a.Err != "":
 		return "not judged: " + a.Err
+	case a.Identity && a.Report != nil:
+		return AccessReason(a.Report) + " (judged without writing; " + AccessNote(a.Report) + ")"
 	case a.Identity:
 		return a.Reason + " (judged without writing; " + a.Note + ")"
 	case a.Writable:
@@ -185,6 +189,14 @@ func historyLine(v pipeline.Verdict, f pipeline.Fact) string {
 		return factLine(v, f) + " (undated: cannot be placed after the newest progress)"
 	}
 	return fmt.Sprintf("%s (%s, before the newest progress)", factLine(v, f), human.Stamp(f.At))
+}
+
+// factProbeWhy is a probe fact's reason; an earlier version's fact has its words in Text.
+func factProbeWhy(f pipeline.Fact) string {
+	if len(f.Why) == 0 {
+		return f.Text
+	}
+	return probeWhy(f.Why, f.Access)
 }
 
 // factLine words one finding of verdict v.
@@ -244,11 +256,21 @@ func factLine(v pipeline.Verdict, f pipeline.Fact) string {
 		return fmt.Sprintf("%s records on %s of %s are no longer on the brokers: retention deleted them before the query read them; %s",
 			human.Digits(f.N), human.Count(int(f.M), "partition"), f.File, onRestart(f, "", "skips them"))
 	case pipeline.FactProbe:
-		return "probe " + human.Stamp(f.At) + ": " + f.Text
+		return "probe " + human.Stamp(f.At) + ": " + factProbeWhy(f)
 	case pipeline.FactProbeCorrupt:
-		return "probe: " + f.Text
+		return "probe: " + factProbeWhy(f)
 	case pipeline.FactOwnProbeRefused:
-		return "streamwatch's own probe was refused (" + f.Text + "), but the job's user may write: streamwatch runs as another user"
+		return "streamwatch's own probe was refused (" + factProbeWhy(f) + "), but the job's user may write: streamwatch runs as another user"
+	case pipeline.FactAccess:
+		if f.Access == nil {
+			return string(f.Kind)
+		}
+		return AccessReason(f.Access)
+	case pipeline.FactProbeOwner:
+		if f.Owner == nil {
+			return string(f.Kind)
+		}
+		return OwnershipLine(*f.Owner)
 	case pipeline.FactIAMWriteRefused:
 		return "testIamPermissions said streamwatch's identity may write, but a real write was refused: GCS decides beyond the bucket's IAM policy (IAM conditions, VPC Service Controls, retention)"
 	case pipeline.FactWriteRefused:

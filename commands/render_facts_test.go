@@ -2,12 +2,15 @@ package commands
 
 import (
 	"encoding/json"
+	"io/fs"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/streamwatch/streamwatch/integrations/access"
 	"github.com/streamwatch/streamwatch/integrations/deployconf"
 	"github.com/streamwatch/streamwatch/integrations/kafka"
+	"github.com/streamwatch/streamwatch/integrations/probe"
 	"github.com/streamwatch/streamwatch/pipeline"
 )
 
@@ -60,6 +63,14 @@ func TestFactLine(t *testing.T) {
 		{pipeline.Fact{Kind: pipeline.FactProbe, At: at, Text: "permission denied writing /cp/x"}, "probe 2026-11-30 10:41:05Z: permission denied writing /cp/x"},
 		{pipeline.Fact{Kind: pipeline.FactProbeCorrupt, Text: "offsets/4 is empty"}, "probe: offsets/4 is empty"},
 		{pipeline.Fact{Kind: pipeline.FactOwnProbeRefused, Text: "EACCES"}, "streamwatch's own probe was refused (EACCES), but the job's user may write: streamwatch runs as another user"},
+		{pipeline.Fact{Kind: pipeline.FactProbe, At: at, Why: []probe.Finding{{Code: probe.CodePermissionDenied, Step: probe.StepWrite, Path: "/cp/x"}}},
+			"probe 2026-11-30 10:41:05Z: permission denied writing /cp/x"},
+		{pipeline.Fact{Kind: pipeline.FactProbeCorrupt, Why: []probe.Finding{{Code: probe.CodeCorruptFile, Path: "/cp/offsets/4", Line: 1, Problem: "empty"}}},
+			"probe: corrupt /cp/offsets/4: line 1: empty"},
+		{pipeline.Fact{Kind: pipeline.FactOwnProbeRefused, Why: []probe.Finding{{Code: probe.CodePermissionDenied, Step: probe.StepWrite, Path: "/cp/x"}}},
+			"streamwatch's own probe was refused (permission denied writing /cp/x), but the job's user may write: streamwatch runs as another user"},
+		{pipeline.Fact{Kind: pipeline.FactProbeOwner, Owner: &probe.Ownership{Dir: "/cp", Owner: "root", Group: "root", Mode: fs.ModeDir | 0o555, ProcUID: 185, ProcGroups: []int{185}}},
+			"dir /cp owner root:root mode dr-xr-xr-x; probe runs as uid 185 groups [185] (the mode bits do not let it write there)"},
 		{pipeline.Fact{Kind: pipeline.FactIAMWriteRefused}, "testIamPermissions said streamwatch's identity may write, but a real write was refused: GCS decides beyond the bucket's IAM policy (IAM conditions, VPC Service Controls, retention)"},
 		{pipeline.Fact{Kind: pipeline.FactWriteRefused}, "the access check judged the location writable, but a real write was refused: the storage decides beyond mode bits and ACLs (NFS, SELinux, FUSE)"},
 		{pipeline.Fact{Kind: pipeline.FactLog, Title: "Permission denied", N: 3, At: at, Text: "java.io.IOException"}, "driver log: Permission denied ×3 (last 2026-11-30 10:41:05Z): java.io.IOException"},
@@ -136,6 +147,14 @@ func TestVerdictLines(t *testing.T) {
 			[]string{"access: uid 185 groups [185] (job_user) may create files in the checkpoint's folders (judged without writing)"}},
 		{pipeline.Verdict{Pipeline: "p", Access: &pipeline.Access{Identity: true, Reason: "streamwatch's identity may create objects in gs://b", Note: "job_user was not judged"}},
 			[]string{"access: streamwatch's identity may create objects in gs://b (judged without writing; job_user was not judged)"}},
+		{pipeline.Verdict{Pipeline: "p", Access: &pipeline.Access{Identity: true, Report: func() *access.Report { r := access.GCS("gs://b/cp", "gs://b", nil, true); return &r }()}},
+			[]string{"access: streamwatch's identity lacks storage.objects.create and storage.objects.delete in gs://b (testIamPermissions), so it may not create or delete objects there (judged without writing; testIamPermissions answers for the identity streamwatch calls GCS with, not for the job's; job_user was not judged)"}},
+		{pipeline.Verdict{Pipeline: "p", Access: &pipeline.Access{Report: &access.Report{Location: "s3://b/cp", Code: access.NotJudgedObjectStore}}},
+			[]string{"access: not judged: access to s3://b/cp cannot be judged without writing: the write probe and the driver logs tell"}},
+		{pipeline.Verdict{Pipeline: "p", Risks: []pipeline.Fact{{Kind: pipeline.FactAccess, Risk: pipeline.CauseNotWritable, Access: &access.Report{Location: "/cp",
+			User: access.User{UID: 185, GIDs: []int{185}}, Code: access.ReportNotWritable,
+			Dirs: []access.DirJudgment{{Dir: access.Dir{Path: "/cp", Owner: "root", Group: "root", Mode: fs.ModeDir | 0o555}, Denied: &access.Denial{Code: access.DeniedOtherBits, Want: 3, Perm: 5, Have: 5, Group: "root"}}}}}}},
+			[]string{"- checkpoint not writable (no live symptom yet: the next batch will fail to commit): uid 185 groups [185] may not create files in /cp (owner root:root, mode dr-xr-xr-x (0555), no ACL): it is neither the owner nor in the group root, and the other bits r-x lack write"}},
 		{pipeline.Verdict{Pipeline: "p", Progress: at, ProgressGroup: "g"}, []string{"newest progress: commits of group g at 2026-11-30 10:41:05Z"}},
 		{pipeline.Verdict{Pipeline: "p", Risks: []pipeline.Fact{{Kind: pipeline.FactText, Text: "uid 185 may not create files", Risk: pipeline.CauseNotWritable},
 			{Kind: pipeline.FactNewPartitions, N: 7, M: 1, Risk: pipeline.CausePartitionsUnknown}}},

@@ -175,14 +175,22 @@ func checkEvidence(c pipeline.Check) string {
 	case pipeline.ReasonOnlyRisk:
 		return "only a risk: no present symptom needs it (see risks)"
 	case pipeline.ReasonAccessJudged:
-		if c.Note != "" {
-			return c.Detail + " (judged without writing; " + c.Note + ")"
+		detail, note := c.Detail, c.Note
+		if c.Access != nil {
+			detail, note = AccessReason(c.Access), AccessNote(c.Access)
 		}
-		return c.Detail + " (judged without writing)"
+		if note != "" {
+			return detail + " (judged without writing; " + note + ")"
+		}
+		return detail + " (judged without writing)"
 	case pipeline.ReasonWriteProbeOK:
 		return "the write probe of " + human.Stamp(c.At) + " wrote and deleted a file"
 	case pipeline.ReasonAccessNotJudged:
-		return "access not judged: " + c.Detail + "; no write probe has run"
+		detail := c.Detail
+		if c.Access != nil {
+			detail = AccessNotJudged(c.Access)
+		}
+		return "access not judged: " + detail + "; no write probe has run"
 	case pipeline.ReasonNoAccessCheck:
 		return "no checkpoint access check ran"
 	case pipeline.ReasonCheckpointUnread:

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamwatch/streamwatch/integrations/access"
 	"github.com/streamwatch/streamwatch/integrations/kafka"
 	"github.com/streamwatch/streamwatch/internal/human"
 	"github.com/streamwatch/streamwatch/pipeline"
@@ -105,6 +106,12 @@ func TestCheckEvidence(t *testing.T) {
 		{pipeline.Check{Reason: pipeline.ReasonAccessJudged, Detail: "uid 185 may create files in /cp"}, "uid 185 may create files in /cp (judged without writing)"},
 		{pipeline.Check{Reason: pipeline.ReasonWriteProbeOK, At: at}, "the write probe of " + human.Stamp(at) + " wrote and deleted a file"},
 		{pipeline.Check{Reason: pipeline.ReasonAccessNotJudged, Detail: "stat /cp: permission denied"}, "access not judged: stat /cp: permission denied; no write probe has run"},
+		{pipeline.Check{Reason: pipeline.ReasonAccessJudged, Access: &access.Report{Location: "/cp", User: access.User{UID: 185, GIDs: []int{185}}, Code: access.ReportWritable, Writable: true,
+			Dirs: []access.DirJudgment{{Dir: access.Dir{Path: "/cp"}, Writable: true}}}}, "uid 185 groups [185] may create files in /cp (judged without writing)"},
+		{pipeline.Check{Reason: pipeline.ReasonAccessJudged, Access: func() *access.Report { r := access.GCS("gs://b/cp", "gs://b", access.GCSWrite, false); return &r }()},
+			"streamwatch's identity may create and delete objects in gs://b (testIamPermissions) (judged without writing; testIamPermissions answers for the identity streamwatch calls GCS with, not for the job's)"},
+		{pipeline.Check{Reason: pipeline.ReasonAccessNotJudged, Access: &access.Report{Location: "s3://b/cp", Code: access.NotJudgedObjectStore}},
+			"access not judged: access to s3://b/cp cannot be judged without writing: the write probe and the driver logs tell; no write probe has run"},
 		{pipeline.Check{Reason: pipeline.ReasonNoAccessCheck}, "no checkpoint access check ran"},
 		{pipeline.Check{Reason: pipeline.ReasonCheckpointUnread}, "the checkpoint was not read"},
 		{pipeline.Check{Reason: pipeline.ReasonFilesParse, Items: []string{"offsets/42", "commits/41"}}, "the newest checkpoint files parse (offsets/42, commits/41)"},

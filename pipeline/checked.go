@@ -103,8 +103,7 @@ func (j *judge) ruleOut(id string) Check {
 	case CauseNotWritable:
 		if a := in.Probe; a != nil && a.Access.Judged() {
 			c := out(ReasonAccessJudged)
-			c.Detail = a.Access.Reason
-			c.Note = a.Access.Note
+			c.Access = a.Access
 			return c
 		}
 		if w := in.LastWrite; w != nil && w.Status == probe.StatusOK {
@@ -114,7 +113,7 @@ func (j *judge) ruleOut(id string) Check {
 		}
 		if a := in.Probe; a != nil && a.Access != nil {
 			c := not(ReasonAccessNotJudged)
-			c.Detail = a.Access.Err
+			c.Access = a.Access
 			return c
 		}
 		return not(ReasonNoAccessCheck)

@@ -5,8 +5,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/streamwatch/streamwatch/integrations/access"
 	"github.com/streamwatch/streamwatch/integrations/deployconf"
 	"github.com/streamwatch/streamwatch/integrations/kafka"
+	"github.com/streamwatch/streamwatch/integrations/probe"
 	"github.com/streamwatch/streamwatch/integrations/spark"
 )
 
@@ -61,13 +63,19 @@ const (
 	// partitions, File; Restart, Value: the deployed failOnDataLoss ("" for Spark's
 	// default), Source: where it is set).
 	FactOffsetsGone FactKind = "offsets_gone"
-	// FactProbe: a probe failed (At: when it ran, Text: its reason).
+	// FactProbe: a probe failed (At: when it ran; Why: its reason, with Access when the
+	// access check refused; Text: an earlier version's words for it).
 	FactProbe FactKind = "probe"
-	// FactProbeCorrupt: the probe read a corrupt checkpoint file (Text: its reason).
+	// FactProbeCorrupt: the probe read a corrupt checkpoint file (Why: its reason; Text: an
+	// earlier version's words for it).
 	FactProbeCorrupt FactKind = "probe_corrupt"
 	// FactOwnProbeRefused: streamwatch's own probe was refused while the job's user may write
-	// (Text: the probe's reason).
+	// (Why: the probe's reason; Text: an earlier version's words for it).
 	FactOwnProbeRefused FactKind = "own_probe_refused"
+	// FactProbeOwner: who owns the folder a probe was refused in (Owner).
+	FactProbeOwner FactKind = "probe_owner"
+	// FactAccess: the access check judged the location not writable (Access).
+	FactAccess FactKind = "access"
 	// FactIAMWriteRefused: testIamPermissions allowed a write that a real write was refused.
 	FactIAMWriteRefused FactKind = "iam_write_refused"
 	// FactWriteRefused: the access check judged the location writable but a real write was
@@ -152,6 +160,11 @@ type Fact struct {
 	// evidence) and Lines its evidence, for commands to word.
 	Line  *spark.Line  `json:",omitempty"`
 	Lines []spark.Line `json:",omitempty"`
+	// Why is, for the probe facts, the probe's reason (probe.Result.Why); Owner, for
+	// FactProbeOwner, who owns its folder; Access the access check's judgment its words use.
+	Why    []probe.Finding  `json:",omitempty"`
+	Owner  *probe.Ownership `json:",omitempty"`
+	Access *access.Report   `json:",omitempty"`
 	// Risk is the cause whose evidence this is when that cause explains no present symptom
 	// (Verdict.Risks); "" otherwise.
 	Risk string `json:",omitempty"`

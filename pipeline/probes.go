@@ -60,6 +60,9 @@ type ProbeMessageKind string
 
 // The probes' messages. Each names the fields of ProbeMessage it uses besides Pipeline.
 const (
+	// ProbeReason is why a probe's status is what it is (Result), stored with the result and
+	// quoted by the other messages as their Reason.
+	ProbeReason ProbeMessageKind = "reason"
 	// ProbeTitle is the title of incident probe:<name> a failure opens (Reason).
 	ProbeTitle ProbeMessageKind = "title"
 	// ProbeFailingAgain is the thread note when the probe fails again after a recovery (At,
@@ -88,6 +91,8 @@ type ProbeMessage struct {
 	Reason   string
 	// Failure is the failure's class and reason (probe.FailureKey); Before the previous one's.
 	Failure, Before string
+	// Result is the probe's result (ProbeReason).
+	Result *probe.Result
 }
 
 func (s *Probes) say(m ProbeMessage) string {
@@ -163,8 +168,9 @@ func (s *Probes) record(ctx context.Context, p ProbeTarget, res probe.Result) er
 		return err
 	}
 	raw, _ := json.Marshal(res)
+	reason := s.say(ProbeMessage{Kind: ProbeReason, Pipeline: p.Name, Result: &res})
 	prev, err := s.Store.RecordProbe(ctx, p.Name, state.ProbeRecord{
-		At: res.Started, Status: string(res.Status), Class: string(res.Class), Reason: res.Reason, Result: raw,
+		At: res.Started, Status: string(res.Status), Class: string(res.Class), Reason: reason, Result: raw,
 	})
 	if err != nil {
 		return err
@@ -172,11 +178,11 @@ func (s *Probes) record(ctx context.Context, p ProbeTarget, res probe.Result) er
 	failed := res.Status == probe.StatusFailed
 	wasFailed := prev == string(probe.StatusFailed)
 	key := "probe:" + p.Name
-	failure := probe.FailureKey(res.Class, res.Reason)
+	failure := probe.FailureKey(res.Class, reason)
 	switch {
 	case failed && p.OpenIncident:
 		out, err := s.Store.RecordAlert(ctx, state.AlertRecord{
-			Key: key, Fingerprint: key, Title: s.say(ProbeMessage{Kind: ProbeTitle, Pipeline: p.Name, Reason: res.Reason}),
+			Key: key, Fingerprint: key, Title: s.say(ProbeMessage{Kind: ProbeTitle, Pipeline: p.Name, Reason: reason}),
 			Severity: 2, Pipeline: p.Name, Channel: p.Channel, Source: "probe", Detail: failure,
 			// A label silence can name them: alertname=streamwatch_probe_failed, pipeline=….
 			Labels: probeLabels(p.Name),
@@ -203,7 +209,7 @@ func (s *Probes) record(ctx context.Context, p ProbeTarget, res probe.Result) er
 		}
 		return err
 	case failed && !wasFailed:
-		err = s.Store.EnqueueNotice(ctx, p.Channel, s.say(ProbeMessage{Kind: ProbeFailed, Pipeline: p.Name, Class: res.Class, Reason: res.Reason}))
+		err = s.Store.EnqueueNotice(ctx, p.Channel, s.say(ProbeMessage{Kind: ProbeFailed, Pipeline: p.Name, Class: res.Class, Reason: reason}))
 	case !failed && wasFailed && p.OpenIncident:
 		_, err = s.Store.RecordAlert(ctx, state.AlertRecord{
 			Key: key, Fingerprint: key, Resolved: true, Pipeline: p.Name, Channel: p.Channel, Source: "probe", Labels: probeLabels(p.Name),

@@ -36,7 +36,7 @@ func TestProbesSpeakOnChange(t *testing.T) {
 		{"notices", false, "", []step{
 			{"ok", probe.StatusOK, nil},
 			{"ok", probe.StatusOK, nil},
-			{"missing", probe.StatusFailed, []string{`notice C0PIPE: failed sms-replies: class=NOT_FOUND status= reason="no checkpoint at DIR: the location does not exist" failure="" before=""`}},
+			{"missing", probe.StatusFailed, []string{`notice C0PIPE: failed sms-replies: class=NOT_FOUND status= reason="no_location DIR" failure="" before=""`}},
 			{"missing", probe.StatusFailed, nil},
 			{"ok", probe.StatusOK, []string{`notice C0PIPE: recovered sms-replies: class= status=OK reason=""`}},
 			{"ok", probe.StatusOK, nil},
@@ -45,10 +45,10 @@ func TestProbesSpeakOnChange(t *testing.T) {
 			{"missing", probe.StatusFailed, []string{"root"}},
 			{"missing", probe.StatusFailed, nil},
 			{"empty", probe.StatusFailed, []string{`event INC-1 probe: fails_differently sms-replies: class= status= reason="" ` +
-				`failure="NOT_FOUND: no checkpoint at DIR: it holds no metadata, offsets/ or commits/" before="NOT_FOUND: no checkpoint at DIR: the location does not exist" started=true`}},
+				`failure="NOT_FOUND: no_checkpoint_files DIR" before="NOT_FOUND: no_location DIR" started=true`}},
 			{"ok", probe.StatusOK, []string{`event INC-1 all_resolved: ok_again sms-replies: class= status=OK reason="" failure="" before="" started=true`}},
 			{"missing", probe.StatusFailed, []string{`event INC-1 probe: failing_again sms-replies: class= status= reason="" ` +
-				`failure="NOT_FOUND: no checkpoint at DIR: the location does not exist" before="" started=true`}},
+				`failure="NOT_FOUND: no_location DIR" before="" started=true`}},
 		}, 1},
 		{"a label silence holds the failure", true, "alertname=streamwatch_probe_failed,pipeline=sms-replies", []step{
 			{"missing", probe.StatusFailed, nil},
@@ -108,7 +108,7 @@ func TestProbesSpeakOnChange(t *testing.T) {
 			}
 			if c.opened > 0 {
 				inc, err := st.Get(ctx, "INC-1")
-				want := `title sms-replies: class= status= reason="no checkpoint at ` + dir + `: the location does not exist"`
+				want := `title sms-replies: class= status= reason="no_location ` + dir + `"`
 				if err != nil || !strings.HasPrefix(inc.Title, want) {
 					t.Fatalf("the incident's title: %v, want %q", inc, want)
 				}
@@ -151,9 +151,17 @@ func outbox(t *testing.T, st *state.Store) []string {
 	return out
 }
 
-// probeWords words a probe's message as its kind and fields, for tests to read (the app's
-// words are commands.ProbeMessage's, tested there).
+// probeWords words a probe's message as its kind and fields, and a probe's reason as its
+// codes and paths, for tests to read (the app's words are commands.ProbeMessage's, tested
+// there).
 func probeWords(m pipeline.ProbeMessage) string {
+	if m.Kind == pipeline.ProbeReason {
+		var codes []string
+		for _, w := range m.Result.Why {
+			codes = append(codes, strings.TrimSpace(string(w.Code)+" "+w.Path))
+		}
+		return strings.Join(codes, "; ")
+	}
 	return fmt.Sprintf("%s %s: class=%s status=%s reason=%q failure=%q before=%q started=%t",
 		m.Kind, m.Pipeline, m.Class, m.Status, m.Reason, m.Failure, m.Before, !m.At.IsZero())
 }

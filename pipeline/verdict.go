@@ -15,6 +15,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/streamwatch/streamwatch/integrations/access"
 	"github.com/streamwatch/streamwatch/integrations/deployconf"
 	"github.com/streamwatch/streamwatch/integrations/driverlog"
 	"github.com/streamwatch/streamwatch/integrations/kafka"
@@ -162,12 +163,14 @@ type Check struct {
 	Cause  string
 	Status CheckStatus
 	Reason CheckReason
-	Detail string    // a value the reason names: a probe's reason, a file, a status
-	Note   string    // what a judgment does not cover (gs://: the job's own identity)
-	Source string    // where a deployed config says it: "job.conf:12"
-	Items  []string  // files or topics
-	At     time.Time // when a probe ran
-	N      int       // a count of partitions
+	Detail string // a value the reason names: a file, a status; an earlier version's access reason
+	Note   string // an earlier version's words for what an access judgment does not cover
+	// Access is the access check's judgment ReasonAccessJudged and ReasonAccessNotJudged name.
+	Access *access.Report `json:",omitempty"`
+	Source string         // where a deployed config says it: "job.conf:12"
+	Items  []string       // files or topics
+	At     time.Time      // when a probe ran
+	N      int            // a count of partitions
 }
 
 // CheckStatus is what a diagnosis concluded of a cause.
@@ -236,11 +239,13 @@ type Access struct {
 	Err      string `json:",omitempty"`
 	User     string `json:",omitempty"` // whose access: "uid 185 groups [185] (job_user)"
 	Writable bool
-	// Identity: an object store judged streamwatch's own identity (gs://), not the job's user;
-	// Reason is then its judgment and Note what it does not cover.
-	Identity bool   `json:",omitempty"`
-	Reason   string `json:",omitempty"`
-	Note     string `json:",omitempty"`
+	// Identity: an object store judged streamwatch's own identity (gs://), not the job's user.
+	Identity bool `json:",omitempty"`
+	// Report is the judgment, as codes and values commands words; Err (when it is not an
+	// error), Reason and Note are an earlier version's words for it.
+	Report *access.Report `json:",omitempty"`
+	Reason string         `json:",omitempty"`
+	Note   string         `json:",omitempty"`
 }
 
 // explainable are the symptoms each cause can explain, in the order they are listed.
@@ -350,15 +355,15 @@ func (j *judge) access() {
 	}
 	a := p.Access
 	if !a.Judged() {
-		j.v.Access = &Access{Err: a.Err}
+		j.v.Access = &Access{Err: a.Err, Report: a}
 		return
 	}
-	j.v.Access = &Access{User: a.User.String(), Writable: a.Writable}
+	j.v.Access = &Access{User: a.User.String(), Writable: a.Writable, Report: a}
 	if a.Identity != "" { // an object store's judgment of streamwatch's own identity (gs://)
-		j.v.Access = &Access{Writable: a.Writable, Identity: true, Reason: a.Reason, Note: a.Note}
+		j.v.Access = &Access{Writable: a.Writable, Identity: true, Report: a}
 	}
 	if !a.Writable {
-		j.signal(CauseNotWritable, SourceAccess, true, text(a.Reason))
+		j.signal(CauseNotWritable, SourceAccess, true, Fact{Kind: FactAccess, Access: a})
 	}
 }
 
@@ -454,14 +459,17 @@ func (j *judge) probes() {
 		if pr == nil || pr.Status != probe.StatusFailed {
 			continue
 		}
-		ev := Fact{Kind: FactProbe, At: pr.Started, Text: pr.Reason}
+		ev := Fact{Kind: FactProbe, At: pr.Started, Text: pr.Reason, Why: pr.Why}
+		if pr.RefusedByAccess() {
+			ev.Access = pr.Access
+		}
 		if pr == j.in.LastWrite && j.stale(pr.Started) {
 			j.v.History = append(j.v.History, ev)
 			continue
 		}
-		if pr.Access.Judged() && !pr.Access.Writable && pr.Reason == pr.Access.Reason {
+		if pr.RefusedByAccess() {
 			j.symptom(SymptomProbeFailing, SourceAccess, ev)
-			j.signal(CauseNotWritable, SourceAccess, true, text(pr.Access.Reason))
+			j.signal(CauseNotWritable, SourceAccess, true, Fact{Kind: FactAccess, Access: pr.Access})
 			continue // the access check's own verdict, counted once
 		}
 		src := SourceProbe
@@ -472,12 +480,12 @@ func (j *judge) probes() {
 		switch pr.Class {
 		case probe.ClassPermissionDenied:
 			if writable && judgedJob {
-				j.note(Fact{Kind: FactOwnProbeRefused, Text: pr.Reason})
+				j.note(Fact{Kind: FactOwnProbeRefused, Text: pr.Reason, Why: pr.Why})
 				continue
 			}
 			evidence := []Fact{ev}
 			if pr.Owner != nil {
-				evidence = append(evidence, text(pr.Owner.Line()))
+				evidence = append(evidence, Fact{Kind: FactProbeOwner, Owner: pr.Owner})
 			}
 			j.signal(CauseNotWritable, SourceProbe, true, evidence...)
 			switch {
@@ -487,7 +495,7 @@ func (j *judge) probes() {
 				j.note(Fact{Kind: FactWriteRefused})
 			}
 		case probe.ClassCorrupt:
-			j.signal(CauseCorrupt, SourceCheckpoint, true, Fact{Kind: FactProbeCorrupt, Text: pr.Reason})
+			j.signal(CauseCorrupt, SourceCheckpoint, true, Fact{Kind: FactProbeCorrupt, Text: pr.Reason, Why: pr.Why})
 		}
 	}
 }

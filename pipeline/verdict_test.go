@@ -120,7 +120,7 @@ func judgeCases() []judgeCase {
 				r.Status, r.Class = probe.StatusOK, ""
 				return r
 			}()},
-			want{healthy: true, risks: []pipeline.Fact{{Risk: pipeline.CauseNotWritable, Kind: pipeline.FactText, Text: "uid 185 groups [185] (job_user) may not create files in /cp"}}}},
+			want{healthy: true, risks: []pipeline.Fact{{Risk: pipeline.CauseNotWritable, Kind: pipeline.FactAccess, Access: &access.Report{Location: "/cp", User: jobUser}}}}},
 		{"a permission error older than the newest commit is history",
 			pipeline.Inputs{Lag: healthyLag(), Checkpoint: committing(), Probe: probeWith(true), Logs: permissionLine(at.Add(-40 * time.Minute)),
 				LastWrite: &probe.Result{Status: probe.StatusFailed, Class: probe.ClassPermissionDenied, Started: at.Add(-30 * time.Minute), Reason: "permission denied writing /cp/_streamwatch_probe/probe-1"}},
@@ -221,7 +221,7 @@ func TestJudge(t *testing.T) {
 			case a == nil:
 				t.Errorf("the verdict does not say whose access it judged")
 			case c.in.Probe.Access.Identity != "":
-				if !a.Identity || !strings.HasPrefix(a.Reason, "streamwatch's identity ") || !strings.Contains(a.Reason+a.Note, "job_user was not judged") {
+				if !a.Identity || a.Report == nil || a.Report.Identity != access.GCSIdentity || !a.Report.JobUserUnjudged {
 					t.Errorf("the verdict does not say it judged streamwatch's identity, not job_user: %+v", a)
 				}
 			case a.User != "uid 185 groups [185] (job_user)" || a.Writable != c.in.Probe.Access.Writable:

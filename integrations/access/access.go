@@ -146,12 +146,13 @@ func (a ACL) String() string {
 		case TagOther:
 			tag = "other::"
 		}
-		parts = append(parts, tag+permString(e.Perm))
+		parts = append(parts, tag+PermString(e.Perm))
 	}
 	return strings.Join(parts, ",")
 }
 
-func permString(p int) string {
+// PermString is permission bits as getfacl and ls show them: "r-x".
+func PermString(p int) string {
 	b := []byte("---")
 	if p&PermRead != 0 {
 		b[0] = 'r'
@@ -183,71 +184,45 @@ type Dir struct {
 	Immutable     bool   `json:"immutable,omitempty"`
 }
 
-// Describe is "owner root:root, mode dr-xr-xr-x (0555), no ACL".
-func (d Dir) Describe() string {
-	s := fmt.Sprintf("owner %s:%s, mode %v (%04o)", d.Owner, d.Group, d.Mode, d.Mode.Perm())
-	if d.ObjectACL != "" {
-		s += ", ACL " + d.ObjectACL
-	} else if d.ACL != nil {
-		s += ", ACL " + d.ACL.String()
-	} else {
-		s += ", no ACL"
-	}
-	return s
-}
-
 // Allowed says whether u has every permission of want (PermRead|PermWrite|PermExec) on d, and
 // why not when it has not.
-func Allowed(d Dir, u User, want int) (bool, string) {
+func Allowed(d Dir, u User, want int) (bool, Denial) {
 	if want&PermWrite != 0 {
 		if d.ReadOnlyMount {
-			return false, "its filesystem is mounted read-only"
+			return false, Denial{Code: DeniedReadOnlyMount, Want: want}
 		}
 		if d.Immutable {
-			return false, "it is immutable (chattr +i)"
+			return false, Denial{Code: DeniedImmutable, Want: want}
 		}
 	}
 	if u.UID == 0 {
-		return true, "" // CAP_DAC_OVERRIDE: directories are read, written and searched regardless of mode
+		return true, Denial{} // CAP_DAC_OVERRIDE: directories are read, written and searched regardless of mode
 	}
 	mode := int(d.Mode.Perm())
 	if u.UID == d.UID {
 		// The owner: ACLs do not matter.
 		if want&^(mode>>6) != 0 {
-			return false, "it is the owner, and the owner bits " + permString(mode>>6) + " lack " + missing(want, mode>>6)
+			return false, Denial{Code: DeniedOwnerBits, Want: want, Perm: mode >> 6 & 7, Have: mode >> 6 & 7}
 		}
-		return true, ""
+		return true, Denial{}
 	}
 	if d.ACL != nil && mode&0o070 != 0 {
 		return aclAllowed(d, u, want)
 	}
 	if u.inGroup(d.GID) {
 		if want&^(mode>>3) != 0 {
-			return false, "it is in the group " + d.Group + ", and the group bits " + permString(mode>>3&7) + " lack " + missing(want, mode>>3)
+			return false, Denial{Code: DeniedGroupBits, Want: want, Perm: mode >> 3 & 7, Have: mode >> 3 & 7, Group: d.Group}
 		}
-		return true, ""
+		return true, Denial{}
 	}
 	if want&^mode != 0 {
-		return false, "it is neither the owner nor in the group " + d.Group + ", and the other bits " + permString(mode&7) + " lack " + missing(want, mode)
+		return false, Denial{Code: DeniedOtherBits, Want: want, Perm: mode & 7, Have: mode & 7, Group: d.Group}
 	}
-	return true, ""
-}
-
-func missing(want, have int) string {
-	var out []string
-	for _, p := range []struct {
-		bit  int
-		name string
-	}{{PermRead, "read"}, {PermWrite, "write"}, {PermExec, "search"}} {
-		if want&p.bit != 0 && have&p.bit == 0 {
-			out = append(out, p.name)
-		}
-	}
-	return strings.Join(out, " and ")
+	return true, Denial{}
 }
 
 // aclAllowed is posix_acl_permission (fs/posix_acl.c) for a user that is not the owner.
-func aclAllowed(d Dir, u User, want int) (bool, string) {
+func aclAllowed(d Dir, u User, want int) (bool, Denial) {
 	found := false
 	maskOf := func(i int) (int, bool) {
 		for _, e := range d.ACL[i+1:] {
@@ -257,20 +232,17 @@ func aclAllowed(d Dir, u User, want int) (bool, string) {
 		}
 		return 0, false
 	}
-	masked := func(i int, who string) (bool, string) {
+	masked := func(i int, who string) (bool, Denial) {
 		e := d.ACL[i]
 		perm := e.Perm
-		if m, ok := maskOf(i); ok {
+		m, ok := maskOf(i)
+		if ok {
 			perm &= m
-			if want&^perm != 0 {
-				return false, fmt.Sprintf("the ACL entry %s %s, limited by mask::%s, lacks %s", who, permString(e.Perm), permString(m), missing(want, perm))
-			}
-			return true, ""
 		}
 		if want&^perm != 0 {
-			return false, fmt.Sprintf("the ACL entry %s %s lacks %s", who, permString(e.Perm), missing(want, perm))
+			return false, Denial{Code: DeniedACLEntry, Want: want, Entry: who, Perm: e.Perm, Have: perm, Mask: m, Masked: ok}
 		}
-		return true, ""
+		return true, Denial{}
 	}
 	for i, e := range d.ACL {
 		switch e.Tag {
@@ -296,15 +268,15 @@ func aclAllowed(d Dir, u User, want int) (bool, string) {
 			}
 		case TagOther:
 			if found {
-				return false, "its groups' ACL entries lack " + missing(want, 0) + " (other:: is not consulted for a member of a named group)"
+				return false, Denial{Code: DeniedACLGroups, Want: want}
 			}
 			if want&^e.Perm != 0 {
-				return false, "no ACL entry names it or its groups, and other::" + permString(e.Perm) + " lacks " + missing(want, e.Perm)
+				return false, Denial{Code: DeniedACLOther, Want: want, Perm: e.Perm, Have: e.Perm}
 			}
-			return true, ""
+			return true, Denial{}
 		}
 	}
-	return false, "the ACL has no other:: entry"
+	return false, Denial{Code: DeniedACLNoOther, Want: want}
 }
 
 // Report is the judgment of one checkpoint location for one user.
@@ -313,21 +285,36 @@ type Report struct {
 	User     User   `json:"user"`
 	// Writable is true when the user may create files in every directory Spark writes.
 	Writable bool `json:"writable"`
-	// Reason is one sentence: what the user may not do, where, and why.
-	Reason string `json:"reason"`
+	// Code is what the report concluded, or why it is no judgment; commands words it with
+	// the fields its doc comment names. Empty in a report of an earlier version.
+	Code Code `json:"code,omitempty"`
+	// Reason is an earlier version's words for Code; empty in reports written since.
+	Reason string `json:"reason,omitempty"`
 	// Dirs are the location and its offsets/, commits/ and state/ (when present).
 	Dirs []DirJudgment `json:"dirs"`
-	// Blocked is the directory above the location that the user may not search, if any.
-	Blocked *Dir `json:"blocked,omitempty"`
-	// Err is set when access could not be judged (the location cannot be stat'ed, or the
-	// platform has no uids); Writable is then false and means "unknown".
+	// Blocked is the directory above the location that the user may not search, if any (or,
+	// for NotJudgedReachByGroups and NotJudgedCreateByGroups, the directory whose ACL hangs on
+	// groups); BlockedWhy is why.
+	Blocked    *Dir    `json:"blocked,omitempty"`
+	BlockedWhy *Denial `json:"blocked_why,omitempty"`
+	// ByACLs: the ADLS ACLs judged it (an Azure RBAC role may allow what they deny).
+	ByACLs bool `json:"by_acls,omitempty"`
+	// Err is the error that kept access from being judged (the location cannot be stat'ed,
+	// or the platform has no uids); Writable is then false and means "unknown".
 	Err string `json:"error,omitempty"`
+	// Bucket is the bucket a GCS judgment is of.
+	Bucket string `json:"bucket,omitempty"`
+	// Cause is NotJudgedIAMUnanswered's error message.
+	Cause string `json:"cause,omitempty"`
 	// Identity names whom an object store judged when that is not a local uid ("streamwatch's
 	// identity" for GCS); User is then not what was judged. Empty for local checks.
 	Identity string `json:"identity,omitempty"`
 	// Missing are the store permissions the identity lacks (GCS).
 	Missing []string `json:"missing,omitempty"`
-	// Note says what the judgment does not cover (GCS: the job's own identity).
+	// JobUserUnjudged: the configuration names the job's user, which a GCS judgment cannot
+	// cover.
+	JobUserUnjudged bool `json:"job_user_unjudged,omitempty"`
+	// Note is an earlier version's words for what a GCS judgment does not cover.
 	Note string `json:"note,omitempty"`
 }
 
@@ -340,14 +327,17 @@ func (r *Report) Who() string {
 }
 
 // Judged reports whether the report is a judgment rather than "could not judge".
-func (r *Report) Judged() bool { return r != nil && r.Err == "" }
+func (r *Report) Judged() bool { return r != nil && r.Err == "" && !notJudged[r.Code] }
 
 // DirJudgment is one directory's verdict.
 type DirJudgment struct {
 	Name     string `json:"name"` // "" for the location, "offsets/", "commits/", "state/"
 	Dir      Dir    `json:"dir"`
 	Writable bool   `json:"writable"`
-	Why      string `json:"why,omitempty"`
+	// Denied is why it is not Writable.
+	Denied *Denial `json:"denied,omitempty"`
+	// Why is an earlier version's words for Denied.
+	Why string `json:"why,omitempty"`
 }
 
 // SparkDirs are the directories of a checkpoint that Spark creates files in; state/ exists
@@ -358,9 +348,9 @@ var SparkDirs = []string{"offsets", "commits", "state"}
 // location's directories.
 func judge(r *Report, ancestors []Dir, dirs []DirJudgment) {
 	r.Dirs = dirs
-	allowed := func(d Dir, want int) (bool, string) { return Allowed(d, r.User, want) }
+	allowed := func(d Dir, want int) (bool, Denial) { return Allowed(d, r.User, want) }
 	if r.User.Principal != "" {
-		allowed = func(d Dir, want int) (bool, string) {
+		allowed = func(d Dir, want int) (bool, Denial) {
 			ok, _, why := AllowedPrincipal(d, r.User.Principal, want)
 			return ok, why
 		}
@@ -368,55 +358,23 @@ func judge(r *Report, ancestors []Dir, dirs []DirJudgment) {
 	for _, a := range ancestors {
 		if ok, why := allowed(a, PermExec); !ok {
 			a := a
-			r.Blocked = &a
-			r.Reason = fmt.Sprintf("%s may not reach %s: it may not search %s (%s): %s", r.User, r.Location, a.Path, a.Describe(), why)
+			r.Code, r.Blocked, r.BlockedWhy = ReportUnreachable, &a, &why
 			for i := range r.Dirs {
-				r.Dirs[i].Why = "unreachable: " + a.Path + " cannot be searched"
+				r.Dirs[i].Denied = &Denial{Code: DeniedUnreachable, Path: a.Path}
 			}
 			return
 		}
 	}
-	// Directories denied for the same reason are named together: "X, offsets/, commits/
-	// (owner root:root, mode …): why".
-	var denied []string
-	byReason := map[string]int{}
+	r.Code, r.Writable = ReportWritable, true
 	for i := range r.Dirs {
 		d := &r.Dirs[i]
 		ok, why := allowed(d.Dir, PermWrite|PermExec)
-		d.Writable, d.Why = ok, why
-		if ok {
-			continue
-		}
-		name := d.Dir.Path
-		if d.Name != "" && len(denied) > 0 {
-			name = d.Name
-		}
-		reason := " (" + d.Dir.Describe() + "): " + why
-		if k, seen := byReason[reason]; seen {
-			denied[k] = strings.Replace(denied[k], reason, ", "+name+reason, 1)
-			continue
-		}
-		byReason[reason] = len(denied)
-		denied = append(denied, name+reason)
-	}
-	if len(denied) == 0 {
-		r.Writable = true
-		r.Reason = fmt.Sprintf("%s may create files in %s", r.User, strings.Join(dirNames(r.Dirs), ", "))
-		return
-	}
-	r.Reason = fmt.Sprintf("%s may not create files in %s", r.User, strings.Join(denied, "; "))
-}
-
-func dirNames(ds []DirJudgment) []string {
-	var out []string
-	for _, d := range ds {
-		if d.Name == "" {
-			out = append(out, d.Dir.Path)
-		} else {
-			out = append(out, d.Name)
+		d.Writable = ok
+		if !ok {
+			d.Denied = &why
+			r.Code, r.Writable = ReportNotWritable, false
 		}
 	}
-	return out
 }
 
 // ErrUnsupported is returned where the platform has no uids and mode bits to judge.

@@ -2,6 +2,7 @@ package access
 
 import (
 	"io/fs"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -22,8 +23,8 @@ func TestParseACLRoundTrip(t *testing.T) {
 	}
 }
 
-// TestAllowedReasons: what the reply says when a user may not write (the kernel test proves
-// the verdicts; this one the sentences).
+// TestAllowedReasons: why a user may not write, as a code and values (the kernel test proves
+// the verdicts; commands' TestAccessWords the sentences).
 func TestAllowedReasons(t *testing.T) {
 	spark := User{UID: 185, GIDs: []int{185}}
 	root := Dir{Path: "/cp", UID: 0, GID: 0, Owner: "root", Group: "root", Mode: fs.ModeDir | 0o555}
@@ -32,30 +33,30 @@ func TestAllowedReasons(t *testing.T) {
 		dir  Dir
 		user User
 		ok   bool
-		why  string
+		why  Denial
 	}{
-		{"others", root, spark, false, "it is neither the owner nor in the group root, and the other bits r-x lack write"},
-		{"root", root, User{UID: 0}, true, ""},
-		{"root on a read-only mount", func() Dir { d := root; d.ReadOnlyMount = true; return d }(), User{UID: 0}, false, "its filesystem is mounted read-only"},
-		{"root on an immutable directory", func() Dir { d := root; d.Immutable = true; return d }(), User{UID: 0}, false, "it is immutable (chattr +i)"},
-		{"owner", func() Dir { d := root; d.UID = 185; return d }(), spark, false, "it is the owner, and the owner bits r-x lack write"},
+		{"others", root, spark, false, Denial{Code: DeniedOtherBits, Want: 3, Perm: 5, Have: 5, Group: "root"}},
+		{"root", root, User{UID: 0}, true, Denial{}},
+		{"root on a read-only mount", func() Dir { d := root; d.ReadOnlyMount = true; return d }(), User{UID: 0}, false, Denial{Code: DeniedReadOnlyMount, Want: 3}},
+		{"root on an immutable directory", func() Dir { d := root; d.Immutable = true; return d }(), User{UID: 0}, false, Denial{Code: DeniedImmutable, Want: 3}},
+		{"owner", func() Dir { d := root; d.UID = 185; return d }(), spark, false, Denial{Code: DeniedOwnerBits, Want: 3, Perm: 5, Have: 5}},
 		{"masked ACL", func() Dir {
 			d := root
 			d.Mode = fs.ModeDir | 0o755
 			d.ACL = ACL{{TagUserObj, -1, 7}, {TagUser, 185, 7}, {TagGroupObj, -1, 5}, {TagMask, -1, 5}, {TagOther, -1, 5}}
 			return d
-		}(), spark, false, "the ACL entry user:185: rwx, limited by mask::r-x, lacks write"},
+		}(), spark, false, Denial{Code: DeniedACLEntry, Want: 3, Entry: "user:185:", Perm: 7, Have: 5, Mask: 5, Masked: true}},
 	}
 	for _, c := range cases {
 		ok, why := Allowed(c.dir, c.user, PermWrite|PermExec)
-		if ok != c.ok || why != c.why {
-			t.Errorf("%s: %v %q, want %v %q", c.name, ok, why, c.ok, c.why)
+		if ok != c.ok || !reflect.DeepEqual(why, c.why) {
+			t.Errorf("%s: %v %+v, want %v %+v", c.name, ok, why, c.ok, c.why)
 		}
 	}
 	r := Report{Location: "/cp", User: User{UID: 185, GIDs: []int{185}, Whose: "job_user"}}
 	judge(&r, nil, []DirJudgment{{Dir: root}, {Name: "offsets/", Dir: func() Dir { d := root; d.Path = "/cp/offsets"; return d }()}})
-	want := "uid 185 groups [185] (job_user) may not create files in /cp, offsets/ (owner root:root, mode dr-xr-xr-x (0555), no ACL): it is neither the owner nor in the group root, and the other bits r-x lack write"
-	if r.Writable || r.Reason != want {
-		t.Errorf("reason %q, want it to start %q", r.Reason, want)
+	others := &Denial{Code: DeniedOtherBits, Want: 3, Perm: 5, Have: 5, Group: "root"}
+	if r.Writable || r.Code != ReportNotWritable || len(r.Dirs) != 2 || !reflect.DeepEqual(r.Dirs[0].Denied, others) || !reflect.DeepEqual(r.Dirs[1].Denied, others) {
+		t.Errorf("report %+v, want both directories denied: %+v", r, others)
 	}
 }

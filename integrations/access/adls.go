@@ -102,13 +102,13 @@ func parseObjectACL(acl string) ([]objectEntry, error) {
 // AllowedPrincipal says whether the principal (an object ID) has every permission of want on
 // the ADLS directory d. known is false when the answer hangs on the principal's group
 // memberships, which streamwatch cannot see; why then names the groups.
-func AllowedPrincipal(d Dir, principal string, want int) (ok, known bool, why string) {
+func AllowedPrincipal(d Dir, principal string, want int) (ok, known bool, why Denial) {
 	mode := int(d.Mode.Perm())
 	if strings.EqualFold(d.Owner, principal) {
 		if want&^(mode>>6) != 0 {
-			return false, true, "it is the owner, and the owner bits " + permString(mode>>6) + " lack " + missing(want, mode>>6)
+			return false, true, Denial{Code: DeniedOwnerBits, Want: want, Perm: mode >> 6 & 7, Have: mode >> 6 & 7}
 		}
-		return true, true, ""
+		return true, true, Denial{}
 	}
 	entries, _ := parseObjectACL(d.ObjectACL) // ObjectDir checked it
 	if len(entries) == 0 {                    // no ACL: the permissions are the owner, group and other entries
@@ -120,15 +120,15 @@ func AllowedPrincipal(d Dir, principal string, want int) (ok, known bool, why st
 			mask, hasMask = e.perm, true
 		}
 	}
-	limit := func(e objectEntry, who string) (bool, string) {
-		perm := e.perm & mask
-		if want&^perm == 0 {
-			return true, ""
+	limit := func(e objectEntry, who string) (bool, Denial) {
+		if want&^(e.perm&mask) == 0 {
+			return true, Denial{}
 		}
-		if hasMask && want&^e.perm == 0 {
-			return false, fmt.Sprintf("the ACL entry %s%s, limited by mask::%s, lacks %s", who, permString(e.perm), permString(mask), missing(want, perm))
+		why := Denial{Code: DeniedObjectEntry, Want: want, Entry: who, Perm: e.perm, Have: e.perm & mask}
+		if hasMask && want&^e.perm == 0 { // the entry alone would allow it
+			why.Mask, why.Masked = mask, true
 		}
-		return false, fmt.Sprintf("the ACL entry %s%s lacks %s", who, permString(e.perm), missing(want, perm))
+		return false, why
 	}
 	other := 0
 	var granting, denying []string
@@ -156,43 +156,37 @@ func AllowedPrincipal(d Dir, principal string, want int) (ok, known bool, why st
 	otherOK := want&^other == 0
 	switch {
 	case otherOK && len(denying) == 0:
-		return true, true, ""
+		return true, true, Denial{}
 	case !otherOK && len(granting) == 0:
-		why := "no ACL entry names it, its groups' entries lack " + missing(want, 0) + ", and other::" + permString(other) + " lacks " + missing(want, other)
-		if len(denying) == 0 {
-			why = "no ACL entry names it, and other::" + permString(other) + " lacks " + missing(want, other)
-		}
-		return false, true, why
+		return false, true, Denial{Code: DeniedObjectOther, Want: want, Perm: other, Have: other, GroupsLack: len(denying) > 0}
 	case otherOK:
-		return true, false, fmt.Sprintf("other::%s allows it unless it is a member of %s (owning group %s), whose entries lack %s; streamwatch cannot see group memberships",
-			permString(other), strings.Join(denying, ", "), d.Group, missing(want, 0))
+		return true, false, Denial{Code: UnknownUnlessGroup, Want: want, Perm: other, Entries: denying, Group: d.Group}
 	default:
-		return false, false, fmt.Sprintf("other::%s lacks %s; only membership of %s (owning group %s) would allow it, and streamwatch cannot see group memberships",
-			permString(other), missing(want, other), strings.Join(granting, ", "), d.Group)
+		return false, false, Denial{Code: UnknownOnlyGroup, Want: want, Perm: other, Have: other, Entries: granting, Group: d.Group}
 	}
 }
 
 // CheckPrincipal judges whether u (u.Principal set) may create files in an ADLS Gen2
 // checkpoint: dirs are the location's directories (Name "" for the location, then
 // "offsets/", "commits/", "state/"), ancestors the directories above it, outermost first.
-// When the answer hangs on group memberships the report is not a judgment (Err says why).
+// When the answer hangs on group memberships the report is not a judgment (its Code says why).
 func CheckPrincipal(location string, u User, ancestors []Dir, dirs []DirJudgment) Report {
 	r := Report{Location: location, User: u}
 	for _, a := range ancestors {
 		if _, known, why := AllowedPrincipal(a, u.Principal, PermExec); !known {
-			r.Err = fmt.Sprintf("whether %s may reach %s depends on %s: %s", u, location, a.Path, why)
+			a := a
+			r.Code, r.Blocked, r.BlockedWhy = NotJudgedReachByGroups, &a, &why
 			return r
 		}
 	}
 	for _, d := range dirs {
 		if _, known, why := AllowedPrincipal(d.Dir, u.Principal, PermWrite|PermExec); !known {
-			r.Err = fmt.Sprintf("whether %s may create files in %s depends on its groups: %s", u, d.Dir.Path, why)
+			dir := d.Dir
+			r.Code, r.Blocked, r.BlockedWhy = NotJudgedCreateByGroups, &dir, &why
 			return r
 		}
 	}
 	judge(&r, ancestors, dirs)
-	if !r.Writable {
-		r.Reason += " (by the ACLs; an Azure RBAC role such as Storage Blob Data Contributor would allow it regardless, and role assignments are not visible here)"
-	}
+	r.ByACLs = true
 	return r
 }

@@ -20,10 +20,11 @@ func Check(dir string, u User) Report {
 	r := Report{Location: dir, User: u}
 	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {
-		r.Err = fmt.Sprintf("cannot resolve %s: %v", dir, errors.Unwrap(err))
-		if errors.Unwrap(err) == nil {
-			r.Err = fmt.Sprintf("cannot resolve %s: %v", dir, err)
+		cause := errors.Unwrap(err)
+		if cause == nil {
+			cause = err
 		}
+		r.Err = fmt.Errorf("cannot resolve %s: %w", dir, cause).Error()
 		return r
 	}
 	root, err := readDir(real)

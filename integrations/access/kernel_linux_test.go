@@ -117,7 +117,7 @@ func TestJudgmentMatchesKernel(t *testing.T) {
 			continue
 		}
 		if rep.Writable != created.Created {
-			t.Errorf("%s: judged writable=%v (%s), the kernel %s", c.name, rep.Writable, rep.Reason, created)
+			t.Errorf("%s: judged writable=%v (%s %+v), the kernel %s", c.name, rep.Writable, rep.Code, rep.Dirs, created)
 		}
 		if c.want != created.Created {
 			t.Errorf("%s: the table expects writable=%v, the kernel %s (fix the table)", c.name, c.want, created)
@@ -139,7 +139,7 @@ func TestJudgmentMatchesKernel(t *testing.T) {
 			os.Remove(f.Name())
 		}
 		if !rep.Writable || err != nil {
-			t.Errorf("root: judged %v (%s), created: %v", rep.Writable, rep.Reason, err)
+			t.Errorf("root: judged %v (%s %+v), created: %v", rep.Writable, rep.Code, rep.Dirs, err)
 		}
 	})
 	t.Run("a read-only mount stops even root", func(t *testing.T) {
@@ -151,10 +151,10 @@ func TestJudgmentMatchesKernel(t *testing.T) {
 		rep := access.Check(dir, access.User{UID: 0, GIDs: []int{0}})
 		_, err := os.CreateTemp(dir, "root-")
 		if rep.Writable || !errors.Is(err, syscall.EROFS) {
-			t.Errorf("read-only mount: judged %v (%s), create: %v", rep.Writable, rep.Reason, err)
+			t.Errorf("read-only mount: judged %v (%s %+v), create: %v", rep.Writable, rep.Code, rep.Dirs, err)
 		}
-		if !strings.Contains(rep.Reason, "mounted read-only") {
-			t.Errorf("reason %q does not say the mount is read-only", rep.Reason)
+		if len(rep.Dirs) == 0 || rep.Dirs[0].Denied == nil || rep.Dirs[0].Denied.Code != access.DeniedReadOnlyMount {
+			t.Errorf("judgment %+v does not say the mount is read-only", rep.Dirs)
 		}
 	})
 }
@@ -299,7 +299,7 @@ func kernelAsSelf(t *testing.T, base string) {
 			os.Remove(f.Name())
 		}
 		if !rep.Judged() || rep.Writable != (err == nil) || c.want != (err == nil) {
-			t.Errorf("%s: judged %v (%s %s), want %v, created: %v", c.name, rep.Writable, rep.Reason, rep.Err, c.want, err)
+			t.Errorf("%s: judged %v (%s %+v %s), want %v, created: %v", c.name, rep.Writable, rep.Code, rep.Dirs, rep.Err, c.want, err)
 		}
 	}
 }

@@ -20,8 +20,8 @@ func gcsIAMCases() []probeCase {
 			},
 			want:   probe.StatusOK,
 			steps:  allSteps,
-			reason: "the checkpoint at {loc} is readable and writable; the newest commit is 1m old",
-			access: "judged: streamwatch's identity may create and delete objects in gs://" + objBucket + " (testIamPermissions)",
+			reason: "healthy {loc} write committed age 1m0s",
+			access: "judged gcs_writable gs://" + objBucket,
 		},
 		{
 			name: "IAM lacks create, no write test",
@@ -32,16 +32,16 @@ func gcsIAMCases() []probeCase {
 			want:   probe.StatusFailed,
 			class:  probe.ClassPermissionDenied,
 			steps:  []string{"stat ✓", "list ✓", "read metadata ✓", "read offsets ✓", "read commits ✓"},
-			reason: "streamwatch's identity lacks storage.objects.create in gs://" + objBucket + " (testIamPermissions), so it may not create objects there",
-			access: "judged: streamwatch's identity lacks storage.objects.create in gs://" + objBucket,
+			reason: "access_refused",
+			access: "judged gcs_missing gs://" + objBucket + " storage.objects.create",
 		},
 		{
 			name:   "IAM refused",
 			setup:  func(srv storagetest.Server, _ *probe.Options) { gcs(srv).RefuseIAM(403) },
 			want:   probe.StatusOK,
 			steps:  allSteps,
-			reason: "the checkpoint at {loc} is readable and writable",
-			access: "not judged: gs://" + objBucket + "'s testIamPermissions did not answer (access denied (GCS HTTP 403: Request is prohibited by organization's policy.)): the write probe and the driver logs tell",
+			reason: "healthy {loc} write",
+			access: "not judged iam_unanswered gs://" + objBucket + " access denied (GCS HTTP 403: Request is prohibited by organization's policy.)",
 		},
 	}
 }

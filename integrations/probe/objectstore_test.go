@@ -21,9 +21,9 @@ type probeCase struct {
 	want   probe.Status
 	class  probe.Class
 	steps  []string
-	reason string // a prefix of Result.Reason; {loc} is the checkpoint location, {missing} the one of pipelines/nothing-here
-	// access is how Result.Access starts: "judged: " + its Reason, or "not judged: " + its Err;
-	// "" on an OK probe is the backend's unjudged.
+	reason string // a prefix of whyKey(Result); {loc} is the checkpoint location, {missing} the one of pipelines/nothing-here
+	// access is how accessKey(Result.Access) starts; "" on an OK probe is the backend's
+	// unjudged.
 	access string
 }
 
@@ -33,7 +33,7 @@ type probeBackend struct {
 	location func(srv storagetest.Server, prefix string) string
 	// wantLocation is that location written out, for the reasons that name it.
 	wantLocation func(bucket, prefix string) string
-	// unjudged is how Access.Err starts on an OK probe that judged no access; {loc} is the
+	// unjudged is how accessKey(Access) starts on an OK probe that judged no access; {loc} is the
 	// checkpoint location.
 	unjudged string
 	// who is how Access names whom it judged access for; "" is not checked (s3:// and wasbs://
@@ -47,13 +47,13 @@ var probeBackends = map[string]probeBackend{
 	"s3": {
 		location:     storagetest.Server.Location,
 		wantLocation: func(b, p string) string { return "s3://" + b + "/" + p },
-		unjudged:     "access to {loc} cannot be judged without writing: the write probe and the driver logs tell",
+		unjudged:     "not judged object_store",
 	},
 	"gcs": {
 		location:     storagetest.Server.Location,
 		wantLocation: func(b, p string) string { return "gs://" + b + "/" + p },
 		// The emulator has no IAM: its testIamPermissions answers 404.
-		unjudged: "gs://" + objBucket + "'s testIamPermissions did not answer (Not Found (GCS HTTP 404)): the write probe and the driver logs tell",
+		unjudged: "not judged iam_unanswered gs://" + objBucket + " Not Found (GCS HTTP 404)",
 		who:      "streamwatch's identity",
 		cases:    gcsIAMCases(),
 	},
@@ -64,7 +64,7 @@ var probeBackends = map[string]probeBackend{
 			return srv.(*storagetest.AzureServer).BlobLocation(p)
 		},
 		wantLocation: func(b, p string) string { return "wasbs://" + b + "@devstoreaccount1.blob.core.windows.net/" + p },
-		unjudged:     "access to {loc} cannot be judged without writing (a wasbs:// container has no ACLs): the write probe and the driver logs tell",
+		unjudged:     "not judged wasbs",
 	},
 }
 
@@ -78,14 +78,14 @@ func TestRunObjectStores(t *testing.T) {
 			name:   "healthy",
 			want:   probe.StatusOK,
 			steps:  allSteps,
-			reason: "the checkpoint at {loc} is readable and writable; the newest commit is 1m old",
+			reason: "healthy {loc} write committed age 1m0s",
 		},
 		{
 			name:   "stale: the newest object under commits/ is older than stale_after",
 			setup:  func(_ storagetest.Server, opt *probe.Options) { opt.StaleAfter = 30 * time.Second },
 			want:   probe.StatusDegraded,
 			steps:  allSteps,
-			reason: "the checkpoint is stale: the newest commit, commits/5, is 1m old (stale after 30s)",
+			reason: "stale batch 5 age 1m0s after 30s",
 		},
 		{
 			name: "write test refused",
@@ -95,7 +95,7 @@ func TestRunObjectStores(t *testing.T) {
 			want:   probe.StatusFailed,
 			class:  probe.ClassPermissionDenied,
 			steps:  []string{"stat ✓", "list ✓", "read metadata ✓", "read offsets ✓", "read commits ✓", "write ✗", "read back -", "delete -"},
-			reason: "permission denied writing {loc}/" + probe.DefaultDir + "/probe-",
+			reason: "permission_denied write {loc}/" + probe.DefaultDir + "/probe-",
 		},
 		{
 			name:   "offsets refused",
@@ -103,14 +103,14 @@ func TestRunObjectStores(t *testing.T) {
 			want:   probe.StatusFailed,
 			class:  probe.ClassPermissionDenied,
 			steps:  []string{"stat ✓", "list ✗", "read metadata -", "read offsets -", "read commits -", "write -", "read back -", "delete -"},
-			reason: "permission denied listing {loc}/offsets",
+			reason: "permission_denied list {loc}/offsets",
 		},
 		{
 			name:   "missing prefix",
 			want:   probe.StatusFailed,
 			class:  probe.ClassNotFound,
 			steps:  []string{"stat ✗", "list -", "read metadata -", "read offsets -", "read commits -", "write -", "read back -", "delete -"},
-			reason: "no checkpoint at {missing}: the location does not exist",
+			reason: "no_location {missing}",
 		},
 	}
 	for _, be := range storagetest.ObjectStores() {
@@ -144,21 +144,15 @@ func TestRunObjectStores(t *testing.T) {
 				}
 				r := probe.Run(t.Context(), opt)
 				checkResult(t, r, tc.want, tc.class, tc.steps)
-				if want := strings.NewReplacer("{loc}", opt.Location, "{missing}", missing).Replace(tc.reason); !strings.HasPrefix(r.Reason, want) {
-					t.Errorf("reason %q, want it to start %q", r.Reason, want)
+				if want := strings.NewReplacer("{loc}", opt.Location, "{missing}", missing).Replace(tc.reason); !strings.HasPrefix(whyKey(r), want) {
+					t.Errorf("why %q, want it to start %q", whyKey(r), want)
 				}
 				access := tc.access
 				if access == "" && tc.want == probe.StatusOK {
-					access = "not judged: " + strings.ReplaceAll(pb.unjudged, "{loc}", opt.Location)
+					access = strings.ReplaceAll(pb.unjudged, "{loc}", opt.Location)
 				}
 				if access != "" {
-					a, got := r.Access, "nil"
-					switch {
-					case a.Judged():
-						got = "judged: " + a.Reason
-					case a != nil:
-						got = "not judged: " + a.Err
-					}
+					a, got := r.Access, accessKey(r.Access)
 					if !strings.HasPrefix(got, access) || (a != nil && pb.who != "" && a.Who() != pb.who) {
 						t.Errorf("access %q of %s, want %q of %s", got, a.Who(), access, pb.who)
 					}

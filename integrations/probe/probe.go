@@ -41,7 +41,6 @@ import (
 	"github.com/streamwatch/streamwatch/integrations/access"
 	"github.com/streamwatch/streamwatch/integrations/spark"
 	"github.com/streamwatch/streamwatch/integrations/storage"
-	"github.com/streamwatch/streamwatch/internal/human"
 )
 
 // DefaultDir is where the write test writes when Options.Path is empty, relative to the
@@ -116,9 +115,13 @@ type Result struct {
 	Location string `json:"location"`
 	Status   Status `json:"status"`
 	Class    Class  `json:"class,omitempty"`
-	// Reason is one sentence saying why the status is what it is, e.g. "permission denied
-	// writing /var/lib/spark/checkpoints/sms-replies/_streamwatch_probe/probe-<id>".
-	Reason string `json:"reason"`
+	// Why is why the status is what it is: one finding for OK and FAILED, one or two
+	// (stale, slow) for DEGRADED. commands words it.
+	Why []Finding `json:"why,omitempty"`
+	// Reason is an earlier version's words for Why, e.g. "permission denied writing
+	// /var/lib/spark/checkpoints/sms-replies/_streamwatch_probe/probe-<id>"; empty in
+	// results written since.
+	Reason string `json:"reason,omitempty"`
 	// Err is the raw error of the failed step.
 	Err   string `json:"error,omitempty"`
 	Steps []Step `json:"steps"`
@@ -146,7 +149,9 @@ type Step struct {
 	// Skipped is set for the steps after the one that failed.
 	Skipped bool          `json:"skipped,omitempty"`
 	Took    time.Duration `json:"took"`
-	// Detail says what the step found, or why it failed.
+	// Found is what the step found, or why it failed; nil for a skipped step.
+	Found *Finding `json:"found,omitempty"`
+	// Detail is an earlier version's words for Found (or "skipped").
 	Detail string `json:"detail,omitempty"`
 	Err    string `json:"error,omitempty"`
 }
@@ -185,7 +190,7 @@ func Run(ctx context.Context, opt Options) (res Result) {
 		if v := recover(); v != nil {
 			res = p.res
 			res.Status, res.Class = StatusFailed, ClassUnavailable
-			res.Reason = fmt.Sprintf("the probe of %s crashed: %v", opt.Location, v)
+			res.Why = []Finding{{Code: CodeCrashed, Path: opt.Location, Cause: fmt.Sprint(v)}}
 			res.Err = fmt.Sprint(v)
 			res.Took = opt.Now().Sub(res.Started)
 		}
@@ -218,9 +223,9 @@ type prober struct {
 
 // failure is why a step failed.
 type failure struct {
-	class  Class
-	reason string
-	err    error
+	class Class
+	why   Finding
+	err   error
 }
 
 // place is a store and how to show its names to a person.
@@ -325,18 +330,17 @@ type accessControlled interface {
 // location's ACLs, for job_user's principal); elsewhere it says that access was not judged.
 func (p *prober) judgeRemote(u access.User) *access.Report {
 	loc := p.opt.Location
-	notJudged := func(why string) *access.Report {
-		return &access.Report{Location: loc, User: u,
-			Err: "access to " + loc + " cannot be judged without writing" + why + ": the write probe and the driver logs tell"}
+	notJudged := func(why access.Code) *access.Report {
+		return &access.Report{Location: loc, User: u, Code: why}
 	}
 	ac, ok := p.ckpt.store.(accessControlled)
 	switch {
 	case !ok:
-		return notJudged("")
+		return notJudged(access.NotJudgedObjectStore)
 	case !strings.HasPrefix(loc, "abfs"):
-		return notJudged(" (a wasbs:// container has no ACLs)")
+		return notJudged(access.NotJudgedWasbs)
 	case u.Principal == "":
-		return notJudged(" (ACLs are judged for job_user: {principal: <object id>}, which is not set)")
+		return notJudged(access.NotJudgedNoPrincipal)
 	}
 	names := []string{""}
 	for _, d := range access.SparkDirs {
@@ -346,7 +350,7 @@ func (p *prober) judgeRemote(u access.User) *access.Report {
 	}
 	ancestors, dirs, err := ac.AccessControl(p.ctx, names...)
 	if err != nil {
-		return &access.Report{Location: loc, User: u, Err: "access control of " + loc + " could not be read: " + err.Error()}
+		return &access.Report{Location: loc, User: u, Err: fmt.Errorf("access control of %s could not be read: %w", loc, err).Error()}
 	}
 	toDir := func(a storage.PathAccess, path string) (access.Dir, error) {
 		return access.ObjectDir(path, a.Owner, a.Group, a.Permissions, a.ACL)
@@ -387,23 +391,22 @@ type permissionTester interface {
 func (p *prober) testPermissions(pt permissionTester) *access.Report {
 	granted, err := pt.TestPermissions(p.ctx, access.GCSWrite)
 	if err != nil {
-		return &access.Report{Location: p.opt.Location, Identity: access.GCSIdentity,
-			Err: fmt.Sprintf("%s's testIamPermissions did not answer (%s): the write probe and the driver logs tell",
-				pt.Bucket(), strings.TrimPrefix(err.Error(), "test permissions "+pt.Bucket()+": "))}
+		return &access.Report{Location: p.opt.Location, Identity: access.GCSIdentity, Code: access.NotJudgedIAMUnanswered,
+			Bucket: pt.Bucket(), Cause: strings.TrimPrefix(err.Error(), "test permissions "+pt.Bucket()+": ")}
 	}
 	r := access.GCS(p.opt.Location, pt.Bucket(), granted, p.opt.JobUser != nil)
 	return &r
 }
 
 // step runs one step and records it; after a failure it records the step as skipped.
-func (p *prober) step(name string, fn func() (string, *failure)) {
+func (p *prober) step(name string, fn func() (*Finding, *failure)) {
 	if p.failed != nil {
-		p.res.Steps = append(p.res.Steps, Step{Name: name, Skipped: true, Detail: "skipped"})
+		p.res.Steps = append(p.res.Steps, Step{Name: name, Skipped: true})
 		return
 	}
 	start := p.opt.Now()
 	var (
-		detail string
+		detail *Finding
 		f      *failure
 	)
 	if err := p.ctx.Err(); err != nil {
@@ -411,9 +414,9 @@ func (p *prober) step(name string, fn func() (string, *failure)) {
 	} else {
 		detail, f = fn()
 	}
-	st := Step{Name: name, OK: f == nil, Took: p.opt.Now().Sub(start), Detail: detail}
+	st := Step{Name: name, OK: f == nil, Took: p.opt.Now().Sub(start), Found: detail}
 	if f != nil {
-		st.Detail = f.reason
+		st.Found = &f.why
 		if f.err != nil {
 			st.Err = f.err.Error()
 		}
@@ -422,37 +425,30 @@ func (p *prober) step(name string, fn func() (string, *failure)) {
 	p.res.Steps = append(p.res.Steps, st)
 }
 
-// verbs say what a step was doing, for reasons: "permission denied writing <path>".
-var verbs = map[string]string{
-	StepStat:         "checking",
-	StepList:         "listing",
-	StepReadMetadata: "reading",
-	StepReadOffsets:  "reading",
-	StepReadCommits:  "reading",
-	StepWrite:        "writing",
-	StepReadBack:     "reading back",
-	StepDelete:       "deleting",
-}
-
 // storageFailure classifies an error of a storage call made by a step on the object at full.
 func storageFailure(stepName, full string, err error) *failure {
-	verb := verbs[stepName]
+	at := Finding{Step: stepName, Path: full}
+	with := func(class Class, code Code) *failure {
+		at.Code = code
+		return &failure{class, at, err}
+	}
 	var pe *spark.ParseError
 	switch {
 	case errors.As(err, &pe):
-		return &failure{ClassCorrupt, fmt.Sprintf("corrupt %s: line %d: %s", full, pe.Line, pe.Problem), err}
+		return &failure{ClassCorrupt, Finding{Code: CodeCorruptFile, Path: full, Line: pe.Line, Problem: string(pe.Problem)}, err}
 	case errors.Is(err, context.Canceled):
-		return &failure{ClassUnavailable, fmt.Sprintf("the probe was cancelled while %s %s", verb, full), err}
+		return with(ClassUnavailable, CodeCancelled)
 	case errors.Is(err, context.DeadlineExceeded), storage.Class(err) == storage.ClassTimeout:
-		return &failure{ClassTimeout, fmt.Sprintf("timed out %s %s", verb, full), err}
+		return with(ClassTimeout, CodeTimedOut)
 	}
 	switch storage.Class(err) {
 	case storage.ClassPermission:
-		return &failure{ClassPermissionDenied, fmt.Sprintf("permission denied %s %s", verb, full), err}
+		return with(ClassPermissionDenied, CodePermissionDenied)
 	case storage.ClassNotFound:
-		return &failure{ClassNotFound, fmt.Sprintf("%s not found while %s it", full, verb), err}
+		return with(ClassNotFound, CodeNotFound)
 	}
-	return &failure{ClassUnavailable, fmt.Sprintf("%s %s failed: %s", verb, full, cause(err)), err}
+	at.Cause = cause(err)
+	return with(ClassUnavailable, CodeStepFailed)
 }
 
 // cause is the innermost message of a storage error, without the operation and path it
@@ -465,31 +461,31 @@ func cause(err error) string {
 	return err.Error()
 }
 
-func (p *prober) stat() (string, *failure) {
+func (p *prober) stat() (*Finding, *failure) {
 	pl, err := openPlace(p.opt.Location, p.opt.Storage)
 	if err != nil {
-		return "", &failure{ClassUnavailable, fmt.Sprintf("cannot open checkpoint location %q: %s", p.opt.Location, openCause(p.opt.Location, err)), err}
+		return nil, &failure{ClassUnavailable, Finding{Code: CodeCannotOpen, Path: p.opt.Location, Cause: openCause(p.opt.Location, err)}, err}
 	}
 	p.ckpt = pl
 	e, err := pl.store.Stat(p.ctx, "")
 	if err != nil {
 		f := storageFailure(StepStat, pl.show(""), err)
 		if f.class == ClassNotFound {
-			f.reason = fmt.Sprintf("no checkpoint at %s: the location does not exist", pl.show(""))
+			f.why = Finding{Code: CodeNoLocation, Path: pl.show("")}
 		}
-		return "", f
+		return nil, f
 	}
 	if !e.IsDir {
-		return "", &failure{ClassNotFound, fmt.Sprintf("no checkpoint at %s: it is a file, not a directory", pl.show("")),
+		return nil, &failure{ClassNotFound, Finding{Code: CodeIsFile, Path: pl.show("")},
 			&storage.Error{Op: "stat", Path: pl.location, Class: storage.ClassNotFound, Err: errors.New("not a directory")}}
 	}
-	return "directory exists", nil
+	return &Finding{Code: CodeDirExists}, nil
 }
 
-func (p *prober) list() (string, *failure) {
+func (p *prober) list() (*Finding, *failure) {
 	root, err := storage.ListNames(p.ctx, p.ckpt.store, "")
 	if err != nil {
-		return "", storageFailure(StepList, p.ckpt.show(""), err)
+		return nil, storageFailure(StepList, p.ckpt.show(""), err)
 	}
 	for _, e := range root {
 		switch {
@@ -502,29 +498,29 @@ func (p *prober) list() (string, *failure) {
 		}
 	}
 	if !p.hasMetadata && !p.offsetsDir && !p.commitsDir {
-		return "", &failure{ClassNotFound,
-			fmt.Sprintf("no checkpoint at %s: it holds no metadata, offsets/ or commits/", p.ckpt.show("")),
+		return nil, &failure{ClassNotFound,
+			Finding{Code: CodeNoCheckpointFiles, Path: p.ckpt.show("")},
 			&storage.Error{Op: "list", Path: p.ckpt.location, Class: storage.ClassNotFound,
 				Err: fmt.Errorf("%d entries, none of them a checkpoint file", len(root))}}
 	}
-	parts := []string{fmt.Sprintf("%d entries", len(root))}
+	found := &Finding{Code: CodeListed, N: len(root), NoMetadata: !p.hasMetadata}
 	for _, log := range []struct {
 		dir     string
 		present *bool
 		latest  *int64
 	}{{"offsets", &p.offsetsDir, &p.latestOffsets}, {"commits", &p.commitsDir, &p.latestCommit}} {
 		if !*log.present {
-			parts = append(parts, log.dir+"/ absent")
+			found.Logs = append(found.Logs, LogDir{Dir: log.dir})
 			continue
 		}
 		entries, err := storage.ListNames(p.ctx, p.ckpt.store, log.dir)
 		if storage.Class(err) == storage.ClassNotFound && p.ctx.Err() == nil {
 			*log.present = false // an empty S3 "directory", or removed since the root was listed
-			parts = append(parts, log.dir+"/ absent")
+			found.Logs = append(found.Logs, LogDir{Dir: log.dir})
 			continue
 		}
 		if err != nil {
-			return "", storageFailure(StepList, p.ckpt.show(log.dir), err)
+			return nil, storageFailure(StepList, p.ckpt.show(log.dir), err)
 		}
 		first, n := int64(-1), 0
 		for _, e := range entries {
@@ -538,16 +534,13 @@ func (p *prober) list() (string, *failure) {
 			}
 			*log.latest = max(*log.latest, id)
 		}
-		if n == 0 {
-			parts = append(parts, log.dir+"/ empty")
-		} else {
-			parts = append(parts, fmt.Sprintf("%s/ %d..%d (%d files)", log.dir, first, *log.latest, n))
+		d := LogDir{Dir: log.dir, Present: true, Files: n}
+		if n > 0 {
+			d.First, d.Last = first, *log.latest
 		}
+		found.Logs = append(found.Logs, d)
 	}
-	if !p.hasMetadata {
-		parts = append(parts, "no metadata")
-	}
-	return strings.Join(parts, ", "), nil
+	return found, nil
 }
 
 // read reads one checkpoint file for a step.
@@ -559,64 +552,63 @@ func (p *prober) read(stepName, name string) ([]byte, *failure) {
 	return data, nil
 }
 
-func (p *prober) readMetadata() (string, *failure) {
+func (p *prober) readMetadata() (*Finding, *failure) {
 	// Without metadata Spark starts anyway, with a new query id: not an access problem.
-	const absent = "no metadata file (Spark writes a new query id on restart)"
 	if !p.hasMetadata {
-		return absent, nil
+		return &Finding{Code: CodeNoMetadata}, nil
 	}
 	data, f := p.read(StepReadMetadata, "metadata")
 	if f != nil {
-		return "", f
+		return nil, f
 	}
 	m, err := spark.ParseMetadata("metadata", data)
 	if err != nil {
-		return "", storageFailure(StepReadMetadata, p.ckpt.show("metadata"), err)
+		return nil, storageFailure(StepReadMetadata, p.ckpt.show("metadata"), err)
 	}
-	return "query id " + m.ID, nil
+	return &Finding{Code: CodeQueryID, ID: m.ID}, nil
 }
 
-func (p *prober) readOffsets() (string, *failure) {
+func (p *prober) readOffsets() (*Finding, *failure) {
 	if p.latestOffsets < 0 {
-		return "no batch planned yet", nil
+		return &Finding{Code: CodeNoBatchPlanned}, nil
 	}
 	name := fmt.Sprintf("offsets/%d", p.latestOffsets)
 	data, f := p.read(StepReadOffsets, name)
 	if f != nil {
-		return "", f
+		return nil, f
 	}
 	seq, err := spark.ParseOffsets(name, data)
 	if err != nil {
-		return "", storageFailure(StepReadOffsets, p.ckpt.show(name), err)
+		return nil, storageFailure(StepReadOffsets, p.ckpt.show(name), err)
 	}
-	detail := fmt.Sprintf("%s: %d source(s)", name, len(seq.Sources))
+	found := &Finding{Code: CodeOffsetsRead, Batch: p.latestOffsets, N: len(seq.Sources)}
 	if seq.HasMetadata && seq.Metadata.TimestampMs > 0 {
-		planned := time.UnixMilli(seq.Metadata.TimestampMs).UTC()
-		detail += fmt.Sprintf(", planned %s (%s ago)", planned.Format(time.RFC3339), human.Took(p.res.Started.Sub(planned)))
+		found.At = time.UnixMilli(seq.Metadata.TimestampMs).UTC()
+		found.Age = p.res.Started.Sub(found.At)
 	}
-	return detail, nil
+	return found, nil
 }
 
-func (p *prober) readCommits() (string, *failure) {
+func (p *prober) readCommits() (*Finding, *failure) {
 	if p.latestCommit < 0 {
-		return "no batch committed yet", nil
+		return &Finding{Code: CodeNoBatchCommitted}, nil
 	}
 	name := fmt.Sprintf("commits/%d", p.latestCommit)
 	e, err := p.ckpt.store.Stat(p.ctx, name)
 	if err != nil {
-		return "", storageFailure(StepReadCommits, p.ckpt.show(name), err)
+		return nil, storageFailure(StepReadCommits, p.ckpt.show(name), err)
 	}
 	data, f := p.read(StepReadCommits, name)
 	if f != nil {
-		return "", f
+		return nil, f
 	}
 	if _, err := spark.ParseCommit(name, data); err != nil {
-		return "", storageFailure(StepReadCommits, p.ckpt.show(name), err)
+		return nil, storageFailure(StepReadCommits, p.ckpt.show(name), err)
 	}
 	p.commitRead = true
 	p.res.NewestCommit = e.ModTime
 	p.res.CommitAge = p.res.Started.Sub(e.ModTime)
-	return fmt.Sprintf("%s: committed %s (%s ago)", name, e.ModTime.UTC().Format(time.RFC3339), human.Took(p.res.CommitAge)), nil
+	return &Finding{Code: CodeCommitRead, Batch: p.latestCommit, At: e.ModTime.UTC(), Age: p.res.CommitAge}, nil
 }
 
 // sparkDirs are the checkpoint's own directories, which the write test must never touch.
@@ -656,43 +648,43 @@ func (p *prober) payload() []byte {
 	return fmt.Appendf(nil, "streamwatch probe\npipeline %s\nobject %s\n", p.opt.Pipeline, path.Base(p.probeName))
 }
 
-func (p *prober) write() (string, *failure) {
+func (p *prober) write() (*Finding, *failure) {
 	pl, dir, err := p.probeTarget()
 	if err != nil {
-		return "", &failure{ClassUnavailable, fmt.Sprintf("cannot use probe path %q: %s", p.opt.Path, err), err}
+		return nil, &failure{ClassUnavailable, Finding{Code: CodeBadProbePath, Path: p.opt.Path, Cause: err.Error()}, err}
 	}
 	var rnd [4]byte
 	if _, err := io.ReadFull(p.opt.Rand, rnd[:]); err != nil {
-		return "", &failure{ClassUnavailable, "cannot name the probe object: " + err.Error(), err}
+		return nil, &failure{ClassUnavailable, Finding{Code: CodeNoProbeName, Cause: err.Error()}, err}
 	}
 	p.probe = pl
 	p.probeName = path.Join(dir, fmt.Sprintf("probe-%d-%s", p.opt.Now().UnixNano(), hex.EncodeToString(rnd[:])))
 	data := p.payload()
 	if err := pl.store.Write(p.ctx, p.probeName, bytes.NewReader(data)); err != nil {
-		return "", storageFailure(StepWrite, pl.show(p.probeName), err)
+		return nil, storageFailure(StepWrite, pl.show(p.probeName), err)
 	}
 	p.wrote = true
-	return fmt.Sprintf("wrote %d bytes to %s", len(data), pl.show(p.probeName)), nil
+	return &Finding{Code: CodeWrote, N: len(data), Path: pl.show(p.probeName)}, nil
 }
 
-func (p *prober) readBack() (string, *failure) {
+func (p *prober) readBack() (*Finding, *failure) {
 	want := p.payload()
 	got, err := storage.ReadAll(p.ctx, p.probe.store, p.probeName, int64(len(want))+4096)
 	if err != nil {
-		return "", storageFailure(StepReadBack, p.probe.show(p.probeName), err)
+		return nil, storageFailure(StepReadBack, p.probe.show(p.probeName), err)
 	}
 	if !bytes.Equal(got, want) {
 		err := fmt.Errorf("read back %s: got %d bytes %q, want %d bytes %q", p.probeName, len(got), clip(got), len(want), clip(want))
-		return "", &failure{ClassCorrupt, fmt.Sprintf("reading back %s returned other bytes than were written", p.probe.show(p.probeName)), err}
+		return nil, &failure{ClassCorrupt, Finding{Code: CodeReadBackDiffers, Path: p.probe.show(p.probeName)}, err}
 	}
-	return fmt.Sprintf("%d bytes match", len(got)), nil
+	return &Finding{Code: CodeBytesMatch, N: len(got)}, nil
 }
 
-func (p *prober) delete() (string, *failure) {
+func (p *prober) delete() (*Finding, *failure) {
 	if err := p.probe.store.Delete(p.ctx, p.probeName); err != nil {
-		return "", storageFailure(StepDelete, p.probe.show(p.probeName), err)
+		return nil, storageFailure(StepDelete, p.probe.show(p.probeName), err)
 	}
-	return "deleted " + p.probe.show(p.probeName), nil
+	return &Finding{Code: CodeDeleted, Path: p.probe.show(p.probeName)}, nil
 }
 
 // cleanup deletes the probe object after a failed read back and records the attempt as the
@@ -702,9 +694,9 @@ func (p *prober) cleanup() {
 	st := Step{Name: StepDelete, OK: true}
 	if err := p.probe.store.Delete(p.ctx, p.probeName); err != nil {
 		st.OK, st.Err = false, err.Error()
-		st.Detail = "cleanup after the failed read back: " + storageFailure(StepDelete, p.probe.show(p.probeName), err).reason
+		st.Found = &Finding{Code: CodeCleanup, Of: &storageFailure(StepDelete, p.probe.show(p.probeName), err).why}
 	} else {
-		st.Detail = "cleanup after the failed read back: deleted " + p.probe.show(p.probeName)
+		st.Found = &Finding{Code: CodeCleanup, Of: &Finding{Code: CodeDeleted, Path: p.probe.show(p.probeName)}}
 	}
 	st.Took = p.opt.Now().Sub(start)
 	p.res.Steps = append(p.res.Steps, st)
@@ -742,50 +734,46 @@ func guard[T any](ctx context.Context, f func() T) (T, bool) {
 func (p *prober) verdict() {
 	r := &p.res
 	if f := p.failed; f != nil {
-		r.Status, r.Class, r.Reason = StatusFailed, f.class, f.reason
+		r.Status, r.Class, r.Why = StatusFailed, f.class, []Finding{f.why}
 		if f.err != nil {
 			r.Err = f.err.Error()
 		}
 		return
 	}
 	if a := r.Access; a.Judged() && !a.Writable {
-		r.Status, r.Class, r.Reason = StatusFailed, ClassPermissionDenied, a.Reason
+		r.Status, r.Class, r.Why = StatusFailed, ClassPermissionDenied, []Finding{{Code: CodeAccessRefused}}
 		return
 	}
-	var problems []string
+	var problems []Finding
 	if p.opt.StaleAfter > 0 {
 		switch {
 		case p.commitRead && r.CommitAge > p.opt.StaleAfter:
-			problems = append(problems, fmt.Sprintf("the checkpoint is stale: the newest commit, commits/%d, is %s old (stale after %s)",
-				p.latestCommit, human.Took(r.CommitAge), human.Took(p.opt.StaleAfter)))
+			problems = append(problems, Finding{Code: CodeStale, Batch: p.latestCommit, Age: r.CommitAge, After: p.opt.StaleAfter})
 		case !p.commitRead:
-			problems = append(problems, fmt.Sprintf("the checkpoint is stale: no batch has been committed yet (stale after %s)", human.Took(p.opt.StaleAfter)))
+			problems = append(problems, Finding{Code: CodeNeverCommitted, After: p.opt.StaleAfter})
 		}
 	}
 	if p.opt.SlowAfter > 0 {
-		var slow []string
+		var slow []Timing
 		for _, s := range r.Steps {
 			if !s.Skipped && s.Took > p.opt.SlowAfter {
-				slow = append(slow, fmt.Sprintf("%s took %s", s.Name, human.Took(s.Took)))
+				slow = append(slow, Timing{Step: s.Name, Took: s.Took})
 			}
 		}
 		if len(slow) > 0 {
-			problems = append(problems, fmt.Sprintf("the storage is slow: %s (slow after %s)", strings.Join(slow, ", "), human.Took(p.opt.SlowAfter)))
+			problems = append(problems, Finding{Code: CodeSlow, Slow: slow, After: p.opt.SlowAfter})
 		}
 	}
 	if len(problems) > 0 {
-		r.Status, r.Reason = StatusDegraded, strings.Join(problems, "; ")
+		r.Status, r.Why = StatusDegraded, problems
 		return
 	}
 	r.Status = StatusOK
-	what := "readable"
-	if p.opt.Write {
-		what = "readable and writable"
-	}
-	r.Reason = fmt.Sprintf("the checkpoint at %s is %s", p.ckpt.show(""), what)
+	ok := Finding{Code: CodeHealthy, Path: p.ckpt.show(""), Write: p.opt.Write}
 	if p.commitRead {
-		r.Reason += fmt.Sprintf("; the newest commit is %s old", human.Took(r.CommitAge))
+		ok.Committed, ok.Age = true, r.CommitAge
 	}
+	r.Why = []Finding{ok}
 }
 
 func clip(b []byte) string {

@@ -2,13 +2,17 @@ package probe_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/streamwatch/streamwatch/integrations/access"
 	"github.com/streamwatch/streamwatch/integrations/probe"
 	"github.com/streamwatch/streamwatch/integrations/spark/sparktest"
 )
@@ -70,24 +74,24 @@ func TestRunLocal(t *testing.T) {
 		want     probe.Status
 		class    probe.Class
 		steps    []string
-		// reason holds substrings of Result.Reason; {ckpt} is the checkpoint directory.
-		reason []string
+		// why are the codes of Result.Why (commands' TestProbeReasons words them).
+		why []probe.Code
 	}{
 		{
-			name:   "healthy checkpoint with the write test",
-			spec:   ptr(healthy()),
-			opts:   probe.Options{Write: true, StaleAfter: 10 * time.Minute, SlowAfter: 2 * time.Second},
-			want:   probe.StatusOK,
-			steps:  allSteps,
-			reason: []string{"the checkpoint at {ckpt} is readable and writable; the newest commit is 1m old"},
+			name:  "healthy checkpoint with the write test",
+			spec:  ptr(healthy()),
+			opts:  probe.Options{Write: true, StaleAfter: 10 * time.Minute, SlowAfter: 2 * time.Second},
+			want:  probe.StatusOK,
+			steps: allSteps,
+			why:   []probe.Code{probe.CodeHealthy},
 		},
 		{
-			name:   "write test off",
-			spec:   ptr(healthy()),
-			opts:   probe.Options{Write: false, StaleAfter: 10 * time.Minute},
-			want:   probe.StatusOK,
-			steps:  readSteps,
-			reason: []string{"{ckpt} is readable;"},
+			name:  "write test off",
+			spec:  ptr(healthy()),
+			opts:  probe.Options{Write: false, StaleAfter: 10 * time.Minute},
+			want:  probe.StatusOK,
+			steps: readSteps,
+			why:   []probe.Code{probe.CodeHealthy},
 		},
 		{
 			name:     "file:// location",
@@ -98,28 +102,28 @@ func TestRunLocal(t *testing.T) {
 			steps:    allSteps,
 		},
 		{
-			name:   "missing location",
-			opts:   probe.Options{Write: true},
-			want:   probe.StatusFailed,
-			class:  probe.ClassNotFound,
-			steps:  []string{"stat ✗", "list -", "read metadata -", "read offsets -", "read commits -", "write -", "read back -", "delete -"},
-			reason: []string{"no checkpoint at {ckpt}: the location does not exist"},
+			name:  "missing location",
+			opts:  probe.Options{Write: true},
+			want:  probe.StatusFailed,
+			class: probe.ClassNotFound,
+			steps: []string{"stat ✗", "list -", "read metadata -", "read offsets -", "read commits -", "write -", "read back -", "delete -"},
+			why:   []probe.Code{probe.CodeNoLocation},
 		},
 		{
-			name:   "location is a file",
-			setup:  func(t *testing.T, ckpt string) { writeFile(t, ckpt, "not a checkpoint") },
-			want:   probe.StatusFailed,
-			class:  probe.ClassNotFound,
-			steps:  []string{"stat ✗", "list -", "read metadata -", "read offsets -", "read commits -"},
-			reason: []string{"no checkpoint at {ckpt}: it is a file"},
+			name:  "location is a file",
+			setup: func(t *testing.T, ckpt string) { writeFile(t, ckpt, "not a checkpoint") },
+			want:  probe.StatusFailed,
+			class: probe.ClassNotFound,
+			steps: []string{"stat ✗", "list -", "read metadata -", "read offsets -", "read commits -"},
+			why:   []probe.Code{probe.CodeIsFile},
 		},
 		{
-			name:   "empty directory",
-			setup:  func(t *testing.T, ckpt string) { mkdir(t, ckpt) },
-			want:   probe.StatusFailed,
-			class:  probe.ClassNotFound,
-			steps:  []string{"stat ✓", "list ✗", "read metadata -", "read offsets -", "read commits -"},
-			reason: []string{"no checkpoint at {ckpt}: it holds no metadata, offsets/ or commits/"},
+			name:  "empty directory",
+			setup: func(t *testing.T, ckpt string) { mkdir(t, ckpt) },
+			want:  probe.StatusFailed,
+			class: probe.ClassNotFound,
+			steps: []string{"stat ✓", "list ✗", "read metadata -", "read offsets -", "read commits -"},
+			why:   []probe.Code{probe.CodeNoCheckpointFiles},
 		},
 		{
 			name: "corrupt newest offsets file",
@@ -128,11 +132,11 @@ func TestRunLocal(t *testing.T) {
 				s.Files = map[string]string{"offsets/5": "v1\n{\"batchWatermarkMs\":0,\"batchTimes"}
 				return s
 			}()),
-			opts:   probe.Options{Write: true},
-			want:   probe.StatusFailed,
-			class:  probe.ClassCorrupt,
-			steps:  []string{"stat ✓", "list ✓", "read metadata ✓", "read offsets ✗", "read commits -", "write -", "read back -", "delete -"},
-			reason: []string{"corrupt {ckpt}/offsets/5: line 2: truncated"},
+			opts:  probe.Options{Write: true},
+			want:  probe.StatusFailed,
+			class: probe.ClassCorrupt,
+			steps: []string{"stat ✓", "list ✓", "read metadata ✓", "read offsets ✗", "read commits -", "write -", "read back -", "delete -"},
+			why:   []probe.Code{probe.CodeCorruptFile},
 		},
 		{
 			name: "corrupt metadata",
@@ -141,10 +145,10 @@ func TestRunLocal(t *testing.T) {
 				s.Files = map[string]string{"metadata": `{"id":`}
 				return s
 			}()),
-			want:   probe.StatusFailed,
-			class:  probe.ClassCorrupt,
-			steps:  []string{"stat ✓", "list ✓", "read metadata ✗", "read offsets -", "read commits -"},
-			reason: []string{"corrupt {ckpt}/metadata: line 1: truncated"},
+			want:  probe.StatusFailed,
+			class: probe.ClassCorrupt,
+			steps: []string{"stat ✓", "list ✓", "read metadata ✗", "read offsets -", "read commits -"},
+			why:   []probe.Code{probe.CodeCorruptFile},
 		},
 		{
 			name: "newest commit from a newer Spark",
@@ -153,26 +157,26 @@ func TestRunLocal(t *testing.T) {
 				s.Files = map[string]string{"commits/5": "v9\n{}"}
 				return s
 			}()),
-			want:   probe.StatusFailed,
-			class:  probe.ClassCorrupt,
-			steps:  []string{"stat ✓", "list ✓", "read metadata ✓", "read offsets ✓", "read commits ✗"},
-			reason: []string{"corrupt {ckpt}/commits/5: line 1: unsupported version"},
+			want:  probe.StatusFailed,
+			class: probe.ClassCorrupt,
+			steps: []string{"stat ✓", "list ✓", "read metadata ✓", "read offsets ✓", "read commits ✗"},
+			why:   []probe.Code{probe.CodeCorruptFile},
 		},
 		{
-			name:   "stale commits",
-			spec:   ptr(healthy()),
-			opts:   probe.Options{Write: true, StaleAfter: 10 * time.Minute, Now: fixed(lastCommit.Add(30 * time.Minute))},
-			want:   probe.StatusDegraded,
-			steps:  allSteps,
-			reason: []string{"the checkpoint is stale: the newest commit, commits/5, is 30m old (stale after 10m)"},
+			name:  "stale commits",
+			spec:  ptr(healthy()),
+			opts:  probe.Options{Write: true, StaleAfter: 10 * time.Minute, Now: fixed(lastCommit.Add(30 * time.Minute))},
+			want:  probe.StatusDegraded,
+			steps: allSteps,
+			why:   []probe.Code{probe.CodeStale},
 		},
 		{
-			name:   "no commit yet",
-			spec:   &sparktest.Spec{LatestBatch: 0, LatestCommit: -1},
-			opts:   probe.Options{StaleAfter: 10 * time.Minute},
-			want:   probe.StatusDegraded,
-			steps:  readSteps,
-			reason: []string{"no batch has been committed yet"},
+			name:  "no commit yet",
+			spec:  &sparktest.Spec{LatestBatch: 0, LatestCommit: -1},
+			opts:  probe.Options{StaleAfter: 10 * time.Minute},
+			want:  probe.StatusDegraded,
+			steps: readSteps,
+			why:   []probe.Code{probe.CodeNeverCommitted},
 		},
 		{
 			name: "no metadata file",
@@ -186,12 +190,12 @@ func TestRunLocal(t *testing.T) {
 			steps: readSteps,
 		},
 		{
-			name:   "slow storage",
-			spec:   ptr(healthy()),
-			opts:   probe.Options{Write: true, SlowAfter: 500 * time.Millisecond, Now: ticking(lastCommit.Add(time.Minute), time.Second)},
-			want:   probe.StatusDegraded,
-			steps:  allSteps,
-			reason: []string{"the storage is slow: stat took 1s, list took 1s,", "delete took 1s (slow after 500ms)"},
+			name:  "slow storage",
+			spec:  ptr(healthy()),
+			opts:  probe.Options{Write: true, SlowAfter: 500 * time.Millisecond, Now: ticking(lastCommit.Add(time.Minute), time.Second)},
+			want:  probe.StatusDegraded,
+			steps: allSteps,
+			why:   []probe.Code{probe.CodeSlow},
 		},
 		{
 			name:  "relative probe path",
@@ -201,13 +205,13 @@ func TestRunLocal(t *testing.T) {
 			steps: allSteps,
 		},
 		{
-			name:   "probe path inside a Spark directory",
-			spec:   ptr(healthy()),
-			opts:   probe.Options{Write: true, Path: "offsets/probe"},
-			want:   probe.StatusFailed,
-			class:  probe.ClassUnavailable,
-			steps:  []string{"stat ✓", "list ✓", "read metadata ✓", "read offsets ✓", "read commits ✓", "write ✗", "read back -", "delete -"},
-			reason: []string{`cannot use probe path "offsets/probe": it is inside the checkpoint's offsets/, which belongs to Spark`},
+			name:  "probe path inside a Spark directory",
+			spec:  ptr(healthy()),
+			opts:  probe.Options{Write: true, Path: "offsets/probe"},
+			want:  probe.StatusFailed,
+			class: probe.ClassUnavailable,
+			steps: []string{"stat ✓", "list ✓", "read metadata ✓", "read offsets ✓", "read commits ✓", "write ✗", "read back -", "delete -"},
+			why:   []probe.Code{probe.CodeBadProbePath},
 		},
 		{
 			name:     "unsupported scheme",
@@ -215,7 +219,7 @@ func TestRunLocal(t *testing.T) {
 			want:     probe.StatusFailed,
 			class:    probe.ClassUnavailable,
 			steps:    []string{"stat ✗", "list -", "read metadata -", "read offsets -", "read commits -"},
-			reason:   []string{`cannot open checkpoint location "hdfs://namenode:8020/ckpt": unsupported scheme "hdfs"`},
+			why:      []probe.Code{probe.CodeCannotOpen},
 		},
 	}
 	for _, tc := range tests {
@@ -240,10 +244,8 @@ func TestRunLocal(t *testing.T) {
 			}
 			r := probe.Run(t.Context(), opt)
 			checkResult(t, r, tc.want, tc.class, tc.steps)
-			for _, want := range tc.reason {
-				if want = strings.ReplaceAll(want, "{ckpt}", ckpt); !strings.Contains(r.Reason, want) {
-					t.Errorf("reason %q, want it to contain %q", r.Reason, want)
-				}
+			if tc.why != nil && !slices.Equal(whyCodes(r), tc.why) {
+				t.Errorf("why %+v, want the codes %q", r.Why, tc.why)
 			}
 			if (r.Status == probe.StatusFailed) != (r.Err != "") {
 				t.Errorf("status %s with error %q", r.Status, r.Err)
@@ -285,21 +287,36 @@ func TestRunHealthyDetails(t *testing.T) {
 	if o.Dir != ckpt || o.UID != os.Getuid() || !o.Mode.IsDir() || o.ProcUID != os.Geteuid() || len(o.ProcGroups) == 0 || o.ProcGroups[0] != os.Getegid() || !o.CanWrite {
 		t.Errorf("ownership %+v", o)
 	}
-	details := map[string]string{}
+	found := map[string]probe.Finding{}
 	for _, s := range r.Steps {
-		details[s.Name] = s.Detail
-	}
-	for step, want := range map[string]string{
-		probe.StepList:         "offsets/ 0..5 (6 files), commits/ 0..5 (6 files)",
-		probe.StepReadMetadata: "query id " + sparktest.DefaultQueryID,
-		probe.StepReadOffsets:  "offsets/5: 1 source(s), planned 2025-01-01T00:05:00Z",
-		probe.StepReadCommits:  "commits/5: committed 2025-01-01T00:05:30Z (1m30s ago)",
-		probe.StepWrite:        filepath.Join(ckpt, probe.DefaultDir, "probe-"),
-		probe.StepDelete:       "deleted " + filepath.Join(ckpt, probe.DefaultDir, "probe-"),
-	} {
-		if !strings.Contains(details[step], want) {
-			t.Errorf("%s detail %q, want it to contain %q", step, details[step], want)
+		if s.Found != nil {
+			found[s.Name] = *s.Found
 		}
+	}
+	planned := time.Date(2025, 1, 1, 0, 5, 0, 0, time.UTC)
+	for step, want := range map[string]probe.Finding{
+		probe.StepStat: {Code: probe.CodeDirExists},
+		probe.StepList: {Code: probe.CodeListed, N: 4, Logs: []probe.LogDir{
+			{Dir: "offsets", Present: true, Files: 6, First: 0, Last: 5}, {Dir: "commits", Present: true, Files: 6, First: 0, Last: 5}}},
+		probe.StepReadMetadata: {Code: probe.CodeQueryID, ID: sparktest.DefaultQueryID},
+		probe.StepReadOffsets:  {Code: probe.CodeOffsetsRead, Batch: 5, N: 1, At: planned, Age: now.Sub(planned)},
+		probe.StepReadCommits:  {Code: probe.CodeCommitRead, Batch: 5, At: lastCommit.UTC(), Age: 90 * time.Second},
+		probe.StepReadBack:     {Code: probe.CodeBytesMatch, N: found[probe.StepWrite].N},
+	} {
+		if got := found[step]; !reflect.DeepEqual(got, want) {
+			t.Errorf("%s found %+v, want %+v", step, got, want)
+		}
+	}
+	for _, step := range []string{probe.StepWrite, probe.StepDelete} {
+		if f := found[step]; !strings.HasPrefix(f.Path, filepath.Join(ckpt, probe.DefaultDir, "probe-")) {
+			t.Errorf("%s found %+v, want the probe object in %s", step, f, filepath.Join(ckpt, probe.DefaultDir))
+		}
+	}
+	if w := found[probe.StepWrite]; w.Code != probe.CodeWrote || w.N == 0 {
+		t.Errorf("write found %+v, want the bytes written", w)
+	}
+	if want := (probe.Finding{Code: probe.CodeHealthy, Path: ckpt, Write: true, Committed: true, Age: 90 * time.Second}); !reflect.DeepEqual(r.Why, []probe.Finding{want}) {
+		t.Errorf("why %+v, want %+v", r.Why, want)
 	}
 	if a := r.Access; a == nil || !a.Judged() || !a.Writable {
 		t.Errorf("access %+v, want judged writable", a)
@@ -317,7 +334,7 @@ func TestRunDistinctProbeObjects(t *testing.T) {
 	for range 2 {
 		r := probe.Run(t.Context(), opt)
 		checkResult(t, r, probe.StatusOK, probe.ClassNone, allSteps)
-		seen[r.Steps[5].Detail] = true
+		seen[r.Steps[5].Found.Path] = true
 	}
 	if len(seen) != 2 {
 		t.Errorf("two probes wrote the same object: %v", seen)
@@ -332,8 +349,8 @@ func TestRunSeparateProbeLocation(t *testing.T) {
 	elsewhere := t.TempDir()
 	r := probe.Run(t.Context(), probe.Options{Location: ckpt, Path: "file://" + elsewhere, Write: true, Now: fixed(lastCommit)})
 	checkResult(t, r, probe.StatusOK, probe.ClassNone, allSteps)
-	if d := r.Steps[5].Detail; !strings.Contains(d, filepath.Join(elsewhere, "probe-")) {
-		t.Errorf("write detail %q, want the object in %s", d, elsewhere)
+	if d := r.Steps[5].Found; d == nil || !strings.HasPrefix(d.Path, filepath.Join(elsewhere, "probe-")) {
+		t.Errorf("write found %+v, want the object in %s", d, elsewhere)
 	}
 	if _, err := os.Stat(filepath.Join(ckpt, probe.DefaultDir)); !os.IsNotExist(err) {
 		t.Errorf("the checkpoint got a probe directory: %v", err)
@@ -349,8 +366,8 @@ func TestRunCancelled(t *testing.T) {
 	cancel()
 	r := probe.Run(ctx, probe.Options{Location: ckpt, Write: true})
 	checkResult(t, r, probe.StatusFailed, probe.ClassUnavailable, []string{"stat ✗", "list -", "read metadata -", "read offsets -", "read commits -", "write -", "read back -", "delete -"})
-	if !strings.Contains(r.Reason, "cancelled") {
-		t.Errorf("reason %q, want it to say the probe was cancelled", r.Reason)
+	if want := []probe.Finding{{Code: probe.CodeCancelled, Step: probe.StepStat, Path: ckpt}}; !reflect.DeepEqual(r.Why, want) {
+		t.Errorf("why %+v, want %+v", r.Why, want)
 	}
 }
 
@@ -374,14 +391,67 @@ func TestExitCode(t *testing.T) {
 func checkResult(t *testing.T, r probe.Result, status probe.Status, class probe.Class, steps []string) {
 	t.Helper()
 	if r.Status != status || r.Class != class {
-		t.Errorf("status %s %s (%s), want %s %s", r.Status, r.Class, r.Reason, status, class)
+		t.Errorf("status %s %s (%+v), want %s %s", r.Status, r.Class, r.Why, status, class)
 	}
 	if got := stepMarks(r); strings.Join(got, ", ") != strings.Join(steps, ", ") {
 		t.Errorf("steps %q, want %q", got, steps)
 	}
-	if r.Reason == "" {
-		t.Error("no reason")
+	if len(r.Why) == 0 || r.Reason != "" {
+		t.Errorf("why %+v, reason %q: want codes and no words", r.Why, r.Reason)
 	}
+}
+
+// whyKey is a result's reason as its codes and values, for tests to compare: "code step path
+// cause <cause> write committed batch N age D after D", each part only when set; findings
+// joined by "; ".
+func whyKey(r probe.Result) string {
+	var out []string
+	for _, f := range r.Why {
+		parts := []string{string(f.Code)}
+		add := func(set bool, s ...string) {
+			if set {
+				parts = append(parts, s...)
+			}
+		}
+		add(f.Step != "", f.Step)
+		add(f.Path != "", f.Path)
+		add(f.Cause != "", "cause", f.Cause)
+		add(f.Write, "write")
+		add(f.Committed, "committed")
+		add(f.Batch != 0, "batch", fmt.Sprint(f.Batch))
+		add(f.Age != 0, "age", f.Age.String())
+		add(f.After != 0, "after", f.After.String())
+		out = append(out, strings.Join(parts, " "))
+	}
+	return strings.Join(out, "; ")
+}
+
+// accessKey is an access judgment as its codes and values, for tests to compare: "judged
+// <code>" or "not judged <code>", then its bucket, cause, error and missing permissions when
+// set; "nil" for none.
+func accessKey(a *access.Report) string {
+	if a == nil {
+		return "nil"
+	}
+	s := "judged " + string(a.Code)
+	if !a.Judged() {
+		s = "not judged " + string(a.Code)
+	}
+	for _, v := range append([]string{a.Bucket, a.Cause, a.Err}, a.Missing...) {
+		if v != "" {
+			s += " " + v
+		}
+	}
+	return s
+}
+
+// whyCodes are the codes of a result's reason.
+func whyCodes(r probe.Result) []probe.Code {
+	var out []probe.Code
+	for _, f := range r.Why {
+		out = append(out, f.Code)
+	}
+	return out
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamwatch/streamwatch/integrations/access"
 	"github.com/streamwatch/streamwatch/integrations/probe"
 	"github.com/streamwatch/streamwatch/integrations/spark/sparktest"
 	"github.com/streamwatch/streamwatch/integrations/storage"
@@ -21,13 +22,13 @@ func TestRunS3(t *testing.T) {
 		want   probe.Status
 		class  probe.Class
 		steps  []string
-		reason string // a prefix of Result.Reason; {loc} is the checkpoint location
+		reason string // a prefix of whyKey(Result); {loc} is the checkpoint location
 	}{
 		{
 			name:   "healthy",
 			want:   probe.StatusOK,
 			steps:  allSteps,
-			reason: "the checkpoint at {loc} is readable and writable; the newest commit is 1m old",
+			reason: "healthy {loc} write committed age 1m0s",
 		},
 		{
 			name: "write test refused",
@@ -37,7 +38,7 @@ func TestRunS3(t *testing.T) {
 			want:   probe.StatusFailed,
 			class:  probe.ClassPermissionDenied,
 			steps:  []string{"stat ✓", "list ✓", "read metadata ✓", "read offsets ✓", "read commits ✓", "write ✗", "read back -", "delete -"},
-			reason: "permission denied writing {loc}/" + probe.DefaultDir + "/probe-",
+			reason: "permission_denied write {loc}/" + probe.DefaultDir + "/probe-",
 		},
 		{
 			name:   "checkpoint refused",
@@ -45,7 +46,7 @@ func TestRunS3(t *testing.T) {
 			want:   probe.StatusFailed,
 			class:  probe.ClassPermissionDenied,
 			steps:  []string{"stat ✗", "list -", "read metadata -", "read offsets -", "read commits -", "write -", "read back -", "delete -"},
-			reason: "permission denied checking {loc}",
+			reason: "permission_denied stat {loc}",
 		},
 		{
 			name:   "offsets refused",
@@ -53,7 +54,7 @@ func TestRunS3(t *testing.T) {
 			want:   probe.StatusFailed,
 			class:  probe.ClassPermissionDenied,
 			steps:  []string{"stat ✓", "list ✗", "read metadata -", "read offsets -", "read commits -", "write -", "read back -", "delete -"},
-			reason: "permission denied listing {loc}/offsets",
+			reason: "permission_denied list {loc}/offsets",
 		},
 		{
 			name: "missing prefix",
@@ -63,7 +64,7 @@ func TestRunS3(t *testing.T) {
 			want:   probe.StatusFailed,
 			class:  probe.ClassNotFound,
 			steps:  []string{"stat ✗", "list -", "read metadata -", "read offsets -", "read commits -", "write -", "read back -", "delete -"},
-			reason: "no checkpoint at s3://" + bucket + "/pipelines/nothing-here: the location does not exist",
+			reason: "no_location s3://" + bucket + "/pipelines/nothing-here",
 		},
 		{
 			name: "connection refused",
@@ -79,7 +80,7 @@ func TestRunS3(t *testing.T) {
 			want:   probe.StatusFailed,
 			class:  probe.ClassUnavailable,
 			steps:  []string{"stat ✗", "list -", "read metadata -", "read offsets -", "read commits -", "write -", "read back -", "delete -"},
-			reason: "checking {loc} failed: ",
+			reason: "step_failed stat {loc} cause ",
 		},
 	}
 	for _, tc := range tests {
@@ -103,15 +104,15 @@ func TestRunS3(t *testing.T) {
 			}
 			r := probe.Run(t.Context(), opt)
 			checkResult(t, r, tc.want, tc.class, tc.steps)
-			if want := strings.ReplaceAll(tc.reason, "{loc}", opt.Location); !strings.HasPrefix(r.Reason, want) {
-				t.Errorf("reason %q, want it to start %q", r.Reason, want)
+			if want := strings.ReplaceAll(tc.reason, "{loc}", opt.Location); !strings.HasPrefix(whyKey(r), want) {
+				t.Errorf("why %q, want it to start %q", whyKey(r), want)
 			}
 			if r.Owner != nil {
 				t.Errorf("ownership %+v for an S3 location", r.Owner)
 			}
 			// Access to S3 cannot be judged without writing, and the result says so.
 			if a := r.Access; tc.want == probe.StatusOK && (a == nil || a.Judged() ||
-				!strings.Contains(a.Err, "access to "+opt.Location+" cannot be judged without writing")) {
+				a.Code != access.NotJudgedObjectStore || a.Location != opt.Location) {
 				t.Errorf("access %+v for an S3 location", a)
 			}
 			if tc.want == probe.StatusOK && !r.NewestCommit.Equal(lastCommit) {

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -76,8 +77,8 @@ func TestWriteRefusedByPermissions(t *testing.T) {
 
 	checkResult(t, r, probe.StatusFailed, probe.ClassPermissionDenied,
 		[]string{"stat ✓", "list ✓", "read metadata ✓", "read offsets ✓", "read commits ✓", "write ✗", "read back -", "delete -"})
-	if want := "permission denied writing " + filepath.Join(ckpt, probe.DefaultDir, "probe-"); !strings.HasPrefix(r.Reason, want) {
-		t.Errorf("reason %q, want it to start %q", r.Reason, want)
+	if w := r.Why[0]; w.Code != probe.CodePermissionDenied || w.Step != probe.StepWrite || !strings.HasPrefix(w.Path, filepath.Join(ckpt, probe.DefaultDir, "probe-")) {
+		t.Errorf("why %+v, want permission denied writing in %s", r.Why, filepath.Join(ckpt, probe.DefaultDir))
 	}
 	if !strings.Contains(r.Err, "permission denied") {
 		t.Errorf("raw error %q, want the EACCES text", r.Err)
@@ -89,13 +90,8 @@ func TestWriteRefusedByPermissions(t *testing.T) {
 	if o.Dir != ckpt || o.UID != wantUID || o.Mode != fs.ModeDir|wantMode || o.CanWrite {
 		t.Errorf("ownership %+v, want %s owned by uid %d, mode %v, not writable", o, ckpt, wantUID, fs.ModeDir|wantMode)
 	}
-	line := o.Line()
-	if want := fmt.Sprintf("dir %s owner ", ckpt); !strings.HasPrefix(line, want) {
-		t.Errorf("ownership line %q, want it to start %q", line, want)
-	}
-	if want := fmt.Sprintf("mode %v; probe runs as uid %d groups [%d", fs.ModeDir|wantMode, o.ProcUID, o.ProcGroups[0]); !strings.Contains(line, want) ||
-		!strings.HasSuffix(line, "(the mode bits do not let it write there)") {
-		t.Errorf("ownership line %q, want it to contain %q and say the probe cannot write", line, want)
+	if o.ProcUID != os.Geteuid() && os.Geteuid() != 0 || len(o.ProcGroups) == 0 {
+		t.Errorf("ownership %+v, want who the probe runs as", o)
 	}
 	if os.Geteuid() == 0 && (o.ProcUID != nobody || o.ProcGroups[0] != nobody || o.Owner != "root") {
 		t.Errorf("ownership %+v, want root's directory probed by uid and gid %d", o, nobody)
@@ -198,8 +194,8 @@ func TestHungStorageTimesOut(t *testing.T) {
 	r := probe.Run(ctx, probe.Options{Location: ckpt, Write: true})
 	checkResult(t, r, probe.StatusFailed, probe.ClassTimeout,
 		[]string{"stat ✓", "list ✓", "read metadata ✗", "read offsets -", "read commits -", "write -", "read back -", "delete -"})
-	if want := "timed out reading " + fifo; r.Reason != want {
-		t.Errorf("reason %q, want %q", r.Reason, want)
+	if want := []probe.Finding{{Code: probe.CodeTimedOut, Step: probe.StepReadMetadata, Path: fifo}}; !reflect.DeepEqual(r.Why, want) {
+		t.Errorf("why %+v, want %+v", r.Why, want)
 	}
 	// Release the blocked open (O_RDWR on a FIFO does not block on Linux) so its goroutine ends.
 	f, err := os.OpenFile(fifo, os.O_RDWR, 0)
@@ -222,18 +218,16 @@ func TestReadOnlyProbeJudgesTheJobsAccess(t *testing.T) {
 	spark := &access.User{UID: 185, GIDs: []int{185}, Whose: "job_user"}
 	r := probe.Run(t.Context(), probe.Options{Pipeline: "sms-replies", Location: ckpt, JobUser: spark})
 	if r.Status != probe.StatusFailed || r.Class != probe.ClassPermissionDenied {
-		t.Fatalf("probe %s %s: %s", r.Status, r.Class, r.Reason)
+		t.Fatalf("probe %s %s: %+v", r.Status, r.Class, r.Why)
 	}
-	for _, want := range []string{"uid 185 groups [185] (job_user) may not create files in " + ckpt, "mode dr-xr-xr-x (0555)", "the other bits r-x lack write"} {
-		if !strings.Contains(r.Reason, want) {
-			t.Errorf("reason %q lacks %q", r.Reason, want)
-		}
+	if !r.RefusedByAccess() || r.Access.Dirs[0].Dir.Path != ckpt || r.Access.Dirs[0].Dir.Mode != fs.ModeDir|0o555 || r.Access.User.UID != 185 {
+		t.Errorf("why %+v, access %+v: want the access check's refusal for uid 185 of %s, mode 0555", r.Why, r.Access, ckpt)
 	}
 	if entries, err := os.ReadDir(ckpt); err != nil || len(entries) != 4 {
 		t.Errorf("the read-only probe changed the checkpoint: %d entries, %v", len(entries), err)
 	}
 	r = probe.Run(t.Context(), probe.Options{Pipeline: "sms-replies", Location: ckpt, JobUser: &access.User{UID: 0, GIDs: []int{0}, Whose: "job_user"}})
 	if r.Status != probe.StatusOK || r.Access == nil || !r.Access.Writable {
-		t.Errorf("uid 0: %s %s %+v", r.Status, r.Reason, r.Access)
+		t.Errorf("uid 0: %s %+v %+v", r.Status, r.Why, r.Access)
 	}
 }

@@ -23,8 +23,8 @@ const (
 
 // RegisterAudit adds `audit`.
 func (h *Handler) RegisterAudit(trail AuditTrail) {
-	h.Register(&Command{Path: "audit", Args: "[PIPELINE|ID]", Summary: "who did what: the audit trail of a pipeline or an incident, or all (remediators only)",
-		Max: 1, Example: "audit sms-replies", Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
+	h.Register(&Command{Path: "audit", Args: "[PIPELINE|ID]",
+		Max: 1, Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
 			var g Guard
 			var match func(state.AuditEntry) bool
 			what := "everything"

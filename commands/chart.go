@@ -38,9 +38,8 @@ type Chart struct {
 // src too; PostChart posts into t.
 func (h *Handler) RegisterChart(src ChartSource, t Thread) {
 	h.charts, h.thread = src, t
-	h.Register(&Command{Path: "chart", Args: "PIPELINE [for DURATION]",
-		Summary: "a chart of the pipeline's progress (records waiting, group lag, oldest record's age, commits, the incident's events), posted here",
-		Min:     1, Max: 3, Example: "chart sms-replies for 2h", Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
+	h.Register(&Command{Path: "chart",
+		Min: 1, Max: 3, Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
 			span, err := h.chartSpan(args)
 			if err != nil {
 				return Reply{}, err

@@ -16,8 +16,8 @@ type Checkpoints interface {
 
 // RegisterCheckpoint adds `checkpoint`.
 func (h *Handler) RegisterCheckpoint(c Checkpoints) {
-	h.Register(&Command{Path: "checkpoint", Args: "PIPELINE", Summary: "read the Spark checkpoint: batches, offsets, pending records, findings",
-		Min: 1, Max: 1, Example: "checkpoint sms-replies", Run: func(ctx context.Context, _ Request, args []string) (Reply, error) {
+	h.Register(&Command{Path: "checkpoint", Args: "PIPELINE",
+		Min: 1, Max: 1, Run: func(ctx context.Context, _ Request, args []string) (Reply, error) {
 			r, err := c.Diagnose(ctx, args[0])
 			if r == nil {
 				return Reply{}, err

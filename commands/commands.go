@@ -1,6 +1,6 @@
 // Package commands holds streamwatch's command grammar and handlers (a file per family), the
 // layout and text of every reply (render_*.go: sections, tables, buttons; render_event.go: the
-// timeline's events) and each command's help (help.go). It knows no Slack types: the bot turns
+// timeline's events) and each command's words for help (render_help.go). It knows no Slack types: the bot turns
 // a slash command, a mention or a button into a Request and renders the Reply.
 package commands
 
@@ -150,11 +150,11 @@ func (t *Table) Lines() []string {
 // Command is one entry of the grammar.
 type Command struct {
 	Path    string // words that select it, e.g. "incident merge"
-	Args    string // argument synopsis, e.g. "FROM INTO"
-	Summary string
-	Example string
-	Min     int // minimum number of arguments after Path
-	Max     int // maximum number, -1 for any
+	Args    string // argument synopsis, e.g. "[ID] [note…]"; render_help.go's when it reads as words
+	Summary string // from render_help.go's table (Register)
+	Example string // from render_help.go's table (Register)
+	Min     int    // minimum number of arguments after Path
+	Max     int    // maximum number, -1 for any
 	Run     func(ctx context.Context, req Request, args []string) (Reply, error)
 }
 
@@ -200,14 +200,14 @@ type Handler struct {
 // New returns a Handler with the built-in grammar.
 func New(name string, incidents Incidents) *Handler {
 	h := &Handler{Name: name, Incidents: incidents, Now: time.Now}
-	h.Register(&Command{Path: "help", Args: "[COMMAND]", Summary: "list the commands by group; with a command: its usage, examples and who may run it",
-		Max: -1, Run: h.help, Example: "help"})
+	h.Register(&Command{Path: "help", Args: "[COMMAND]", Max: -1, Run: h.help})
 	h.registerIncidents()
 	return h
 }
 
-// Register adds a command to the grammar.
+// Register adds a command to the grammar, with its words from render_help.go.
 func (h *Handler) Register(c *Command) {
+	withWords(c)
 	h.commands = append(h.commands, c)
 	sort.SliceStable(h.commands, func(i, j int) bool {
 		return len(strings.Fields(h.commands[i].Path)) > len(strings.Fields(h.commands[j].Path))

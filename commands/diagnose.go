@@ -32,16 +32,16 @@ type Verdicts interface {
 // RegisterDiagnose adds `diagnose` and `logs`.
 func (h *Handler) RegisterDiagnose(d Diagnoser) {
 	h.diagnoser = d
-	h.Register(&Command{Path: "diagnose", Args: "PIPELINE", Summary: "every check at once: probable causes ranked, with evidence and next steps",
-		Min: 1, Max: 1, Example: "diagnose sms-replies", Run: func(ctx context.Context, _ Request, args []string) (Reply, error) {
+	h.Register(&Command{Path: "diagnose", Args: "PIPELINE",
+		Min: 1, Max: 1, Run: func(ctx context.Context, _ Request, args []string) (Reply, error) {
 			v, err := d.Diagnose(ctx, args[0])
 			if err != nil {
 				return Reply{}, err
 			}
 			return VerdictReply(v), nil
 		}})
-	h.Register(&Command{Path: "logs", Args: "PIPELINE", Summary: "checkpoint trouble in the driver logs (tail only, secrets masked)",
-		Min: 1, Max: 1, Example: "logs sms-replies", Run: func(ctx context.Context, _ Request, args []string) (Reply, error) {
+	h.Register(&Command{Path: "logs", Args: "PIPELINE",
+		Min: 1, Max: 1, Run: func(ctx context.Context, _ Request, args []string) (Reply, error) {
 			r, err := d.Logs(ctx, args[0])
 			if r == nil {
 				return Reply{}, err
@@ -63,8 +63,8 @@ func VerdictReply(v pipeline.Verdict) Reply {
 // button stands for; the verdict goes into the incident's thread through v.
 func (h *Handler) RegisterIncidentDiagnose(v Verdicts) {
 	h.verdicts = v
-	h.Register(&Command{Path: "incident diagnose", Args: "[ID]", Summary: "diagnose the incident's pipeline again; the verdict goes into its thread",
-		Max: 1, Example: "incident diagnose INC-42", Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
+	h.Register(&Command{Path: "incident diagnose", Args: "[ID]",
+		Max: 1, Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
 			id, _, err := h.target(ctx, req, args, "incident diagnose")
 			if err != nil {
 				return Reply{}, err

@@ -18,9 +18,9 @@ type Lag interface {
 
 // RegisterKafka adds `lag` and `groups`.
 func (h *Handler) RegisterKafka(l Lag) {
-	h.Register(&Command{Path: "lag", Args: "PIPELINE | GROUP TOPIC [--cluster NAME]",
-		Summary: "offsets, lag in records and time, group state and status", Min: 1, Max: 4,
-		Example: "lag sms-replies", Run: func(ctx context.Context, _ Request, args []string) (Reply, error) {
+	h.Register(&Command{Path: "lag",
+		Min: 1, Max: 4,
+		Run: func(ctx context.Context, _ Request, args []string) (Reply, error) {
 			cluster, rest, err := clusterFlag(args)
 			if err != nil || len(rest) == 0 || len(rest) > 2 || (len(rest) == 1 && cluster != "") {
 				return Reply{}, &UsageError{Msg: "lag takes a pipeline, or a group and a topic", Usages: []string{h.find("lag").Usage(h.Name)}}
@@ -36,9 +36,9 @@ func (h *Handler) RegisterKafka(l Lag) {
 			}
 			return lagReply(r, err), nil
 		}})
-	h.Register(&Command{Path: "groups", Args: "TOPIC [--cluster NAME]",
-		Summary: "every group consuming a topic: state, members, lag, commit movement", Min: 1, Max: 3,
-		Example: "groups client.replies.sms", Run: func(ctx context.Context, _ Request, args []string) (Reply, error) {
+	h.Register(&Command{Path: "groups",
+		Min: 1, Max: 3,
+		Run: func(ctx context.Context, _ Request, args []string) (Reply, error) {
 			cluster, rest, err := clusterFlag(args)
 			if err != nil || len(rest) != 1 {
 				return Reply{}, &UsageError{Msg: "groups takes one topic", Usages: []string{h.find("groups").Usage(h.Name)}}

@@ -22,8 +22,8 @@ type Health interface {
 
 // RegisterHealth adds `probe`, `probe history` and `status`.
 func (h *Handler) RegisterHealth(hs Health) {
-	h.Register(&Command{Path: "probe", Args: "PIPELINE|all", Summary: "probe checkpoint access now and show every step",
-		Min: 1, Max: 1, Example: "probe sms-replies", Run: func(ctx context.Context, _ Request, args []string) (Reply, error) {
+	h.Register(&Command{Path: "probe", Args: "PIPELINE|all",
+		Min: 1, Max: 1, Run: func(ctx context.Context, _ Request, args []string) (Reply, error) {
 			names := []string{args[0]}
 			if args[0] == "all" {
 				names = hs.Names()
@@ -45,8 +45,8 @@ func (h *Handler) RegisterHealth(hs Health) {
 			}
 			return r, nil
 		}})
-	h.Register(&Command{Path: "probe history", Args: "PIPELINE", Summary: "recent probe results",
-		Min: 1, Max: 1, Example: "probe history sms-replies", Run: func(ctx context.Context, _ Request, args []string) (Reply, error) {
+	h.Register(&Command{Path: "probe history", Args: "PIPELINE",
+		Min: 1, Max: 1, Run: func(ctx context.Context, _ Request, args []string) (Reply, error) {
 			recs, err := hs.History(ctx, args[0], 20)
 			if err != nil {
 				return Reply{}, err
@@ -63,7 +63,7 @@ func (h *Handler) RegisterHealth(hs Health) {
 			}
 			return Reply{Text: fmt.Sprintf("Last %d probes of %s", len(recs), args[0]), Sections: []Section{{Lines: lines, Pre: true}}}, nil
 		}})
-	h.Register(&Command{Path: "status", Summary: "pipeline health: probes, last commit, lag", Max: 0, Example: "status",
+	h.Register(&Command{Path: "status", Max: 0,
 		Run: func(ctx context.Context, _ Request, _ []string) (Reply, error) {
 			d, err := hs.Digest(ctx)
 			if err != nil {

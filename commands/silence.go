@@ -40,9 +40,9 @@ const MaxSilence = 30 * 24 * time.Hour
 // the silences section of `status`.
 func (h *Handler) RegisterSilences(s Silences) {
 	h.silences = s
-	h.Register(&Command{Path: "incident silence", Args: "[ID] for DURATION|until morning [reason…]",
-		Summary: "quiet an incident: alerts are still counted, nothing is posted until the silence ends", Min: 2, Max: -1,
-		Example: "incident silence INC-42 for 2h deploy in progress", Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
+	h.Register(&Command{Path: "incident silence",
+		Min: 2, Max: -1,
+		Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
 			id, rest, err := h.target(ctx, req, args, "incident silence")
 			if err != nil {
 				return Reply{}, err
@@ -76,13 +76,13 @@ func (h *Handler) RegisterSilences(s Silences) {
 			return Reply{Text: fmt.Sprintf("%s is silenced until %s (%s): its alerts are still counted, nothing is posted for them until then. `%s silence expire %s` ends it earlier.",
 				id, human.Stamp(until), sid, h.Name, sid)}, nil
 		}})
-	h.Register(&Command{Path: "silence", Args: "LABEL=VALUE[,LABEL=~REGEX,LABEL!=VALUE,LABEL!~REGEX…] [from TIME] for DURATION [reason…] [--preview]",
-		Summary: "keep matching alerts from opening or joining incidents, now or from TIME (HH:MM or 2026-12-24T22:00 in slack.time_zone); --preview lists what it would hold", Min: 3, Max: -1,
-		Example: "silence alertname=KafkaLag,pipeline=sms-replies from 22:00 for 2h broker maintenance", Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
+	h.Register(&Command{Path: "silence",
+		Min: 3, Max: -1,
+		Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
 			return h.silenceLabels(ctx, req, args)
 		}})
-	h.Register(&Command{Path: "silence extend", Args: "ID by DURATION", Summary: "make an active silence last longer", Min: 3, Max: 3,
-		Example: "silence extend SIL-3 by 1h", Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
+	h.Register(&Command{Path: "silence extend", Min: 3, Max: 3,
+		Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
 			usage := []string{h.find("silence extend").Usage(h.Name)}
 			if !strings.EqualFold(args[1], "by") {
 				return Reply{}, &UsageError{Msg: "say by how much: silence extend ID by DURATION", Usages: usage}
@@ -120,8 +120,8 @@ func (h *Handler) RegisterSilences(s Silences) {
 				Detail: fmt.Sprintf("by %s, until %s", d, human.Stamp(until))})
 			return Reply{Public: sil.Kind == state.SilenceLabels, Text: fmt.Sprintf("%s now lasts until %s (extended by %s by %s).", sid, human.Stamp(until), d, req.Actor())}, nil
 		}})
-	h.Register(&Command{Path: "silence expire", Args: "ID", Summary: "end a silence now", Min: 1, Max: 1,
-		Example: "silence expire SIL-3", Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
+	h.Register(&Command{Path: "silence expire", Args: "ID", Min: 1, Max: 1,
+		Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
 			sid := state.NormalizeSilenceID(args[0])
 			sil, err := s.GetSilence(ctx, sid)
 			if err != nil {
@@ -151,8 +151,8 @@ func (h *Handler) RegisterSilences(s Silences) {
 			}
 			return Reply{Public: true, Text: fmt.Sprintf("%s ended by %s: alerts matching %s open and join incidents again.", sid, req.Actor(), sil.Matchers)}, nil
 		}})
-	h.Register(&Command{Path: "silences", Summary: "the silences in force, with the alerts each silenced", Max: 0,
-		Example: "silences", Run: func(ctx context.Context, req Request, _ []string) (Reply, error) {
+	h.Register(&Command{Path: "silences", Max: 0,
+		Run: func(ctx context.Context, req Request, _ []string) (Reply, error) {
 			list, err := s.ActiveSilences(ctx)
 			if err != nil {
 				return Reply{}, err

@@ -17,8 +17,8 @@ type Watcher interface {
 
 // RegisterWatch adds `watch`.
 func (h *Handler) RegisterWatch(w Watcher) {
-	h.Register(&Command{Path: "watch", Args: "PIPELINE [for DURATION]", Summary: "after a fix: report when progress resumes (default for 30m)",
-		Min: 1, Max: 3, Example: "watch sms-replies for 30m", Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
+	h.Register(&Command{Path: "watch",
+		Min: 1, Max: 3, Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
 			d := 30 * time.Minute
 			switch len(args) {
 			case 1:

@@ -1,7 +1,8 @@
 // Package commands holds streamwatch's command grammar and handlers (a file per family), the
 // layout and text of every reply (render_*.go: sections, tables, buttons; render_event.go: the
-// timeline's events) and each command's words for help (render_help.go). It knows no Slack types: the bot turns
-// a slash command, a mention or a button into a Request and renders the Reply.
+// timeline's events) and each command's words for help (render_help.go). It knows no Slack
+// types: the bot turns a slash command, a mention or a button into a Request and renders the
+// Reply.
 package commands
 
 import (

@@ -2,8 +2,6 @@ package commands
 
 import (
 	"context"
-	"fmt"
-	"strings"
 
 	"github.com/streamwatch/streamwatch/integrations/spark"
 )
@@ -16,17 +14,12 @@ type Checkpoints interface {
 
 // RegisterCheckpoint adds `checkpoint`.
 func (h *Handler) RegisterCheckpoint(c Checkpoints) {
-	h.Register(&Command{Path: "checkpoint", Args: "PIPELINE", Summary: "read the Spark checkpoint: batches, offsets, pending records, findings",
-		Min: 1, Max: 1, Example: "checkpoint sms-replies", Run: func(ctx context.Context, _ Request, args []string) (Reply, error) {
+	h.Register(&Command{Path: "checkpoint", Args: "PIPELINE",
+		Min: 1, Max: 1, Run: func(ctx context.Context, _ Request, args []string) (Reply, error) {
 			r, err := c.Diagnose(ctx, args[0])
 			if r == nil {
 				return Reply{}, err
 			}
-			var codes []string
-			for _, f := range r.Findings {
-				codes = append(codes, string(f.Code))
-			}
-			text := fmt.Sprintf("Checkpoint of %s: %s", args[0], strings.Join(codes, ", "))
-			return Reply{Text: text, Sections: []Section{{Lines: checkpointLines(r), Pre: true}}}, nil
+			return checkpointReply(args[0], r), nil
 		}})
 }

@@ -1,14 +1,14 @@
 // Package commands holds streamwatch's command grammar and handlers (a file per family), the
 // layout and text of every reply (render_*.go: sections, tables, buttons; render_event.go: the
-// timeline's events) and each command's help (help.go). It knows no Slack types: the bot turns
-// a slash command, a mention or a button into a Request and renders the Reply.
+// timeline's events) and each command's words for help (render_help.go). It knows no Slack
+// types: the bot turns a slash command, a mention or a button into a Request and renders the
+// Reply.
 package commands
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -150,11 +150,11 @@ func (t *Table) Lines() []string {
 // Command is one entry of the grammar.
 type Command struct {
 	Path    string // words that select it, e.g. "incident merge"
-	Args    string // argument synopsis, e.g. "FROM INTO"
-	Summary string
-	Example string
-	Min     int // minimum number of arguments after Path
-	Max     int // maximum number, -1 for any
+	Args    string // argument synopsis, e.g. "[ID] [note…]"; render_help.go's when it reads as words
+	Summary string // from render_help.go's table (Register)
+	Example string // from render_help.go's table (Register)
+	Min     int    // minimum number of arguments after Path
+	Max     int    // maximum number, -1 for any
 	Run     func(ctx context.Context, req Request, args []string) (Reply, error)
 }
 
@@ -200,14 +200,14 @@ type Handler struct {
 // New returns a Handler with the built-in grammar.
 func New(name string, incidents Incidents) *Handler {
 	h := &Handler{Name: name, Incidents: incidents, Now: time.Now}
-	h.Register(&Command{Path: "help", Args: "[COMMAND]", Summary: "list the commands by group; with a command: its usage, examples and who may run it",
-		Max: -1, Run: h.help, Example: "help"})
+	h.Register(&Command{Path: "help", Args: "[COMMAND]", Max: -1, Run: h.help})
 	h.registerIncidents()
 	return h
 }
 
-// Register adds a command to the grammar.
+// Register adds a command to the grammar, with its words from render_help.go.
 func (h *Handler) Register(c *Command) {
+	withWords(c)
 	h.commands = append(h.commands, c)
 	sort.SliceStable(h.commands, func(i, j int) bool {
 		return len(strings.Fields(h.commands[i].Path)) > len(strings.Fields(h.commands[j].Path))
@@ -252,28 +252,15 @@ func (h *Handler) Parse(text string) (*Command, []string, error) {
 		}
 		args := words[len(path):]
 		if len(args) < c.Min || (c.Max >= 0 && len(args) > c.Max) {
-			return c, nil, &UsageError{Msg: fmt.Sprintf("%s takes %s", c.Path, argCount(c)), Usages: []string{c.Usage(h.Name)}}
+			return c, nil, argsUsage(c, c.Usage(h.Name))
 		}
 		return c, args, nil
 	}
-	ue := &UsageError{Msg: fmt.Sprintf("unknown command %q", strings.Join(words[:min(2, len(words))], " "))}
+	var usages []string
 	for _, c := range family {
-		ue.Usages = append(ue.Usages, c.Usage(h.Name))
+		usages = append(usages, c.Usage(h.Name))
 	}
-	if len(ue.Usages) == 0 {
-		ue.Usages = []string{h.Name + " help"}
-	}
-	sort.Strings(ue.Usages)
-	return nil, nil, ue
-}
-
-func argCount(c *Command) string {
-	switch {
-	case c.Args == "":
-		return "no arguments"
-	default:
-		return "arguments " + c.Args
-	}
+	return nil, nil, unknownCommand(h.Name, words[:min(2, len(words))], usages)
 }
 
 func (h *Handler) find(path string) *Command {
@@ -321,18 +308,7 @@ func (h *Handler) run(ctx context.Context, req Request, c *Command, args []strin
 	}
 	var ue *UsageError
 	if errors.As(err, &ue) {
-		lines := []string{"Usage:"}
-		for _, u := range ue.Usages {
-			lines = append(lines, "  "+u)
-		}
-		return Reply{Text: ue.Msg + ".", Sections: []Section{{Lines: lines, Pre: true}}, Usage: true}
+		return usageReply(ue)
 	}
-	reply := Reply{Text: "Sorry: " + strings.TrimSuffix(errText(err), ".") + "."}
-	var re *RefusalError
-	if errors.As(err, &re) {
-		if _, details := RefusalText(re); len(details) > 0 {
-			reply.Sections = []Section{{Lines: details, Pre: true}}
-		}
-	}
-	return reply
+	return errorReply(err)
 }

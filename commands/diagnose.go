@@ -2,8 +2,6 @@ package commands
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/streamwatch/streamwatch/integrations/driverlog"
 	"github.com/streamwatch/streamwatch/pipeline"
@@ -32,39 +30,30 @@ type Verdicts interface {
 // RegisterDiagnose adds `diagnose` and `logs`.
 func (h *Handler) RegisterDiagnose(d Diagnoser) {
 	h.diagnoser = d
-	h.Register(&Command{Path: "diagnose", Args: "PIPELINE", Summary: "every check at once: probable causes ranked, with evidence and next steps",
-		Min: 1, Max: 1, Example: "diagnose sms-replies", Run: func(ctx context.Context, _ Request, args []string) (Reply, error) {
+	h.Register(&Command{Path: "diagnose", Args: "PIPELINE",
+		Min: 1, Max: 1, Run: func(ctx context.Context, _ Request, args []string) (Reply, error) {
 			v, err := d.Diagnose(ctx, args[0])
 			if err != nil {
 				return Reply{}, err
 			}
 			return VerdictReply(v), nil
 		}})
-	h.Register(&Command{Path: "logs", Args: "PIPELINE", Summary: "checkpoint trouble in the driver logs (tail only, secrets masked)",
-		Min: 1, Max: 1, Example: "logs sms-replies", Run: func(ctx context.Context, _ Request, args []string) (Reply, error) {
+	h.Register(&Command{Path: "logs", Args: "PIPELINE",
+		Min: 1, Max: 1, Run: func(ctx context.Context, _ Request, args []string) (Reply, error) {
 			r, err := d.Logs(ctx, args[0])
 			if r == nil {
 				return Reply{}, err
 			}
-			text := "No checkpoint trouble in the logs of " + args[0] + "."
-			if len(r.Matches) > 0 {
-				text = "Checkpoint trouble in the logs of " + args[0] + ": " + signatureTitle(r.Matches[0].Signature.ID)
-			}
-			return Reply{Text: text, Sections: []Section{{Lines: logLines(*r), Pre: true}}}, nil
+			return logsReply(args[0], *r), nil
 		}})
-}
-
-// VerdictReply renders a triage verdict.
-func VerdictReply(v pipeline.Verdict) Reply {
-	return Reply{Text: verdictSummary(v), Sections: []Section{{Lines: verdictLines(v), Pre: true}}}
 }
 
 // RegisterIncidentDiagnose adds `incident diagnose`, which the root message's "Diagnose again"
 // button stands for; the verdict goes into the incident's thread through v.
 func (h *Handler) RegisterIncidentDiagnose(v Verdicts) {
 	h.verdicts = v
-	h.Register(&Command{Path: "incident diagnose", Args: "[ID]", Summary: "diagnose the incident's pipeline again; the verdict goes into its thread",
-		Max: 1, Example: "incident diagnose INC-42", Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
+	h.Register(&Command{Path: "incident diagnose", Args: "[ID]",
+		Max: 1, Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
 			id, _, err := h.target(ctx, req, args, "incident diagnose")
 			if err != nil {
 				return Reply{}, err
@@ -74,29 +63,16 @@ func (h *Handler) RegisterIncidentDiagnose(v Verdicts) {
 				return Reply{}, err
 			}
 			if inc.Pipeline == "" {
-				return Reply{}, fmt.Errorf("%s belongs to no pipeline: there is nothing to diagnose", id)
+				return Reply{}, noPipelineToDiagnose(id)
 			}
 			if h.verdicts == nil {
-				return Reply{}, errors.New("no diagnosis is set up")
+				return Reply{}, errNoDiagnosis
 			}
 			err = h.verdicts.Post(ctx, id, inc.Pipeline, true)
 			h.record(ctx, req, state.AuditEntry{Action: "diagnose again", Target: id, Outcome: outcomeOf(err), Incident: id, Pipeline: inc.Pipeline})
 			if err != nil {
 				return Reply{}, err
 			}
-			return Reply{Text: fmt.Sprintf("Diagnosed %s again; the verdict is in %s's thread.", inc.Pipeline, id)}, nil
+			return Reply{Text: diagnosedAgain(inc.Pipeline, id)}, nil
 		}})
-}
-
-// DiagnosisReply words a verdict posted into an incident's thread (an EventDiagnosis's Detail,
-// as pipeline.Verdicts stores it) when the bot delivers it; ok is false for a detail that is
-// no verdict.
-func DiagnosisReply(detail string) (r Reply, ok bool) {
-	p, ok := pipeline.DecodeVerdict(detail)
-	if !ok {
-		return Reply{}, false
-	}
-	r = VerdictReply(p.Verdict)
-	r.Text = "Automatic diagnosis — " + r.Text
-	return r, true
 }

@@ -24,16 +24,17 @@ func fullGrammar() *Handler {
 	return h
 }
 
-// TestEveryCommandHasHelp: each command of the grammar has a group, says who may run it, and
-// has an example; no help entry names a command that does not exist.
+// TestEveryCommandHasHelp: each command of the grammar has its words in render_help.go's
+// table (a summary, an example, a group, who may run it); no entry names a command that does
+// not exist.
 func TestEveryCommandHasHelp(t *testing.T) {
 	h := fullGrammar()
 	paths := map[string]bool{}
 	for _, c := range h.Commands() {
 		paths[c.Path] = true
 		ch, ok := commandHelps[c.Path]
-		if !ok || ch.may == "" || ch.group == "" || c.Example == "" {
-			t.Errorf("%q has no help entry (commands/help.go) with a group, who may run it, and an example", c.Path)
+		if !ok || ch.summary == "" || ch.example == "" || ch.may == "" || ch.group == "" || c.Summary != ch.summary || c.Example != ch.example {
+			t.Errorf("%q has no entry in commands/render_help.go with a summary, an example, a group and who may run it", c.Path)
 		}
 	}
 	for p := range commandHelps {

@@ -28,22 +28,22 @@ var idPattern = regexp.MustCompile(`(?i)^(inc-)?[0-9]+$`)
 
 func (h *Handler) registerIncidents() {
 	h.Register(&Command{Path: "incident list", Args: "[all] [mine] [sev1…sev5] [open|acked] [pipeline=NAME]",
-		Summary: "open incidents of this channel, newest first, a page at a time; all: of every channel you are a member of", Max: 6,
-		Run: h.incidentList, Example: "incident list mine sev1"})
-	h.Register(&Command{Path: "incident show", Args: "[ID]", Summary: "an incident with its alerts and timeline", Max: 1,
-		Run: h.incidentShow, Example: "incident show INC-42"})
-	h.Register(&Command{Path: "incident ack", Args: "[ID]", Summary: "acknowledge an incident", Max: 1,
-		Run: h.incidentAck, Example: "incident ack INC-42"})
-	h.Register(&Command{Path: "incident unack", Args: "[ID]", Summary: "take an acknowledgement back: escalation resumes at its next level", Max: 1,
-		Run: h.incidentUnack, Example: "incident unack INC-42"})
-	h.Register(&Command{Path: "incident reopen", Args: "ID", Summary: "open a resolved incident again (within its retention); its thread continues", Min: 1, Max: 1,
-		Run: h.incidentReopen, Example: "incident reopen INC-42"})
-	h.Register(&Command{Path: "incident unmerge", Args: "FROM", Summary: "undo the merge of FROM: it opens again with its keys, alerts and count", Min: 1, Max: 1,
-		Run: h.incidentUnmerge, Example: "incident unmerge INC-43"})
-	h.Register(&Command{Path: "incident resolve", Args: "[ID] [note…]", Summary: "resolve an incident", Max: -1,
-		Run: h.incidentResolve, Example: "incident resolve INC-42 checkpoint ACL restored"})
-	h.Register(&Command{Path: "incident merge", Args: "FROM INTO", Summary: "thread FROM and its future duplicates into INTO", Min: 2, Max: 2,
-		Run: h.incidentMerge, Example: "incident merge INC-43 INC-42"})
+		Max: 6,
+		Run: h.incidentList})
+	h.Register(&Command{Path: "incident show", Args: "[ID]", Max: 1,
+		Run: h.incidentShow})
+	h.Register(&Command{Path: "incident ack", Args: "[ID]", Max: 1,
+		Run: h.incidentAck})
+	h.Register(&Command{Path: "incident unack", Args: "[ID]", Max: 1,
+		Run: h.incidentUnack})
+	h.Register(&Command{Path: "incident reopen", Args: "ID", Min: 1, Max: 1,
+		Run: h.incidentReopen})
+	h.Register(&Command{Path: "incident unmerge", Args: "FROM", Min: 1, Max: 1,
+		Run: h.incidentUnmerge})
+	h.Register(&Command{Path: "incident resolve", Args: "[ID] [note…]", Max: -1,
+		Run: h.incidentResolve})
+	h.Register(&Command{Path: "incident merge", Min: 2, Max: 2,
+		Run: h.incidentMerge})
 }
 
 // target finds the incident a command means: the given id, else the incident whose thread the

@@ -19,8 +19,8 @@ type Lifecycle interface {
 // RegisterLifecycle adds `incident severity` and `incident assign`. Both are for anyone who
 // may use commands in the incident's channel (as `incident ack` is), and audited.
 func (h *Handler) RegisterLifecycle(l Lifecycle) {
-	h.Register(&Command{Path: "incident severity", Args: "[ID] SEV1..SEV5", Summary: "set the incident's severity by hand (alerts no longer change it)",
-		Min: 1, Max: 2, Example: "incident severity INC-42 SEV1", Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
+	h.Register(&Command{Path: "incident severity", Args: "[ID] SEV1..SEV5",
+		Min: 1, Max: 2, Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
 			id, rest, err := h.target(ctx, req, args, incidentSeverityPath)
 			if err != nil {
 				return Reply{}, err
@@ -46,8 +46,8 @@ func (h *Handler) RegisterLifecycle(l Lifecycle) {
 			h.record(ctx, req, state.AuditEntry{Action: setSeverityAction, Target: id, Outcome: "done", Detail: detail, Incident: id, Pipeline: inc.Pipeline})
 			return severitySet(id, sev, alerts.Severity(inc.Severity)), nil
 		}})
-	h.Register(&Command{Path: "incident assign", Args: "[ID] @USER|me|nobody", Summary: "make someone the incident's owner (or nobody)",
-		Min: 1, Max: 2, Example: "incident assign INC-42 me", Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
+	h.Register(&Command{Path: "incident assign", Args: "[ID] @USER|me|nobody",
+		Min: 1, Max: 2, Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
 			id, rest, err := h.target(ctx, req, args, incidentAssignPath)
 			if err != nil {
 				return Reply{}, err

@@ -42,8 +42,7 @@ const auditForPostmortem = 500
 // file in its thread. Anyone who may see the incident may draft it; it is audited.
 func (h *Handler) RegisterPostmortem(src Postmortem) {
 	h.Register(&Command{Path: "incident postmortem", Args: "[ID]",
-		Summary: "a Markdown postmortem draft in the incident's thread: summary, impact, the full timeline, actions, follow-ups",
-		Max:     1, Example: "incident postmortem INC-42", Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
+		Max: 1, Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
 			id, _, err := h.target(ctx, req, args, "incident postmortem")
 			if err != nil {
 				return Reply{}, err

@@ -50,8 +50,8 @@ type Notes interface {
 // RegisterRemediation adds `checkpoint backup`, `checkpoint backups`, `checkpoint repair` and
 // `checkpoint restore`.
 func (h *Handler) RegisterRemediation(r Remediation, notes Notes) {
-	h.Register(&Command{Path: "checkpoint backup", Args: "PIPELINE", Summary: "copy the checkpoint to backup_location with a verified SHA-256 manifest (one at a time per pipeline)",
-		Min: 1, Max: 1, Example: "checkpoint backup sms-replies", Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
+	h.Register(&Command{Path: "checkpoint backup", Args: "PIPELINE",
+		Min: 1, Max: 1, Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
 			pipeline := args[0]
 			if err := h.guard(ctx, req, Guard{Action: "back up checkpoints", Access: AccessSteward, Pipelines: args, Target: pipeline}); err != nil {
 				return Reply{}, err
@@ -66,8 +66,8 @@ func (h *Handler) RegisterRemediation(r Remediation, notes Notes) {
 			h.note(ctx, notes, req, pipeline, req.Actor()+": "+text)
 			return Reply{Text: text, Public: true}, nil
 		}})
-	h.Register(&Command{Path: "checkpoint backups", Args: "PIPELINE", Summary: "the pipeline's backups: age, size, verification, quarantined files",
-		Min: 1, Max: 1, Example: "checkpoint backups sms-replies", Run: func(ctx context.Context, _ Request, args []string) (Reply, error) {
+	h.Register(&Command{Path: "checkpoint backups", Args: "PIPELINE",
+		Min: 1, Max: 1, Run: func(ctx context.Context, _ Request, args []string) (Reply, error) {
 			list, err := r.Backups(ctx, args[0])
 			if err != nil {
 				return Reply{}, err
@@ -84,15 +84,13 @@ func (h *Handler) RegisterRemediation(r Remediation, notes Notes) {
 			return Reply{Text: fmt.Sprintf("%d backup%s of %s, newest first", len(list), human.Plural(len(list)), args[0]),
 				Sections: []Section{{Lines: lines, Pre: true}}}, nil
 		}})
-	h.Register(&Command{Path: "checkpoint repair", Args: "PIPELINE [--confirm PLAN [--force REASON…]]",
-		Summary: "dry run: the minimal fragment to quarantine, as plan PLAN; --confirm PLAN moves exactly that into the backup",
-		Min:     1, Max: -1, Example: "checkpoint repair sms-replies",
+	h.Register(&Command{Path: "checkpoint repair",
+		Min: 1, Max: -1,
 		Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
 			return h.remediation(ctx, r, notes, req, KindRepair, args)
 		}})
-	h.Register(&Command{Path: "checkpoint restore", Args: "PIPELINE [BACKUP] [--confirm PLAN [--force REASON…]]",
-		Summary: "dry run: put quarantined files back, verified against the quarantine's manifest; --confirm PLAN does it",
-		Min:     1, Max: -1, Example: "checkpoint restore sms-replies",
+	h.Register(&Command{Path: "checkpoint restore",
+		Min: 1, Max: -1,
 		Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
 			return h.remediation(ctx, r, notes, req, KindRestore, args)
 		}})

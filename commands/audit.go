@@ -2,10 +2,8 @@ package commands
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
-	"github.com/streamwatch/streamwatch/internal/human"
 	"github.com/streamwatch/streamwatch/state"
 )
 
@@ -27,10 +25,10 @@ func (h *Handler) RegisterAudit(trail AuditTrail) {
 		Max: 1, Example: "audit sms-replies", Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
 			var g Guard
 			var match func(state.AuditEntry) bool
-			what := "everything"
+			var what string // "": everything
 			switch {
 			case len(args) == 0:
-				g = Guard{Action: "read the whole audit trail", Access: AccessRemediator}
+				g = Guard{Action: auditAction(""), Access: AccessRemediator}
 				match = func(state.AuditEntry) bool { return true }
 			case idPattern.MatchString(args[0]):
 				id := state.NormalizeID(args[0])
@@ -38,14 +36,14 @@ func (h *Handler) RegisterAudit(trail AuditTrail) {
 				if err != nil {
 					return Reply{}, err
 				}
-				g = Guard{Action: "read the audit trail of " + id, Access: AccessRemediator, Pipelines: pipelinesOf(inc), Target: id, Incident: id}
+				g = Guard{Action: auditAction(id), Access: AccessRemediator, Pipelines: pipelinesOf(inc), Target: id, Incident: id}
 				match = func(e state.AuditEntry) bool {
 					return e.Incident == id || e.Target == id || strings.HasPrefix(e.Target, id+" ") || strings.HasSuffix(e.Target, " "+id)
 				}
 				what = id
 			default:
 				p := args[0]
-				g = Guard{Action: "read the audit trail of " + p, Access: AccessRemediator, Pipelines: []string{p}, Target: p}
+				g = Guard{Action: auditAction(p), Access: AccessRemediator, Pipelines: []string{p}, Target: p}
 				match = func(e state.AuditEntry) bool { return e.Pipeline == p }
 				what = p
 			}
@@ -56,26 +54,7 @@ func (h *Handler) RegisterAudit(trail AuditTrail) {
 			if err != nil {
 				return Reply{}, err
 			}
-			if len(entries) == 0 {
-				return Reply{Text: "No audit entries for " + what + "."}, nil
-			}
-			lines := make([]string, 0, len(entries))
-			for _, e := range entries {
-				where := e.Via
-				if e.Channel != "" {
-					where += " in " + e.Channel
-				}
-				line := fmt.Sprintf("%s  %-10s %-8s %s %s", human.Stamp(e.At), e.Actor, e.Outcome, e.Action, e.Target)
-				if where != "" {
-					line += " (" + strings.TrimSpace(where) + ")"
-				}
-				if e.Detail != "" {
-					line += ": " + clipRunes(e.Detail, 300)
-				}
-				lines = append(lines, line)
-			}
-			return Reply{Text: fmt.Sprintf("Audit trail of %s: the newest %d entr%s, oldest first", what, len(entries), map[bool]string{true: "y", false: "ies"}[len(entries) == 1]),
-				Sections: []Section{{Lines: lines, Pre: true}}}, nil
+			return auditReply(what, entries), nil
 		}})
 }
 

@@ -51,19 +51,7 @@ type ErrNotAllowed struct {
 	Reason   string // set for refusals that are not about remediators
 }
 
-func (e *ErrNotAllowed) Error() string {
-	switch {
-	case e.Reason != "":
-		return e.Reason
-	case e.Nobody && e.Pipeline == "":
-		return "nobody may " + e.Action + ": slack.remediators names nobody"
-	case e.Nobody:
-		return fmt.Sprintf("nobody may %s: no remediator is named for %s (slack.remediators, pipelines[%s].remediators)", e.Action, e.Pipeline, e.Pipeline)
-	case e.Pipeline == "":
-		return "only the people listed in slack.remediators may " + e.Action
-	}
-	return fmt.Sprintf("only the people listed in slack.remediators or pipelines[%s].remediators may %s", e.Pipeline, e.Action)
-}
+func (e *ErrNotAllowed) Error() string { return notAllowedText(e) }
 
 // Guard is an action to authorize.
 type Guard struct {
@@ -102,13 +90,6 @@ func (h *Handler) guard(ctx context.Context, req Request, g Guard) error {
 	return nil
 }
 
-func orAll(p string) string {
-	if p == "" {
-		return "every pipeline"
-	}
-	return p
-}
-
 // maySee refuses an incident of a channel req's user is not a member of. The incident of the
 // channel the command was typed in is always visible there. An incident whose root moved to
 // slack.default_channel belongs to both channels.
@@ -123,7 +104,7 @@ func (h *Handler) maySee(ctx context.Context, req Request, inc *state.Incident) 
 	if chans[inc.Channel] || chans[inc.ListedIn()] {
 		return nil
 	}
-	return &ErrNotAllowed{Reason: inc.ID + " belongs to a channel you are not a member of"}
+	return &ErrNotAllowed{Reason: notMemberText(inc.ID)}
 }
 
 // record fills in who, where and how, and appends e to the audit trail.

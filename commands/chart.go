@@ -3,12 +3,10 @@ package commands
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/streamwatch/streamwatch/charts"
-	"github.com/streamwatch/streamwatch/internal/human"
 	"github.com/streamwatch/streamwatch/pipeline"
 )
 
@@ -61,8 +59,8 @@ func (h *Handler) RegisterChart(src ChartSource, t Thread) {
 			}
 			r := ChartReply(data, incident)
 			r.Chart.Channel, r.Chart.ThreadTS = req.ChannelID, req.ThreadTS
-			r.Chart.Comment = r.Text + " Asked by " + req.Actor() + "."
-			r.Text, r.Public = "Posted the chart of "+args[0]+" here.", false
+			r.Chart.Comment = chartComment(r.Text, req.Actor())
+			r.Text, r.Public = chartPosted(args[0]), false
 			return r, nil
 		}})
 }
@@ -77,12 +75,12 @@ func (h *Handler) chartSpan(args []string) (time.Duration, error) {
 		if strings.EqualFold(args[1], "for") {
 			d, err := time.ParseDuration(strings.ToLower(args[2]))
 			if err != nil || d < time.Minute {
-				return 0, &UsageError{Msg: fmt.Sprintf("for %s: want a duration of at least a minute, such as 30m or 6h", args[2]), Usages: usage}
+				return 0, chartSpanUsage(args[2], usage)
 			}
 			return d, nil
 		}
 	}
-	return 0, &UsageError{Msg: "chart takes a pipeline, then optionally for and a duration", Usages: usage}
+	return 0, chartUsage(usage)
 }
 
 // PostChart posts the pipeline's progress chart into the incident's thread, through the
@@ -108,18 +106,4 @@ func (h *Handler) PostChart(ctx context.Context, incident, pipelineName, once st
 	r := ChartReply(data, incident)
 	_, err = h.thread.NoteWithSummary(ctx, incident, "chart", "streamwatch", r.Text, EncodeReply(r), once)
 	return err
-}
-
-// noChart says in one sentence why a chart cannot be drawn.
-func noChart(e *pipeline.NoChartError) string {
-	switch e.Why {
-	case pipeline.NoChartOff:
-		return "Charts are off (charts.enabled: false)."
-	case pipeline.NoChartNoKafka:
-		return "No chart of " + e.Pipeline + ": it has no kafka section, so streamwatch samples no progress of it."
-	case pipeline.NoChartYet:
-		return fmt.Sprintf("No chart of %s yet: no progress samples in the last %s (a sampling round every %s keeps one).",
-			e.Pipeline, human.Age(e.Span), human.Age(e.Every))
-	}
-	return e.Error()
 }

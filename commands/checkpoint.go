@@ -2,8 +2,6 @@ package commands
 
 import (
 	"context"
-	"fmt"
-	"strings"
 
 	"github.com/streamwatch/streamwatch/integrations/spark"
 )
@@ -22,11 +20,6 @@ func (h *Handler) RegisterCheckpoint(c Checkpoints) {
 			if r == nil {
 				return Reply{}, err
 			}
-			var codes []string
-			for _, f := range r.Findings {
-				codes = append(codes, string(f.Code))
-			}
-			text := fmt.Sprintf("Checkpoint of %s: %s", args[0], strings.Join(codes, ", "))
-			return Reply{Text: text, Sections: []Section{{Lines: checkpointLines(r), Pre: true}}}, nil
+			return checkpointReply(args[0], r), nil
 		}})
 }

@@ -8,7 +8,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -252,28 +251,15 @@ func (h *Handler) Parse(text string) (*Command, []string, error) {
 		}
 		args := words[len(path):]
 		if len(args) < c.Min || (c.Max >= 0 && len(args) > c.Max) {
-			return c, nil, &UsageError{Msg: fmt.Sprintf("%s takes %s", c.Path, argCount(c)), Usages: []string{c.Usage(h.Name)}}
+			return c, nil, argsUsage(c, c.Usage(h.Name))
 		}
 		return c, args, nil
 	}
-	ue := &UsageError{Msg: fmt.Sprintf("unknown command %q", strings.Join(words[:min(2, len(words))], " "))}
+	var usages []string
 	for _, c := range family {
-		ue.Usages = append(ue.Usages, c.Usage(h.Name))
+		usages = append(usages, c.Usage(h.Name))
 	}
-	if len(ue.Usages) == 0 {
-		ue.Usages = []string{h.Name + " help"}
-	}
-	sort.Strings(ue.Usages)
-	return nil, nil, ue
-}
-
-func argCount(c *Command) string {
-	switch {
-	case c.Args == "":
-		return "no arguments"
-	default:
-		return "arguments " + c.Args
-	}
+	return nil, nil, unknownCommand(h.Name, words[:min(2, len(words))], usages)
 }
 
 func (h *Handler) find(path string) *Command {
@@ -321,18 +307,7 @@ func (h *Handler) run(ctx context.Context, req Request, c *Command, args []strin
 	}
 	var ue *UsageError
 	if errors.As(err, &ue) {
-		lines := []string{"Usage:"}
-		for _, u := range ue.Usages {
-			lines = append(lines, "  "+u)
-		}
-		return Reply{Text: ue.Msg + ".", Sections: []Section{{Lines: lines, Pre: true}}, Usage: true}
+		return usageReply(ue)
 	}
-	reply := Reply{Text: "Sorry: " + strings.TrimSuffix(errText(err), ".") + "."}
-	var re *RefusalError
-	if errors.As(err, &re) {
-		if _, details := RefusalText(re); len(details) > 0 {
-			reply.Sections = []Section{{Lines: details, Pre: true}}
-		}
-	}
-	return reply
+	return errorReply(err)
 }

@@ -2,8 +2,6 @@ package commands
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/streamwatch/streamwatch/integrations/driverlog"
 	"github.com/streamwatch/streamwatch/pipeline"
@@ -46,17 +44,8 @@ func (h *Handler) RegisterDiagnose(d Diagnoser) {
 			if r == nil {
 				return Reply{}, err
 			}
-			text := "No checkpoint trouble in the logs of " + args[0] + "."
-			if len(r.Matches) > 0 {
-				text = "Checkpoint trouble in the logs of " + args[0] + ": " + signatureTitle(r.Matches[0].Signature.ID)
-			}
-			return Reply{Text: text, Sections: []Section{{Lines: logLines(*r), Pre: true}}}, nil
+			return logsReply(args[0], *r), nil
 		}})
-}
-
-// VerdictReply renders a triage verdict.
-func VerdictReply(v pipeline.Verdict) Reply {
-	return Reply{Text: verdictSummary(v), Sections: []Section{{Lines: verdictLines(v), Pre: true}}}
 }
 
 // RegisterIncidentDiagnose adds `incident diagnose`, which the root message's "Diagnose again"
@@ -74,29 +63,16 @@ func (h *Handler) RegisterIncidentDiagnose(v Verdicts) {
 				return Reply{}, err
 			}
 			if inc.Pipeline == "" {
-				return Reply{}, fmt.Errorf("%s belongs to no pipeline: there is nothing to diagnose", id)
+				return Reply{}, noPipelineToDiagnose(id)
 			}
 			if h.verdicts == nil {
-				return Reply{}, errors.New("no diagnosis is set up")
+				return Reply{}, errNoDiagnosis
 			}
 			err = h.verdicts.Post(ctx, id, inc.Pipeline, true)
 			h.record(ctx, req, state.AuditEntry{Action: "diagnose again", Target: id, Outcome: outcomeOf(err), Incident: id, Pipeline: inc.Pipeline})
 			if err != nil {
 				return Reply{}, err
 			}
-			return Reply{Text: fmt.Sprintf("Diagnosed %s again; the verdict is in %s's thread.", inc.Pipeline, id)}, nil
+			return Reply{Text: diagnosedAgain(inc.Pipeline, id)}, nil
 		}})
-}
-
-// DiagnosisReply words a verdict posted into an incident's thread (an EventDiagnosis's Detail,
-// as pipeline.Verdicts stores it) when the bot delivers it; ok is false for a detail that is
-// no verdict.
-func DiagnosisReply(detail string) (r Reply, ok bool) {
-	p, ok := pipeline.DecodeVerdict(detail)
-	if !ok {
-		return Reply{}, false
-	}
-	r = VerdictReply(p.Verdict)
-	r.Text = "Automatic diagnosis — " + r.Text
-	return r, true
 }

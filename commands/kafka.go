@@ -23,7 +23,7 @@ func (h *Handler) RegisterKafka(l Lag) {
 		Example: "lag sms-replies", Run: func(ctx context.Context, _ Request, args []string) (Reply, error) {
 			cluster, rest, err := clusterFlag(args)
 			if err != nil || len(rest) == 0 || len(rest) > 2 || (len(rest) == 1 && cluster != "") {
-				return Reply{}, &UsageError{Msg: "lag takes a pipeline, or a group and a topic", Usages: []string{h.find("lag").Usage(h.Name)}}
+				return Reply{}, lagUsage([]string{h.find("lag").Usage(h.Name)})
 			}
 			var r *kafka.LagReport
 			if len(rest) == 1 {
@@ -41,30 +41,14 @@ func (h *Handler) RegisterKafka(l Lag) {
 		Example: "groups client.replies.sms", Run: func(ctx context.Context, _ Request, args []string) (Reply, error) {
 			cluster, rest, err := clusterFlag(args)
 			if err != nil || len(rest) != 1 {
-				return Reply{}, &UsageError{Msg: "groups takes one topic", Usages: []string{h.find("groups").Usage(h.Name)}}
+				return Reply{}, groupsUsage([]string{h.find("groups").Usage(h.Name)})
 			}
 			r, err := l.TopicGroups(ctx, cluster, rest[0])
 			if r == nil {
 				return Reply{}, err
 			}
-			return Reply{Text: fmt.Sprintf("%d group(s) on %s", len(r.Groups), rest[0]),
-				Sections: []Section{groupsSection(r, maxRows)}}, nil
+			return groupsReply(rest[0], r), nil
 		}})
-}
-
-func lagReply(r *kafka.LagReport, err error) Reply {
-	who := r.Group.Name
-	if r.Pipeline != "" {
-		who = r.Pipeline + " (group " + r.Group.Name + ")"
-	}
-	text := fmt.Sprintf("%s: %s, lag %d records on %d partitions", who, r.Status, r.Totals.Lag, r.Totals.Partitions)
-	if r.Mismatch != nil {
-		text += "; wrong group? " + string(r.Mismatch.Reason)
-	}
-	if errors.Is(err, kafka.ErrUnknownGroup) {
-		text = fmt.Sprintf("Group %s has no commits and no members on %s.", r.Group.Name, strings.Join(r.Topics, ", "))
-	}
-	return Reply{Text: text, Sections: []Section{lagSection(r, maxRows)}}
 }
 
 // clusterFlag takes "--cluster NAME" (or --cluster=NAME) out of args.

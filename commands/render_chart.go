@@ -7,6 +7,7 @@ import (
 
 	"github.com/streamwatch/streamwatch/charts"
 	"github.com/streamwatch/streamwatch/internal/human"
+	"github.com/streamwatch/streamwatch/pipeline"
 )
 
 // ChartReply is a chart as a reply: one line saying what it shows, the chart with its file
@@ -107,4 +108,38 @@ func clock(c charts.Chart, t time.Time) string {
 		return t.In(loc).Format("15:04")
 	}
 	return t.In(loc).Format("Jan 2 15:04")
+}
+
+// chartComment introduces a chart `chart` posts: its headline and who asked for it.
+func chartComment(headline, actor string) string {
+	return headline + " Asked by " + actor + "."
+}
+
+// chartPosted tells who asked for a pipeline's chart that it is posted.
+func chartPosted(pipeline string) string {
+	return "Posted the chart of " + pipeline + " here."
+}
+
+// chartSpanUsage refuses a chart's span that is no duration of at least a minute.
+func chartSpanUsage(arg string, usages []string) error {
+	return &UsageError{Msg: fmt.Sprintf("for %s: want a duration of at least a minute, such as 30m or 6h", arg), Usages: usages}
+}
+
+// chartUsage refuses a `chart` whose words are not a pipeline and optionally for and a span.
+func chartUsage(usages []string) error {
+	return &UsageError{Msg: "chart takes a pipeline, then optionally for and a duration", Usages: usages}
+}
+
+// noChart says in one sentence why a chart cannot be drawn.
+func noChart(e *pipeline.NoChartError) string {
+	switch e.Why {
+	case pipeline.NoChartOff:
+		return "Charts are off (charts.enabled: false)."
+	case pipeline.NoChartNoKafka:
+		return "No chart of " + e.Pipeline + ": it has no kafka section, so streamwatch samples no progress of it."
+	case pipeline.NoChartYet:
+		return fmt.Sprintf("No chart of %s yet: no progress samples in the last %s (a sampling round every %s keeps one).",
+			e.Pipeline, human.Age(e.Span), human.Age(e.Every))
+	}
+	return e.Error()
 }

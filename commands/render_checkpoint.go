@@ -417,3 +417,13 @@ func kafkaBaseline(r *spark.Report) string {
 	}
 	return r.KafkaBaseline
 }
+
+// checkpointReply is the `checkpoint` reply: the findings' codes in one line, then the report.
+func checkpointReply(pipeline string, r *spark.Report) Reply {
+	var codes []string
+	for _, f := range r.Findings {
+		codes = append(codes, string(f.Code))
+	}
+	text := fmt.Sprintf("Checkpoint of %s: %s", pipeline, strings.Join(codes, ", "))
+	return Reply{Text: text, Sections: []Section{{Lines: checkpointLines(r), Pre: true}}}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/streamwatch/streamwatch/integrations/probe"
 	"github.com/streamwatch/streamwatch/internal/human"
 	"github.com/streamwatch/streamwatch/pipeline"
 )
@@ -131,4 +132,23 @@ func probeStatus(s string) string {
 		return "never probed"
 	}
 	return s
+}
+
+// statusReply is the `status` reply: all OK or the pipelines that need a look, how many notes
+// follow, then the digest's table.
+func statusReply(d pipeline.Digest) Reply {
+	var bad []string
+	for _, r := range d.Rows {
+		if r.Status != string(probe.StatusOK) {
+			bad = append(bad, r.Pipeline+" "+probeStatus(r.Status))
+		}
+	}
+	text := fmt.Sprintf("%d pipeline%s, all OK", len(d.Rows), human.Plural(len(d.Rows)))
+	if len(bad) > 0 {
+		text = "Needs a look: " + strings.Join(bad, ", ")
+	}
+	if len(d.Notes) > 0 {
+		text += fmt.Sprintf(" (%d note%s below)", len(d.Notes), human.Plural(len(d.Notes)))
+	}
+	return Reply{Text: text, Sections: []Section{{Lines: digestLines(d), Pre: true}}}
 }

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -410,4 +411,37 @@ func ageCell(d time.Duration, src kafka.AgeSource) string {
 		return "≥" + age
 	}
 	return "-"
+}
+
+// lagUsage refuses a `lag` that names neither a pipeline nor a group and a topic.
+func lagUsage(usages []string) error {
+	return &UsageError{Msg: "lag takes a pipeline, or a group and a topic", Usages: usages}
+}
+
+// groupsUsage refuses a `groups` that names not one topic.
+func groupsUsage(usages []string) error {
+	return &UsageError{Msg: "groups takes one topic", Usages: usages}
+}
+
+// groupsReply is the `groups` reply: how many groups consume topic, then the table.
+func groupsReply(topic string, r *kafka.GroupsReport) Reply {
+	return Reply{Text: fmt.Sprintf("%d group(s) on %s", len(r.Groups), topic),
+		Sections: []Section{groupsSection(r, maxRows)}}
+}
+
+// lagReply is the `lag` reply: the group's status and lag in one line (or that it has no
+// commits and no members: err is kafka.ErrUnknownGroup), then the table.
+func lagReply(r *kafka.LagReport, err error) Reply {
+	who := r.Group.Name
+	if r.Pipeline != "" {
+		who = r.Pipeline + " (group " + r.Group.Name + ")"
+	}
+	text := fmt.Sprintf("%s: %s, lag %d records on %d partitions", who, r.Status, r.Totals.Lag, r.Totals.Partitions)
+	if r.Mismatch != nil {
+		text += "; wrong group? " + string(r.Mismatch.Reason)
+	}
+	if errors.Is(err, kafka.ErrUnknownGroup) {
+		text = fmt.Sprintf("Group %s has no commits and no members on %s.", r.Group.Name, strings.Join(r.Topics, ", "))
+	}
+	return Reply{Text: text, Sections: []Section{lagSection(r, maxRows)}}
 }

@@ -207,3 +207,13 @@ func signatureTitle(id string) string {
 
 // signatureCause says what a signature means for on-call, or "" when it has no words.
 func signatureCause(id string) string { return signatureWords[id].cause }
+
+// logsReply is the `logs` reply: the first signature found in the pipeline's driver logs, or
+// none, then the report.
+func logsReply(pipeline string, r driverlog.Report) Reply {
+	text := "No checkpoint trouble in the logs of " + pipeline + "."
+	if len(r.Matches) > 0 {
+		text = "Checkpoint trouble in the logs of " + pipeline + ": " + signatureTitle(r.Matches[0].Signature.ID)
+	}
+	return Reply{Text: text, Sections: []Section{{Lines: logLines(r), Pre: true}}}
+}

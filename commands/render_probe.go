@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/streamwatch/streamwatch/integrations/probe"
 	"github.com/streamwatch/streamwatch/internal/human"
 	"github.com/streamwatch/streamwatch/pipeline"
+	"github.com/streamwatch/streamwatch/state"
 )
 
 // ProbeMessage words what a probe stores and posts (pipeline.Probes.Words): the title of
@@ -269,4 +271,38 @@ func accessLines(r *access.Report) []string {
 		lines = append(lines, l)
 	}
 	return lines
+}
+
+// probeReply is the `probe` reply: each pipeline's status in one line, then every step of its
+// probe (results[i] is names[i]'s).
+func probeReply(names []string, results []probe.Result) Reply {
+	if len(names) == 0 {
+		return Reply{Text: "No pipeline has a checkpoint to probe."}
+	}
+	var r Reply
+	for i, n := range names {
+		res := results[i]
+		r.Sections = append(r.Sections, Section{Title: fmt.Sprintf("%s: %s", n, res.Status), Lines: ProbeLines(res), Pre: true})
+		if r.Text != "" {
+			r.Text += "; "
+		}
+		r.Text += fmt.Sprintf("%s %s", n, res.Status)
+	}
+	return r
+}
+
+// probeHistoryReply is the `probe history` reply: the pipeline's stored probe records as a
+// table, or that it has none.
+func probeHistoryReply(pipeline string, recs []state.ProbeRecord) Reply {
+	if len(recs) == 0 {
+		return Reply{Text: pipeline + " has not been probed yet."}
+	}
+	lines := []string{fmt.Sprintf("%-20s %-9s %-18s %8s  %s", "TIME", "STATUS", "CLASS", "TOOK", "REASON")}
+	for _, r := range recs {
+		var res probe.Result
+		_ = json.Unmarshal(r.Result, &res)
+		lines = append(lines, fmt.Sprintf("%-20s %-9s %-18s %8s  %s", human.Stamp(r.At), r.Status, dash(r.Class),
+			res.Took.Round(1e6), r.Reason))
+	}
+	return Reply{Text: fmt.Sprintf("Last %d probes of %s", len(recs), pipeline), Sections: []Section{{Lines: lines, Pre: true}}}
 }

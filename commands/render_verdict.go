@@ -2,6 +2,7 @@ package commands
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -237,3 +238,34 @@ func checkEvidence(c pipeline.Check) string {
 	}
 	return string(c.Reason)
 }
+
+// VerdictReply renders a triage verdict.
+func VerdictReply(v pipeline.Verdict) Reply {
+	return Reply{Text: verdictSummary(v), Sections: []Section{{Lines: verdictLines(v), Pre: true}}}
+}
+
+// DiagnosisReply words a verdict posted into an incident's thread (an EventDiagnosis's Detail,
+// as pipeline.Verdicts stores it) when the bot delivers it; ok is false for a detail that is
+// no verdict.
+func DiagnosisReply(detail string) (r Reply, ok bool) {
+	p, ok := pipeline.DecodeVerdict(detail)
+	if !ok {
+		return Reply{}, false
+	}
+	r = VerdictReply(p.Verdict)
+	r.Text = "Automatic diagnosis — " + r.Text
+	return r, true
+}
+
+// diagnosedAgain answers `incident diagnose`: the verdict went into the incident's thread.
+func diagnosedAgain(pipeline, id string) string {
+	return fmt.Sprintf("Diagnosed %s again; the verdict is in %s's thread.", pipeline, id)
+}
+
+// noPipelineToDiagnose refuses `incident diagnose` of an incident without a pipeline.
+func noPipelineToDiagnose(id string) error {
+	return fmt.Errorf("%s belongs to no pipeline: there is nothing to diagnose", id)
+}
+
+// errNoDiagnosis answers `incident diagnose` when nothing posts verdicts.
+var errNoDiagnosis = errors.New("no diagnosis is set up")

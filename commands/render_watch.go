@@ -64,3 +64,28 @@ func progressGain(base, cur pipeline.Progress) string {
 	}
 	return strings.Join(parts, "; ") + "."
 }
+
+// watchForUsage refuses `watch PIPELINE word …` whose word is not "for".
+func watchForUsage(got string, usages []string) error {
+	return &UsageError{Msg: fmt.Sprintf("expected \"for\", got %q", got), Usages: usages}
+}
+
+// watchSpanUsage refuses a watch's duration that is not one, or not up to 24h.
+func watchSpanUsage(arg string, usages []string) error {
+	return &UsageError{Msg: fmt.Sprintf("%q is not a duration up to 24h such as 30m", arg), Usages: usages}
+}
+
+// watchUsage refuses a `watch` with the wrong number of words.
+func watchUsage(usages []string) error {
+	return &UsageError{Msg: "watch takes a pipeline and optionally `for DURATION`", Usages: usages}
+}
+
+// watchingText answers a started watch: what, for how long, where it reports (the incident's
+// thread, or "": this channel) and the progress it starts from.
+func watchingText(pipeline string, d time.Duration, incident string, base pipeline.Progress) string {
+	where := "this channel"
+	if incident != "" {
+		where = incident + "'s thread"
+	}
+	return fmt.Sprintf("Watching %s for %s; I will report in %s when progress resumes or the time runs out. Now: %s", pipeline, d, where, ProgressText(base))
+}

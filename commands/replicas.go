@@ -2,7 +2,6 @@ package commands
 
 import (
 	"context"
-	"errors"
 	"sync/atomic"
 
 	"github.com/streamwatch/streamwatch/state"
@@ -44,12 +43,7 @@ func (h *Handler) replicated(ctx context.Context, run func(ctx context.Context) 
 		err = h.Replication.Confirm(ctx, "command", mark)
 	}
 	if err != nil {
-		why := "Redis did not say whether its replicas have this change (" + err.Error() + ")."
-		if errors.Is(err, state.ErrNotReplicated) {
-			why = "Redis has this change, but " + err.Error() + "."
-		}
-		r.Sections = append(r.Sections, Section{Title: "Not yet safe", Lines: []string{why,
-			"If the Redis primary fails before they have it, the change may be lost: check it in a minute, and repeat it if it is gone."}})
+		r.Sections = append(r.Sections, notYetSafe(err))
 	}
 	return r
 }

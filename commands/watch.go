@@ -2,7 +2,6 @@ package commands
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/streamwatch/streamwatch/pipeline"
@@ -25,13 +24,13 @@ func (h *Handler) RegisterWatch(w Watcher) {
 			case 3:
 				var err error
 				if args[1] != "for" {
-					return Reply{}, &UsageError{Msg: fmt.Sprintf("expected \"for\", got %q", args[1]), Usages: []string{h.find("watch").Usage(h.Name)}}
+					return Reply{}, watchForUsage(args[1], []string{h.find("watch").Usage(h.Name)})
 				}
 				if d, err = time.ParseDuration(args[2]); err != nil || d <= 0 || d > 24*time.Hour {
-					return Reply{}, &UsageError{Msg: fmt.Sprintf("%q is not a duration up to 24h such as 30m", args[2]), Usages: []string{h.find("watch").Usage(h.Name)}}
+					return Reply{}, watchSpanUsage(args[2], []string{h.find("watch").Usage(h.Name)})
 				}
 			default:
-				return Reply{}, &UsageError{Msg: "watch takes a pipeline and optionally `for DURATION`", Usages: []string{h.find("watch").Usage(h.Name)}}
+				return Reply{}, watchUsage([]string{h.find("watch").Usage(h.Name)})
 			}
 			incident := ""
 			if id, _, err := h.target(ctx, req, nil, "watch"); err == nil {
@@ -42,10 +41,6 @@ func (h *Handler) RegisterWatch(w Watcher) {
 				return Reply{}, err
 			}
 			h.audit(ctx, req, "watch", args[0], "done", "for "+d.String())
-			where := "this channel"
-			if incident != "" {
-				where = incident + "'s thread"
-			}
-			return Reply{Text: fmt.Sprintf("Watching %s for %s; I will report in %s when progress resumes or the time runs out. Now: %s", args[0], d, where, ProgressText(base)), Public: true}, nil
+			return Reply{Text: watchingText(args[0], d, incident, base), Public: true}, nil
 		}})
 }

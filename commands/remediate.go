@@ -3,11 +3,9 @@ package commands
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/streamwatch/streamwatch/integrations/remediate"
-	"github.com/streamwatch/streamwatch/internal/human"
 	"github.com/streamwatch/streamwatch/pipeline"
 	"github.com/streamwatch/streamwatch/state"
 )
@@ -53,7 +51,7 @@ func (h *Handler) RegisterRemediation(r Remediation, notes Notes) {
 	h.Register(&Command{Path: "checkpoint backup", Args: "PIPELINE",
 		Min: 1, Max: 1, Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
 			pipeline := args[0]
-			if err := h.guard(ctx, req, Guard{Action: "back up checkpoints", Access: AccessSteward, Pipelines: args, Target: pipeline}); err != nil {
+			if err := h.guard(ctx, req, Guard{Action: backUpAction, Access: AccessSteward, Pipelines: args, Target: pipeline}); err != nil {
 				return Reply{}, err
 			}
 			b, err := r.Backup(ctx, pipeline, req.Actor())
@@ -61,9 +59,9 @@ func (h *Handler) RegisterRemediation(r Remediation, notes Notes) {
 				h.audit(ctx, req, "checkpoint backup", pipeline, outcomeOf(err), errText(err))
 				return Reply{}, err
 			}
-			text := fmt.Sprintf("Backed up %s: %d files, %d bytes to %s, verified against its manifest (SHA-256).", pipeline, b.Files, b.Bytes, b.Location)
+			text := backupText(pipeline, b)
 			h.audit(ctx, req, "checkpoint backup", pipeline, "done", b.Location)
-			h.note(ctx, notes, req, pipeline, req.Actor()+": "+text)
+			h.note(ctx, notes, req, pipeline, noteBy(req.Actor(), text))
 			return Reply{Text: text, Public: true}, nil
 		}})
 	h.Register(&Command{Path: "checkpoint backups", Args: "PIPELINE",
@@ -72,17 +70,7 @@ func (h *Handler) RegisterRemediation(r Remediation, notes Notes) {
 			if err != nil {
 				return Reply{}, err
 			}
-			if len(list) == 0 {
-				return Reply{Text: "No backups of " + args[0] + " yet: `checkpoint backup " + args[0] + "` takes one."}, nil
-			}
-			now := h.Now()
-			lines := []string{fmt.Sprintf("%-28s %-10s %7s %10s  %-11s %s", "BACKUP", "AGE", "FILES", "SIZE", "QUARANTINE", "STATE")}
-			for _, b := range list {
-				lines = append(lines, fmt.Sprintf("%-28s %-10s %7d %10s  %-11s %s", b.Dir, human.Age(now.Sub(b.Created)), b.Files, bytesText(b.Bytes),
-					fmt.Sprint(b.Quarantined), backupStateText(b)))
-			}
-			return Reply{Text: fmt.Sprintf("%d backup%s of %s, newest first", len(list), human.Plural(len(list)), args[0]),
-				Sections: []Section{{Lines: lines, Pre: true}}}, nil
+			return backupsReply(args[0], list, h.Now()), nil
 		}})
 	h.Register(&Command{Path: "checkpoint repair",
 		Min: 1, Max: -1,
@@ -102,8 +90,8 @@ type remediationArgs struct {
 }
 
 func (h *Handler) parseRemediation(kind Kind, args []string) (remediationArgs, error) {
-	usage := func(format string, a ...any) error {
-		return &UsageError{Msg: fmt.Sprintf(format, a...), Usages: []string{h.find("checkpoint " + string(kind)).Usage(h.Name)}}
+	usage := func(msg string) error {
+		return &UsageError{Msg: msg, Usages: []string{h.find("checkpoint " + string(kind)).Usage(h.Name)}}
 	}
 	out := remediationArgs{pipeline: args[0]}
 	rest := args[1:]
@@ -114,19 +102,19 @@ func (h *Handler) parseRemediation(kind Kind, args []string) (remediationArgs, e
 		switch flag := strings.ToLower(rest[0]); flag {
 		case "--confirm":
 			if len(rest) < 2 || strings.HasPrefix(rest[1], "--") {
-				return out, usage("--confirm needs the plan id the dry run showed (P-…): run `checkpoint %s %s` first", kind, out.pipeline)
+				return out, usage(usageConfirmNeedsPlan(kind, out.pipeline))
 			}
 			out.plan, rest = strings.ToUpper(rest[1]), rest[2:]
 		case "--force":
 			if out.plan == "" {
-				return out, usage("--force goes after --confirm PLAN")
+				return out, usage(usageForceAfterConfirm())
 			}
 			out.force, rest = strings.TrimSpace(strings.Join(rest[1:], " ")), nil
 			if out.force == "" {
-				return out, usage("--force needs a reason, such as `--force query stopped by hand at 10:40, driver log still rotating`")
+				return out, usage(usageForceNeedsReason())
 			}
 		default:
-			return out, usage("unknown flag or argument %q", rest[0])
+			return out, usage(usageUnknownArg(rest[0]))
 		}
 	}
 	return out, nil
@@ -148,83 +136,24 @@ func (h *Handler) remediation(ctx context.Context, r Remediation, notes Notes, r
 		if p.ID != "" {
 			changed(ctx) // the plan is stored for --confirm
 		}
-		return h.proposalReply(kind, p), nil
+		return proposalReply(kind, p), nil
 	}
-	if err := h.guard(ctx, req, Guard{Action: "confirm checkpoint " + string(kind) + "s", Access: AccessRemediator,
+	if err := h.guard(ctx, req, Guard{Action: confirmAction(kind), Access: AccessRemediator,
 		Pipelines: []string{a.pipeline}, Target: a.pipeline}); err != nil {
-		h.note(ctx, notes, req, a.pipeline, fmt.Sprintf("Refused a checkpoint %s of %s by %s: %v.", kind, a.pipeline, req.Actor(), err))
+		h.note(ctx, notes, req, a.pipeline, refusedNote(kind, a.pipeline, req.Actor(), err))
 		return Reply{}, err
 	}
 	out, err := r.Confirm(ctx, Confirmation{Kind: kind, Pipeline: a.pipeline, Plan: a.plan, Actor: req.Actor(), Force: a.force})
-	detail := func(s string) string {
-		s = "plan " + a.plan + ": " + s
-		if a.force != "" {
-			s += " [--force: " + a.force + "]"
-		}
-		return s
-	}
 	if err != nil {
 		outcome := outcomeOf(err)
-		h.audit(ctx, req, action, a.pipeline, outcome, detail(errText(err)))
-		h.note(ctx, notes, req, a.pipeline, fmt.Sprintf("Checkpoint %s of %s (plan %s) by %s %s: %s", kind, a.pipeline, a.plan, req.Actor(), outcome, errText(err)))
+		h.audit(ctx, req, action, a.pipeline, outcome, planDetail(a.plan, a.force, errText(err)))
+		h.note(ctx, notes, req, a.pipeline, failedNote(kind, a.pipeline, a.plan, req.Actor(), outcome, errText(err)))
 		return Reply{}, err
 	}
-	text := OutcomeText(out)
-	forced := strings.Join(aliveLines(out.Forced), "; ")
-	if a.force != "" && len(out.Forced) > 0 {
-		text += " Forced by " + req.Actor() + " (" + a.force + ") over: " + forced + "."
-	}
-	done := strings.Join(out.Files, ", ")
-	if len(out.Forced) > 0 {
-		done += "; overrode: " + forced
-	}
-	h.audit(ctx, req, action, a.pipeline, "done", detail(done))
-	next := " Restart the query, then `watch " + a.pipeline + "`."
-	if kind == KindRestore {
-		next = ""
-	}
-	h.note(ctx, notes, req, a.pipeline, req.Actor()+": "+text+next)
+	text := confirmedText(out, req.Actor(), a.force)
+	h.audit(ctx, req, action, a.pipeline, "done", planDetail(a.plan, a.force, doneDetail(out)))
+	h.note(ctx, notes, req, a.pipeline, noteBy(req.Actor(), text+restartHint(kind, a.pipeline)))
 	return Reply{Text: text, Public: true}, nil
-}
-
-func (h *Handler) proposalReply(kind Kind, p *Proposal) Reply {
-	var plan []string
-	switch {
-	case p.Repair != nil:
-		plan = planLines(p.Repair)
-	case p.Restore != nil:
-		plan = restoreLines(p.Restore)
-	}
-	if p.ID == "" {
-		what := "nothing in the checkpoint of " + p.Pipeline + " needs quarantining."
-		if kind == KindRestore {
-			what = "nothing to put back into the checkpoint of " + p.Pipeline + "."
-		}
-		return Reply{Text: "Dry run: " + what, Sections: []Section{{Lines: plan, Pre: true}}}
-	}
-	until := human.Clock(p.Expires)
-	bound := []string{
-		fmt.Sprintf("Plan %s, digest %.12s: the path, size, modification time (or S3 ETag) and SHA-256 of every file above.", p.ID, p.Digest),
-		"Confirming re-reads them and refuses, moving nothing, when any differs; so does a plan older than " + until + ".",
-	}
-	reply := Reply{Sections: []Section{{Lines: plan, Pre: true}, {Title: "Bound to what you see", Lines: bound}}}
-	confirm := fmt.Sprintf("checkpoint %s %s --confirm %s", kind, p.Pipeline, p.ID)
-	switch kind {
-	case KindRepair:
-		reply.Text = fmt.Sprintf("Dry run %s: %d file(s) of %s would move to the newest verified backup's quarantine/ (nothing is deleted). Only remediators of %s may confirm, until %s.",
-			p.ID, p.Files, p.Pipeline, p.Pipeline, until)
-		reply.Actions = []Action{{ID: "repair_confirm", Label: fmt.Sprintf("Quarantine %d file(s)", p.Files), Command: confirm, Danger: true,
-			Confirm: fmt.Sprintf("Move exactly the %d file(s) of plan %s out of the checkpoint of %s into the backup's quarantine/?", p.Files, p.ID, p.Pipeline)}}
-	case KindRestore:
-		reply.Text = fmt.Sprintf("Dry run %s: %d file(s) would go back from %s's quarantine into the checkpoint of %s (nothing is overwritten). Only remediators of %s may confirm, until %s.",
-			p.ID, p.Files, p.Backup, p.Pipeline, p.Pipeline, until)
-		reply.Actions = []Action{{ID: "restore_confirm", Label: fmt.Sprintf("Restore %d file(s)", p.Files), Command: confirm, Danger: true,
-			Confirm: fmt.Sprintf("Put exactly the %d file(s) of plan %s back into the checkpoint of %s?", p.Files, p.ID, p.Pipeline)}}
-	}
-	if len(p.Alive) > 0 {
-		reply.Sections = append(reply.Sections, Section{Title: "A confirmation now would be refused", Lines: append(aliveLines(p.Alive), stopAdvice(p.QuietFor)...)})
-	}
-	return reply
 }
 
 // outcomeOf names an error for the audit: refused by a rule, or failed; nil is done.
@@ -262,18 +191,6 @@ func (h *Handler) note(ctx context.Context, notes Notes, req Request, pipeline, 
 	if id != "" {
 		_, _ = notes.Note(ctx, id, "remediation", req.Actor(), text, "")
 	}
-}
-
-func bytesText(n int64) string {
-	switch {
-	case n < 10<<10:
-		return fmt.Sprintf("%d B", n)
-	case n < 10<<20:
-		return fmt.Sprintf("%d KiB", n>>10)
-	case n < 10<<30:
-		return fmt.Sprintf("%d MiB", n>>20)
-	}
-	return fmt.Sprintf("%d GiB", n>>30)
 }
 
 var _ Notes = (*state.Store)(nil)

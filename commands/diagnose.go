@@ -52,9 +52,9 @@ func (h *Handler) RegisterDiagnose(d Diagnoser) {
 // button stands for; the verdict goes into the incident's thread through v.
 func (h *Handler) RegisterIncidentDiagnose(v Verdicts) {
 	h.verdicts = v
-	h.Register(&Command{Path: "incident diagnose", Args: "[ID]",
+	h.Register(&Command{Path: incidentDiagnosePath, Args: "[ID]",
 		Max: 1, Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
-			id, _, err := h.target(ctx, req, args, "incident diagnose")
+			id, _, err := h.target(ctx, req, args, incidentDiagnosePath)
 			if err != nil {
 				return Reply{}, err
 			}

@@ -27,22 +27,22 @@ type Incidents interface {
 var idPattern = regexp.MustCompile(`(?i)^(inc-)?[0-9]+$`)
 
 func (h *Handler) registerIncidents() {
-	h.Register(&Command{Path: "incident list", Args: "[all] [mine] [sev1…sev5] [open|acked] [pipeline=NAME]",
+	h.Register(&Command{Path: incidentListPath, Args: "[all] [mine] [sev1…sev5] [open|acked] [pipeline=NAME]",
 		Max: 6,
 		Run: h.incidentList})
-	h.Register(&Command{Path: "incident show", Args: "[ID]", Max: 1,
+	h.Register(&Command{Path: incidentShowPath, Args: "[ID]", Max: 1,
 		Run: h.incidentShow})
-	h.Register(&Command{Path: "incident ack", Args: "[ID]", Max: 1,
+	h.Register(&Command{Path: incidentAckPath, Args: "[ID]", Max: 1,
 		Run: h.incidentAck})
-	h.Register(&Command{Path: "incident unack", Args: "[ID]", Max: 1,
+	h.Register(&Command{Path: incidentUnackPath, Args: "[ID]", Max: 1,
 		Run: h.incidentUnack})
-	h.Register(&Command{Path: "incident reopen", Args: "ID", Min: 1, Max: 1,
+	h.Register(&Command{Path: incidentReopenPath, Args: "ID", Min: 1, Max: 1,
 		Run: h.incidentReopen})
-	h.Register(&Command{Path: "incident unmerge", Args: "FROM", Min: 1, Max: 1,
+	h.Register(&Command{Path: incidentUnmergePath, Args: "FROM", Min: 1, Max: 1,
 		Run: h.incidentUnmerge})
-	h.Register(&Command{Path: "incident resolve", Args: "[ID] [note…]", Max: -1,
+	h.Register(&Command{Path: incidentResolvePath, Args: "[ID] [note…]", Max: -1,
 		Run: h.incidentResolve})
-	h.Register(&Command{Path: "incident merge", Min: 2, Max: 2,
+	h.Register(&Command{Path: incidentMergePath, Min: 2, Max: 2,
 		Run: h.incidentMerge})
 }
 

@@ -19,7 +19,7 @@ type Lifecycle interface {
 // RegisterLifecycle adds `incident severity` and `incident assign`. Both are for anyone who
 // may use commands in the incident's channel (as `incident ack` is), and audited.
 func (h *Handler) RegisterLifecycle(l Lifecycle) {
-	h.Register(&Command{Path: "incident severity", Args: "[ID] SEV1..SEV5",
+	h.Register(&Command{Path: incidentSeverityPath, Args: "[ID] SEV1..SEV5",
 		Min: 1, Max: 2, Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
 			id, rest, err := h.target(ctx, req, args, incidentSeverityPath)
 			if err != nil {
@@ -46,7 +46,7 @@ func (h *Handler) RegisterLifecycle(l Lifecycle) {
 			h.record(ctx, req, state.AuditEntry{Action: setSeverityAction, Target: id, Outcome: "done", Detail: detail, Incident: id, Pipeline: inc.Pipeline})
 			return severitySet(id, sev, alerts.Severity(inc.Severity)), nil
 		}})
-	h.Register(&Command{Path: "incident assign", Args: "[ID] @USER|me|nobody",
+	h.Register(&Command{Path: incidentAssignPath, Args: "[ID] @USER|me|nobody",
 		Min: 1, Max: 2, Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
 			id, rest, err := h.target(ctx, req, args, incidentAssignPath)
 			if err != nil {

@@ -35,9 +35,9 @@ const auditForPostmortem = 500
 // RegisterPostmortem adds `incident postmortem`: a Markdown draft of the incident, shared as a
 // file in its thread. Anyone who may see the incident may draft it; it is audited.
 func (h *Handler) RegisterPostmortem(src Postmortem) {
-	h.Register(&Command{Path: "incident postmortem", Args: "[ID]",
+	h.Register(&Command{Path: incidentPostmortemPath, Args: "[ID]",
 		Max: 1, Run: func(ctx context.Context, req Request, args []string) (Reply, error) {
-			id, _, err := h.target(ctx, req, args, "incident postmortem")
+			id, _, err := h.target(ctx, req, args, incidentPostmortemPath)
 			if err != nil {
 				return Reply{}, err
 			}

@@ -15,7 +15,7 @@ import (
 // what a change did, and their usage errors and hints. An incident's root and thread are
 // render_incident.go's and render_thread.go's.
 
-// The incident commands' paths, as their usages and hints spell them.
+// The incident commands' paths: each is registered under it and looks its usage up by it.
 const (
 	incidentListPath    = "incident list"
 	incidentShowPath    = "incident show"
@@ -25,6 +25,9 @@ const (
 	incidentUnmergePath = "incident unmerge"
 	incidentResolvePath = "incident resolve"
 	incidentMergePath   = "incident merge"
+
+	incidentDiagnosePath   = "incident diagnose"
+	incidentPostmortemPath = "incident postmortem"
 )
 
 // incidentSeeOthers is the audit action of a refused look at another channel's incident.
